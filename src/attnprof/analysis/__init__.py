@@ -1,0 +1,1 @@
+"""Analysis passes: pure functions over traces and run records."""
