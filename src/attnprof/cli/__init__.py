@@ -1,0 +1,1 @@
+"""The ``attnprof`` command line: one module per subcommand, wired up in :mod:`.main`."""

@@ -1,0 +1,70 @@
+"""``attnprof compare``: measure attention variants side by side (the default command)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from attnprof.cli.parser import csv_list
+from attnprof.cli.workload_args import add_workload_arguments, workload_fields
+
+NAME = "compare"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="measure attention variants side by side (default)",
+                       description="Measure attention variants side by side on one workload.")
+    add_workload_arguments(p)
+    p.add_argument("--variants", "-v", type=csv_list, action="extend",
+                   help="comma-separated variant names or path/to/file.py:callable "
+                        "(default: all built-in); see --list-variants")
+    p.add_argument("--list-variants", action="store_true", help="list variants and exit")
+    p.add_argument("--json", metavar="PATH", help="write the run record (JSON) to PATH")
+    p.add_argument("--min-time", type=float, default=None, metavar="S",
+                   help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attnprof.render.terminal import make_console, render_compare, render_variant_list
+
+    console = make_console()
+    if args.list_variants:
+        from attnprof.variants import REGISTRY
+
+        render_variant_list(list(REGISTRY.values()), console)
+        return 0
+    record = run_comparison(args, console)
+    render_compare(record, console)
+    if args.json:
+        console.print(f"[dim]record written to {args.json}[/dim]")
+    return 0
+
+
+def run_comparison(args: argparse.Namespace, console: Any) -> Any:
+    """Validate everything, then measure with a progress bar, saving after every variant."""
+    from attnprof.atomic import check_writable
+    from attnprof.errors import UsageError
+    from attnprof.measure.timer import TimingPlan
+    from attnprof.runner import Settings, compare, prepare
+    from attnprof.render.progress import ComparisonProgress
+
+    if args.min_time is not None and args.min_time <= 0:
+        raise UsageError(f"--min-time must be positive, got {args.min_time}")
+    if args.json:
+        check_writable(args.json)
+    workload, variants = prepare(None, args.variants, **workload_fields(args))
+    min_time = args.min_time or (1.0 if workload.device_type == "cuda" else 0.4)
+    settings = Settings(plan=TimingPlan(min_time_s=min_time), seed=args.seed)
+    save = (lambda rec: rec.save(args.json)) if args.json else None
+    with ComparisonProgress(console, [v.name for v in variants]) as progress:
+        try:
+            return compare(workload, variants, settings=settings,
+                           progress=progress.update, on_result=save)
+        except KeyboardInterrupt:
+            if args.json:
+                print(f"attnprof: interrupted; finished variants are in {args.json}",
+                      file=sys.stderr)
+            raise

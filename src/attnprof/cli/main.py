@@ -1,0 +1,54 @@
+"""Entry point: ``attnprof [COMMAND] ...``; bare ``attnprof`` runs ``compare``.
+
+Every :class:`~attnprof.errors.UsageError` ends here as one line on stderr and exit status 2.
+Commands import torch only when they run attention, so trace commands start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from attnprof import __version__
+from attnprof.cli import compare_cmd
+from attnprof.cli.parser import Parser
+from attnprof.errors import UsageError
+
+#: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
+COMMANDS = (compare_cmd,)
+DEFAULT_COMMAND = compare_cmd.NAME
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="attnprof",
+                    description="Profile attention in PyTorch: compare variants side by side.")
+    parser.add_argument("--version", action="version", version=f"attnprof {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def _with_default_command(argv: list[str]) -> list[str]:
+    names = {c.NAME for c in COMMANDS}
+    if not argv or (argv[0] not in names and argv[0] not in ("-h", "--help", "--version")):
+        return [DEFAULT_COMMAND, *argv]
+    return argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (also used by the console script)."""
+    args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = build_parser().parse_args(args_list)
+        return int(args.run(args) or 0)
+    except UsageError as exc:
+        print(f"attnprof: error: {exc}", file=sys.stderr)
+        return UsageError.exit_code
+    except KeyboardInterrupt:
+        print("attnprof: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

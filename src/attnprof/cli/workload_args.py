@@ -1,0 +1,33 @@
+"""Workload flags shared by every command that runs attention (compare, profile)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from attnprof.workload import MODES
+
+
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per :class:`~attnprof.workload.Workload` field (unset = device default)."""
+    g = parser.add_argument_group("workload (defaults depend on the device)")
+    g.add_argument("--batch", "-b", type=int, help="batch size")
+    g.add_argument("--heads", type=int, help="query heads")
+    g.add_argument("--kv-heads", type=int,
+                   help="key/value heads: 1 = MQA, a divisor of --heads = GQA (default: heads)")
+    g.add_argument("--seq", "-s", type=int, help="query length (the cache length in decode)")
+    g.add_argument("--kv-seq", type=int, help="key/value length (default: --seq)")
+    g.add_argument("--head-dim", "-d", type=int, help="head dimension")
+    g.add_argument("--dtype", help="float32, bfloat16 (bf16), float16 (fp16) or float64")
+    g.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when present)")
+    g.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
+                   help="apply a causal mask (default: on)")
+    g.add_argument("--mode", choices=MODES, help="what one measured step runs")
+    g.add_argument("--window", type=int, help="sliding-window size for windowed variants")
+
+
+def workload_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The workload fields the user set on the command line."""
+    names = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
+             "causal", "mode", "window")
+    return {n: getattr(args, n) for n in names if getattr(args, n) is not None}

@@ -1,0 +1,101 @@
+"""Analytic costs of a workload: FLOPs, bytes moved and memory footprints.
+
+Pure functions of a :class:`~attnprof.workload.Workload`; no torch. Every FLOP count says
+which convention it follows, because tools disagree (``FlopCounterMode`` counts causal as
+dense and CPU SDPA as zero). attnprof follows FlashAttention's benchmark convention:
+
+* forward = 4 · B · H · Sq · Sk · D (two matmuls, 2 FLOPs per multiply-add), with H the
+  *query* heads: grouped K/V heads save memory, not arithmetic;
+* causal (square) = half of that, as FlashAttention counts it;
+* a sliding window counts the (query, key) pairs the mask actually admits;
+* backward = 2.5 × forward, so forward+backward = 3.5 × forward.
+
+These are *useful* FLOPs: a naive kernel that computes the full S×S product and then masks
+half of it away does more arithmetic than it is credited with, which is the point.
+"""
+
+from __future__ import annotations
+
+from attnprof.workload import Workload
+
+FLOPS_CONVENTION = ("flash-attn: fwd 4·B·H·Sq·Sk·D, causal ×0.5, sliding window counts "
+                    "admitted pairs, bwd 2.5×fwd")
+
+
+def attended_pairs(q_len: int, k_len: int, causal: bool, window: int | None) -> float:
+    """Number of (query, key) pairs the mask admits, FlashAttention-style for plain causal.
+
+    Queries are aligned to the end of the keys (a decode query sees the whole cache).
+    Plain causal is credited exactly half of the dense product, following FlashAttention;
+    a window is counted exactly.
+    """
+    dense = float(q_len) * float(k_len)
+    if window is None:
+        return dense * 0.5 if causal else dense
+    offset = k_len - q_len  # query i sits at key position i + offset
+    total = 0
+    for i in range(q_len):
+        pos = i + offset
+        if causal:
+            lo, hi = max(0, pos - window + 1), min(k_len - 1, pos)
+        else:
+            lo, hi = max(0, pos - window + 1), min(k_len - 1, pos + window - 1)
+        total += max(0, hi - lo + 1)
+    return float(total)
+
+
+def forward_flops(w: Workload, window: int | None = None) -> float:
+    """FLOPs of one forward call under :data:`FLOPS_CONVENTION`."""
+    pairs = attended_pairs(w.q_len, w.k_len, w.is_causal, window)
+    return 4.0 * w.batch * w.heads * pairs * w.head_dim
+
+
+def step_flops(w: Workload, window: int | None = None) -> float:
+    """FLOPs of one measured step in the workload's mode (forward+backward = 3.5 × forward)."""
+    fwd = forward_flops(w, window)
+    return fwd * 3.5 if w.mode == "forward+backward" else fwd
+
+
+def tensor_bytes(w: Workload) -> dict[str, int]:
+    """Bytes of each attention tensor at the workload's dtype."""
+    e = w.element_bytes
+    q = w.batch * w.heads * w.q_len * w.head_dim * e
+    kv = w.batch * w.num_kv_heads * w.k_len * w.head_dim * e
+    return {"q": q, "k": kv, "v": kv, "out": q}
+
+
+def step_bytes(w: Workload) -> float:
+    """Minimum bytes one step must move: read q, k, v, write out (and the gradients).
+
+    This is the IO floor a perfectly fused kernel pays; the achieved bytes/s against it says
+    how close a variant gets to being memory-bound (decode is, prefill usually is not).
+    """
+    t = tensor_bytes(w)
+    fwd = t["q"] + t["k"] + t["v"] + t["out"]
+    if w.mode != "forward+backward":
+        return float(fwd)
+    # backward reads q, k, v, out, d_out and writes dq, dk, dv
+    bwd = t["q"] + t["k"] + t["v"] + 2 * t["out"] + t["q"] + t["k"] + t["v"]
+    return float(fwd + bwd)
+
+
+def resident_bytes(w: Workload) -> int:
+    """Memory any variant needs: inputs, output and, in training, their gradients."""
+    t = tensor_bytes(w)
+    total = sum(t.values())
+    if w.mode == "forward+backward":
+        total *= 2
+    return total
+
+
+def score_matrix_bytes(w: Workload, element_bytes: int | None = None) -> int:
+    """Bytes of one materialised B·H·Sq·Sk score tensor (fp32 by default for the math path)."""
+    e = w.element_bytes if element_bytes is None else element_bytes
+    return w.batch * w.heads * w.q_len * w.k_len * e
+
+
+def achieved_rate(amount: float | None, seconds: float | None) -> float | None:
+    """``amount / seconds``, or ``None`` when either is missing or the time is not positive."""
+    if amount is None or seconds is None or seconds <= 0:
+        return None
+    return amount / seconds

@@ -1,0 +1,1 @@
+"""Measuring one variant: inputs, timing, memory, accuracy (collect side of the pipeline)."""

@@ -1,0 +1,60 @@
+"""Numerical error of a variant against a float64 reference on the same inputs.
+
+The reference is the textbook computation in float64 from the very same (already rounded)
+inputs, so the error measures only what the variant's arithmetic loses. Tolerances follow
+the dtype's precision with room for accumulation over the key length: about 2^-8 relative
+for bfloat16's 8-bit mantissa, 2^-11 for float16, and float32's 24 bits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from attnprof.variants.masks import allowed_mask, expand_kv
+from attnprof.workload import Workload
+
+if TYPE_CHECKING:
+    import torch
+
+    from attnprof.measure.inputs import Inputs
+
+#: Largest acceptable max-abs error of the output, per dtype (unit-variance inputs).
+TOLERANCE: dict[str, float] = {
+    "float64": 1e-9,
+    "float32": 1e-4,
+    "float16": 5e-3,
+    "bfloat16": 4e-2,
+}
+
+
+def reference_output(inputs: Inputs, w: Workload, window: int | None) -> torch.Tensor:
+    """Attention in float64 on the workload's device, one batch entry at a time.
+
+    Going one batch entry at a time bounds the float64 score tensor to H·Sq·Sk elements.
+    """
+    import torch
+
+    scale = 1.0 / math.sqrt(w.head_dim)
+    allowed = allowed_mask(w.q_len, w.k_len, w.is_causal, window, w.device)
+    outs = []
+    with torch.no_grad():
+        for b in range(w.batch):
+            q = inputs.q[b].detach().to(torch.float64)
+            k = expand_kv(inputs.k[b : b + 1].detach(), w.groups)[0].to(torch.float64)
+            v = expand_kv(inputs.v[b : b + 1].detach(), w.groups)[0].to(torch.float64)
+            scores = (q @ k.transpose(-2, -1)) * scale
+            if allowed is not None:
+                scores = scores.masked_fill(~allowed, float("-inf"))
+            outs.append(torch.softmax(scores, dim=-1) @ v)
+    return torch.stack(outs)
+
+
+def max_abs_error(out: torch.Tensor, reference: torch.Tensor) -> float:
+    """Largest absolute difference, computed in float64 (NaN if the output has NaNs)."""
+    import torch
+
+    diff = (out.detach().to(torch.float64) - reference).abs()
+    if torch.isnan(diff).any():
+        return float("nan")
+    return float(diff.max())

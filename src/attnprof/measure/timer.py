@@ -1,0 +1,110 @@
+"""Timing a step: warm-up, a sample count chosen from the warm-up, raw samples out.
+
+On CPU a sample is the wall time of one call. On CUDA a sample is the device time between
+two CUDA events around the call, and the CPU time spent issuing the call is kept beside it
+(dispatch), because a short attention is often bound by the CPU launching kernels rather
+than by the GPU running them. Between CUDA samples the L2 cache is flushed by overwriting a
+buffer larger than it, outside the events, so one sample's inputs are not served warm from
+L2 to the next (the same practice as ``triton.testing.do_bench``).
+
+The clock is injectable so tests can drive the sample-count logic deterministically.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+Clock = Callable[[], float]
+
+#: Bytes written between CUDA samples to evict L2 (H100/H200 L2 is 50 MB; 256 MB is ample).
+L2_FLUSH_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class TimingPlan:
+    """How long to measure: warm-up and sampling budgets in seconds, sample bounds."""
+
+    warmup_s: float = 0.1
+    min_time_s: float = 0.4
+    min_samples: int = 10
+    max_samples: int = 2000
+    min_warmup_calls: int = 2
+
+    def sample_count(self, per_call_s: float) -> int:
+        """Samples to take so that sampling lasts about ``min_time_s``, within the bounds."""
+        if per_call_s <= 0:
+            return self.max_samples
+        wanted = int(self.min_time_s / per_call_s) + 1
+        return max(self.min_samples, min(self.max_samples, wanted))
+
+
+@dataclass
+class Timing:
+    """Raw timings of one variant, in milliseconds (first call in seconds)."""
+
+    samples_ms: list[float]
+    dispatch_ms: list[float]
+    first_call_s: float
+    warmup_calls: int
+    device_timed: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def time_step(step: Callable[[], object], *, device: str = "cpu",
+              plan: TimingPlan | None = None, clock: Clock = time.perf_counter,
+              sync: Callable[[], None] | None = None) -> Timing:
+    """Warm ``step`` up, then sample it; CUDA devices are timed with events.
+
+    The very first call is timed on its own (``first_call_s``): for compiled variants it is
+    the compile, and it is never mixed into the latency samples.
+    """
+    plan = plan or TimingPlan()
+    if sync is None:
+        from attnprof.device import synchronize
+
+        def sync() -> None:
+            synchronize(device)
+
+    t0 = clock()
+    step()
+    sync()
+    first = clock() - t0
+
+    calls, start = 0, clock()
+    while calls < plan.min_warmup_calls or clock() - start < plan.warmup_s:
+        step()
+        calls += 1
+    sync()
+    per_call = (clock() - start) / calls
+    n = plan.sample_count(per_call)
+    if device.startswith("cuda"):
+        samples, dispatch = _sample_cuda(step, n, device, clock)
+        return Timing(samples, dispatch, first, calls, device_timed=True)
+    samples = []
+    for _ in range(n):
+        t0 = clock()
+        step()
+        samples.append((clock() - t0) * 1e3)
+    return Timing(samples, list(samples), first, calls)
+
+
+def _sample_cuda(step: Callable[[], object], n: int, device: str,
+                 clock: Clock) -> tuple[list[float], list[float]]:
+    import torch
+
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device=device)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    dispatch = []
+    for i in range(n):
+        flush.zero_()
+        starts[i].record()
+        t0 = clock()
+        step()
+        dispatch.append((clock() - t0) * 1e3)
+        ends[i].record()
+    torch.cuda.synchronize(device)
+    samples = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    return samples, dispatch

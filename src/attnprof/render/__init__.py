@@ -1,0 +1,1 @@
+"""Renderers: they format a record, they never compute a metric."""

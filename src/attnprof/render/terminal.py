@@ -1,0 +1,134 @@
+"""Terminal rendering of a comparison record with rich. Formats only; computes nothing."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from attnprof.record import RunRecord, VariantResult
+from attnprof.variants.base import Variant
+
+_STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}
+
+
+def make_console() -> Console:
+    """A stdout console; wide enough for the table when output is piped to a file."""
+    if sys.stdout.isatty() or "COLUMNS" in os.environ:
+        return Console()
+    return Console(width=160)
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 1000 else f"{value:.0f}"
+
+
+def fmt_bytes(value: int | float | None) -> str:
+    if value is None:
+        return "—"
+    mib = value / (1 << 20)
+    return f"{mib:.1f} MiB" if mib < 1024 else f"{mib / 1024:.2f} GiB"
+
+
+def fmt_rate(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def fmt_error(r: VariantResult) -> Text:
+    if r.max_abs_error is None:
+        return Text("—")
+    text = Text(f"{r.max_abs_error:.1e}")
+    if r.within_tolerance is False:
+        text.stylize("bold red")
+        text.append(f" > {r.tolerance:.0e}", style="red")
+    return text
+
+
+def _spread(r: VariantResult) -> Text:
+    lat = r.latency_ms
+    if lat is None or lat.median <= 0:
+        return Text("—")
+    text = Text(f"{100 * lat.iqr / lat.median:.1f}%")
+    if lat.noisy:
+        text.stylize("yellow")
+        text.append(" noisy", style="yellow")
+    return text
+
+
+def _notes(r: VariantResult) -> str:
+    if r.status != "ok":
+        return r.reason
+    parts = []
+    if r.sdpa_backend:
+        parts.append(f"ran {r.sdpa_backend}")
+    if r.compile_time_s is not None:
+        parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
+    parts.extend(r.notes)
+    return "; ".join(parts)
+
+
+def render_compare(record: RunRecord, console: Console) -> None:
+    """Print the comparison table with its workload, environment and conventions."""
+    w, env = record.workload_spec(), record.environment
+    cuda = any(r.timing == "cuda-events" for r in record.results)
+    table = Table(title=f"attnprof compare — {w.describe()}", title_justify="left",
+                  caption=f"{env.device_name} · {env.threads} threads · torch {env.torch} · "
+                          f"attnprof {env.attnprof}", caption_justify="left")
+    table.add_column("variant", style="bold", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("median ms", justify="right")
+    table.add_column("IQR", justify="right", no_wrap=True)
+    if cuda:
+        table.add_column("CPU dispatch ms", justify="right")
+    table.add_column("TFLOP/s", justify="right")
+    table.add_column("GB/s", justify="right")
+    table.add_column("peak mem", justify="right", no_wrap=True)
+    table.add_column("max err", justify="right", no_wrap=True)
+    table.add_column("notes", overflow="fold", ratio=1)
+    for r in record.results:
+        lat = r.latency_ms
+        row: list[Text | str] = [
+            r.variant, Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
+            fmt_ms(lat.median if lat else None), _spread(r)]
+        if cuda:
+            row.append(fmt_ms(r.cpu_dispatch_ms))
+        row += [fmt_rate(r.tflops_per_s), fmt_rate(r.gbytes_per_s),
+                fmt_bytes(r.peak_memory_bytes), fmt_error(r), _notes(r)]
+        table.add_row(*row)
+    console.print(table)
+    _footer(record, console)
+
+
+def _footer(record: RunRecord, console: Console) -> None:
+    timed = {r.timing for r in record.results if r.timing}
+    how = "CUDA events (device time, L2 flushed between samples)" if "cuda-events" in timed \
+        else "wall clock per call"
+    memory = {r.peak_memory_method for r in record.results if r.peak_memory_method}
+    console.print(f"[dim]latency: median over the samples, {how}; IQR/median > 10% is "
+                  "marked noisy[/dim]")
+    console.print(f"[dim]FLOPs: {record.flops_convention}[/dim]")
+    if memory:
+        console.print(f"[dim]peak mem: {', '.join(sorted(memory))}; max err: max |out − "
+                      "float64 reference| on the same inputs[/dim]")
+    if record.status != "complete":
+        console.print("[yellow]run incomplete: only the rows above finished[/yellow]")
+
+
+def render_variant_list(variants: list[Variant], console: Console) -> None:
+    """The registry as a table (``--list-variants``)."""
+    table = Table(title="attnprof variants", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("family", no_wrap=True)
+    table.add_column("what it runs")
+    for v in variants:
+        table.add_row(v.name, v.family, v.summary)
+    console.print(table)
+    console.print("[dim]or any SDPA-compatible callable: path/to/file.py:name or "
+                  "package.module:name[/dim]")

@@ -1,0 +1,60 @@
+"""The flat registry of attention variants (one module per family).
+
+``resolve_variants(["naive", "sdpa-flash", "my_attn.py:attention"])`` turns names into
+:class:`Variant` objects, importing user callables eagerly so a bad path fails before any
+measurement starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attnprof.errors import UsageError
+from attnprof.variants.base import Built, Support, Variant
+from attnprof.variants.flex import FLEX, FLEX_EAGER
+from attnprof.variants.gqa import GQA_NATIVE, GQA_REPEAT_KV
+from attnprof.variants.mha_module import MHA_MODULE
+from attnprof.variants.naive import NAIVE, NAIVE_INPLACE
+from attnprof.variants.sdpa import SDPA, SDPA_PINNED
+from attnprof.variants.sliding_window import SLIDING_WINDOW
+from attnprof.variants.user import is_user_spec, user_variant
+
+#: Every built-in variant, in the order comparisons list them.
+REGISTRY: dict[str, Variant] = {
+    v.name: v
+    for v in (NAIVE, NAIVE_INPLACE, SDPA, *SDPA_PINNED, FLEX, FLEX_EAGER, GQA_NATIVE,
+              GQA_REPEAT_KV, SLIDING_WINDOW, MHA_MODULE)
+}
+
+
+def get_variant(name: str) -> Variant:
+    """The registered variant called ``name``, or a user variant for ``file.py:callable``."""
+    if name in REGISTRY:
+        return REGISTRY[name]
+    if is_user_spec(name):
+        return user_variant(name)
+    raise UsageError(f"unknown variant {name!r}; choose from {', '.join(REGISTRY)} "
+                     "or give path/to/file.py:callable")
+
+
+def resolve_variants(names: Sequence[str | Variant] | None) -> list[Variant]:
+    """Variants for ``names`` (all built-ins when empty), duplicates removed, order kept.
+
+    Already-resolved :class:`Variant` objects pass through unchanged.
+    """
+    if not names:
+        return list(REGISTRY.values())
+    seen: dict[str, Variant] = {}
+    for item in names:
+        if isinstance(item, Variant):
+            seen.setdefault(item.name, item)
+            continue
+        name = item.strip()
+        if name and name not in seen:
+            seen[name] = get_variant(name)
+    if not seen:
+        raise UsageError("--variants is empty; name at least one variant")
+    return list(seen.values())
+
+
+__all__ = ["REGISTRY", "Built", "Support", "Variant", "get_variant", "resolve_variants"]

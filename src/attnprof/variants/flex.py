@@ -1,0 +1,61 @@
+"""``flex_attention`` with a block mask: compiled (fused) and eager (the warned slow path).
+
+Compiled, flex generates one fused kernel and skips fully masked blocks. Without
+``torch.compile`` it runs an unfused reference that materialises the full score matrix,
+and PyTorch warns so; attnprof measures that path too, because it is a common mistake.
+The block mask is built once per workload, outside the measured call.
+"""
+
+from __future__ import annotations
+
+from attnprof.variants.base import Built, Support, SUPPORTED, Variant
+from attnprof.variants.masks import flex_mask_mod
+from attnprof.workload import Workload
+
+
+def _supports(w: Workload) -> Support:
+    try:
+        import torch.nn.attention.flex_attention  # noqa: F401
+    except ImportError:
+        import torch
+
+        return Support(False, f"flex_attention needs torch>=2.5; this is {torch.__version__}")
+    return SUPPORTED
+
+
+def _build(w: Workload, compiled: bool, window: int | None = None) -> Built:
+    import torch
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    mask_mod = flex_mask_mod(w.q_len, w.k_len, w.is_causal, window)
+    block_mask = None
+    if mask_mod is not None:
+        block_mask = create_block_mask(mask_mod, B=None, H=None, Q_LEN=w.q_len,
+                                       KV_LEN=w.k_len, device=w.device)
+    fn = torch.compile(flex_attention, dynamic=False) if compiled else flex_attention
+    gqa = w.groups > 1
+
+    def call(q, k, v):  # noqa: ANN001, ANN202 - tensors in, tensor out
+        return fn(q, k, v, block_mask=block_mask, enable_gqa=gqa)
+
+    notes = () if compiled else ("not compiled: materialises the full score matrix",)
+    return Built(call=call, notes=notes)
+
+
+FLEX = Variant(
+    name="flex",
+    family="flex",
+    summary="torch.compile(flex_attention) with a block mask (one fused kernel)",
+    build=lambda w: _build(w, compiled=True),
+    supports=_supports,
+    compiled=True,
+)
+
+FLEX_EAGER = Variant(
+    name="flex-eager",
+    family="flex",
+    summary="flex_attention without torch.compile (unfused; materialises scores)",
+    build=lambda w: _build(w, compiled=False),
+    supports=_supports,
+    materializes_scores=True,
+)

@@ -1,0 +1,56 @@
+"""``nn.MultiheadAttention``, the module most code reaches for first.
+
+The module owns its projections, so attnprof gives it identity in/out projections (zero
+bias): its output then equals plain attention on the same q, k, v and can be checked against
+the reference, while its time still includes what the module really does — the projection
+GEMMs and the [B, H, S, D] <-> [B, S, H·D] layout changes. The module has no grouped K/V
+heads, so with GQA the K/V heads are expanded before the call (counted in its time).
+"""
+
+from __future__ import annotations
+
+from attnprof.variants.base import Built, Variant
+from attnprof.variants.masks import allowed_mask, expand_kv
+from attnprof.workload import Workload
+
+
+def _build(w: Workload) -> Built:
+    import torch
+
+    dtype = getattr(torch, w.dtype)
+    embed = w.heads * w.head_dim
+    module = torch.nn.MultiheadAttention(embed, w.heads, bias=True, batch_first=True,
+                                         device=w.device, dtype=dtype)
+    with torch.no_grad():
+        eye = torch.eye(embed, device=w.device, dtype=dtype)
+        module.in_proj_weight.copy_(torch.cat([eye, eye, eye]))
+        module.in_proj_bias.zero_()
+        module.out_proj.weight.copy_(eye)
+        module.out_proj.bias.zero_()
+    module.train(w.mode == "forward+backward")
+    allowed = allowed_mask(w.q_len, w.k_len, w.is_causal, None, w.device)
+    # nn.MultiheadAttention's boolean masks mean the opposite of SDPA's: True = blocked.
+    blocked = None if allowed is None else ~allowed
+    causal, groups, b, h, d = w.is_causal, w.groups, w.batch, w.heads, w.head_dim
+
+    def to_embed(t: torch.Tensor) -> torch.Tensor:
+        return t.transpose(1, 2).reshape(b, t.shape[2], h * d)
+
+    def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        k, v = expand_kv(k, groups), expand_kv(v, groups)
+        out, _ = module(to_embed(q), to_embed(k), to_embed(v), attn_mask=blocked,
+                        need_weights=False, is_causal=causal)
+        return out.reshape(b, q.shape[2], h, d).transpose(1, 2)
+
+    notes = ["identity in/out projections (their GEMMs are timed)"]
+    if groups > 1:
+        notes.append("K/V expanded: the module has no grouped heads")
+    return Built(call=call, notes=tuple(notes))
+
+
+MHA_MODULE = Variant(
+    name="mha-module",
+    family="mha-module",
+    summary="torch.nn.MultiheadAttention (batch_first) with identity projections",
+    build=_build,
+)

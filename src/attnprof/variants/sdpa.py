@@ -1,0 +1,89 @@
+"""``F.scaled_dot_product_attention``: automatic dispatch and each backend pinned.
+
+Which backend SDPA picks is invisible at the call site. Pinning one with
+``torch.nn.attention.sdpa_kernel`` makes SDPA refuse (``RuntimeError``) when that backend
+cannot take the inputs; on CUDA PyTorch explains itself only in warnings, which the runner
+captures and :func:`_explain_refusal` turns into the row's reason. On CPU PyTorch says
+nothing, so the reason states what the backend needs.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from attnprof.variants.base import Built, Variant
+from attnprof.workload import Workload
+
+#: variant name -> SDPBackend member name
+PINNED: dict[str, str] = {
+    "sdpa-math": "MATH",
+    "sdpa-flash": "FLASH_ATTENTION",
+    "sdpa-efficient": "EFFICIENT_ATTENTION",
+    "sdpa-cudnn": "CUDNN_ATTENTION",
+}
+
+# What each backend needs, for when PyTorch refuses without a word (it does on CPU).
+_NEEDS: dict[str, str] = {
+    "MATH": "the math backend runs everywhere; a refusal here is unexpected",
+    "FLASH_ATTENTION": ("flash needs CUDA sm80+ (or the CPU flash kernel), fp16/bf16 on CUDA, "
+                        "head_dim <= 256 and no arbitrary attn_mask"),
+    "EFFICIENT_ATTENTION": ("memory-efficient attention (xformers cutlass fmha) runs only on "
+                            "CUDA; on CPU SDPA has just the math and flash backends"),
+    "CUDNN_ATTENTION": ("cuDNN attention runs only on CUDA (sm80+, cuDNN 9, fp16/bf16); "
+                        "on CPU SDPA has just the math and flash backends"),
+}
+
+_REFUSAL_MARKERS = ("No available kernel", "No viable backend")
+
+
+def _build(w: Workload, backend: str | None) -> Built:
+    import torch.nn.functional as F
+
+    kwargs: dict[str, bool] = {"is_causal": w.is_causal}
+    if w.groups > 1:
+        kwargs["enable_gqa"] = True
+
+    def call(q, k, v):  # noqa: ANN001, ANN202 - tensors in, tensor out
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+    if backend is None:
+        return Built(call=call)
+    return Built(call=call, context=functools.partial(_pin, backend))
+
+
+def _pin(backend: str):  # noqa: ANN202 - a context manager
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(getattr(SDPBackend, backend))
+
+
+def _explain_refusal(backend: str, exc: BaseException, warnings: list[str],
+                     w: Workload) -> str | None:
+    if not isinstance(exc, RuntimeError) or not any(m in str(exc) for m in _REFUSAL_MARKERS):
+        return None
+    said = [m for m in warnings if "kernel not used" in m or "because" in m] or warnings
+    if said:
+        return "PyTorch refused: " + " | ".join(said)
+    return f"PyTorch refused without a reason on {w.device_type}: {_NEEDS[backend]}"
+
+
+SDPA = Variant(
+    name="sdpa",
+    family="sdpa",
+    summary="F.scaled_dot_product_attention, backend chosen by PyTorch",
+    build=lambda w: _build(w, None),
+)
+
+
+def _pinned(name: str, backend: str) -> Variant:
+    return Variant(
+        name=name,
+        family="sdpa",
+        summary=f"SDPA pinned to SDPBackend.{backend} with sdpa_kernel",
+        build=functools.partial(_build, backend=backend),
+        explain_refusal=functools.partial(_explain_refusal, backend),
+        materializes_scores=backend == "MATH",
+    )
+
+
+SDPA_PINNED: tuple[Variant, ...] = tuple(_pinned(n, b) for n, b in PINNED.items())

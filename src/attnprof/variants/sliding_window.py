@@ -1,0 +1,34 @@
+"""Sliding-window (local) attention through SDPA with an explicit band mask.
+
+Each query sees the ``window`` keys ending at its own position (both sides when not
+causal). An explicit boolean mask is how most model code writes this; it keeps SDPA off the
+flash backend (which takes no arbitrary mask), a cost the comparison makes visible.
+"""
+
+from __future__ import annotations
+
+from attnprof.variants.base import Built, Variant
+from attnprof.variants.masks import allowed_mask
+from attnprof.workload import Workload
+
+
+def _build(w: Workload) -> Built:
+    import torch.nn.functional as F
+
+    mask = allowed_mask(w.q_len, w.k_len, w.is_causal, w.window, w.device)
+    gqa = w.groups > 1
+
+    def call(q, k, v):  # noqa: ANN001, ANN202
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
+
+    notes = (f"window {w.window}",)
+    return Built(call=call, notes=notes)
+
+
+SLIDING_WINDOW = Variant(
+    name="sliding-window",
+    family="sliding-window",
+    summary="SDPA with a boolean band mask of --window keys",
+    build=_build,
+    windowed=True,
+)

@@ -1,0 +1,87 @@
+"""User variants: any SDPA-compatible callable, named ``path/to/file.py:name`` or ``pkg.mod:name``.
+
+The callable must accept ``(q, k, v, attn_mask=None, is_causal=False, scale=None,
+enable_gqa=False)`` with q, k, v in [batch, heads, seq, head_dim] layout — the signature of
+``F.scaled_dot_product_attention`` — so SDPA itself, a FlashAttention wrapper or a user's own
+kernel plugs in unchanged. attnprof passes ``is_causal`` and, when K/V heads are grouped,
+``enable_gqa=True``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from attnprof.errors import UsageError
+from attnprof.variants.base import Built, Variant
+from attnprof.workload import Workload
+
+
+def is_user_spec(name: str) -> bool:
+    """True when ``name`` looks like ``something:callable`` rather than a registry name."""
+    return ":" in name
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """Import the callable named by ``spec``; raise :class:`UsageError` on any mistake."""
+    target, _, attr = spec.rpartition(":")
+    if not target or not attr:
+        raise UsageError(f"variant {spec!r} is not of the form path/to/file.py:callable "
+                         "or package.module:callable")
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        module = _load_file(spec, Path(target))
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise UsageError(f"variant {spec!r}: cannot import module {target!r} ({exc}); "
+                             "check the name or give a file path instead") from None
+    fn = module
+    for part in attr.split("."):
+        fn = getattr(fn, part, None)
+        if fn is None:
+            raise UsageError(f"variant {spec!r}: {target!r} has no attribute {attr!r}; "
+                             "check the callable's name")
+    if not callable(fn):
+        raise UsageError(f"variant {spec!r}: {attr!r} is not callable; name a function or "
+                         "an nn.Module instance")
+    return fn
+
+
+def _load_file(spec: str, path: Path) -> Any:
+    if not path.is_file():
+        raise UsageError(f"variant {spec!r}: file {str(path)!r} does not exist; "
+                         "check the path (relative to the current directory)")
+    name = f"attnprof_user_{abs(hash(str(path.resolve())))}"
+    mod_spec = importlib.util.spec_from_file_location(name, path)
+    if mod_spec is None or mod_spec.loader is None:
+        raise UsageError(f"variant {spec!r}: cannot load {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules[name] = module
+    try:
+        mod_spec.loader.exec_module(module)
+    except Exception as exc:  # the user's file failed to import: say so in one line
+        raise UsageError(f"variant {spec!r}: importing {str(path)!r} failed with "
+                         f"{type(exc).__name__}: {exc}") from None
+    return module
+
+
+def user_variant(spec: str) -> Variant:
+    """A :class:`Variant` wrapping the user's callable (imported now, to fail early)."""
+    fn = load_callable(spec)
+
+    def build(w: Workload) -> Built:
+        kwargs: dict[str, bool] = {"is_causal": w.is_causal}
+        if w.groups > 1:
+            kwargs["enable_gqa"] = True
+
+        def call(q, k, v):  # noqa: ANN001, ANN202
+            return fn(q, k, v, **kwargs)
+
+        return Built(call=call)
+
+    return Variant(name=spec, family="user", summary=f"user callable {spec}", build=build)

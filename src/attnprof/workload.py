@@ -1,0 +1,179 @@
+"""The workload: one frozen description of the attention problem being measured.
+
+A :class:`Workload` is plain data (no torch import): sizes, dtype, device, masking and mode.
+:meth:`Workload.validate` turns every impossible combination into a :class:`UsageError`
+that names the bad value and the fix. Checks that need the device itself (is it present,
+can it run bf16, how much memory does it have) live in :mod:`attnprof.device` and are run by
+:func:`check_against_device`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from attnprof.errors import UsageError
+
+Mode = Literal["forward", "forward+backward", "decode"]
+MODES: tuple[str, ...] = ("forward", "forward+backward", "decode")
+
+#: Element size in bytes of every dtype attnprof accepts, by its short name.
+DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+_DTYPE_ALIASES: dict[str, str] = {
+    "fp32": "float32", "f32": "float32", "float": "float32",
+    "fp16": "float16", "f16": "float16", "half": "float16",
+    "bf16": "bfloat16",
+    "fp64": "float64", "f64": "float64", "double": "float64",
+}
+
+
+def canonical_dtype(name: str) -> str:
+    """Return the canonical dtype name for ``name`` (``bf16`` -> ``bfloat16``)."""
+    key = name.strip().lower()
+    key = _DTYPE_ALIASES.get(key, key)
+    if key not in DTYPE_BYTES:
+        choices = ", ".join(sorted(DTYPE_BYTES))
+        raise UsageError(f"unknown dtype {name!r}; use one of {choices} (or bf16/fp16/fp32)")
+    return key
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One attention problem: q is [batch, heads, seq, head_dim], k/v [batch, kv_heads, kv_seq, head_dim].
+
+    ``kv_heads`` < ``heads`` is grouped-query attention (MQA when 1). ``kv_seq`` of ``None``
+    means "same as ``seq``". In ``decode`` mode each measured step is one new query token
+    attending over a KV cache of ``kv_seq`` (default ``seq``) tokens, so the query length is 1.
+    ``window`` is the sliding-window size used by windowed variants (keys within ``window``
+    positions of the query, looking back when causal).
+    """
+
+    batch: int = 2
+    heads: int = 8
+    kv_heads: int | None = None
+    seq: int = 512
+    kv_seq: int | None = None
+    head_dim: int = 64
+    dtype: str = "float32"
+    device: str = "cpu"
+    causal: bool = True
+    mode: Mode = "forward"
+    window: int = 128
+
+    # ----- derived sizes ---------------------------------------------------------------
+    @property
+    def num_kv_heads(self) -> int:
+        """K/V heads (equal to ``heads`` unless grouped)."""
+        return self.heads if self.kv_heads is None else self.kv_heads
+
+    @property
+    def groups(self) -> int:
+        """Query heads per K/V head (1 for plain multi-head attention)."""
+        return self.heads // self.num_kv_heads
+
+    @property
+    def q_len(self) -> int:
+        """Query length of one measured call (1 in decode mode)."""
+        return 1 if self.mode == "decode" else self.seq
+
+    @property
+    def k_len(self) -> int:
+        """Key/value length of one measured call (the KV-cache length in decode mode)."""
+        return self.seq if self.kv_seq is None else self.kv_seq
+
+    @property
+    def is_causal(self) -> bool:
+        """Whether the measured call applies a causal mask.
+
+        A single decode query sits at the end of the cache and may see every cached key,
+        so causality does not constrain it.
+        """
+        return self.causal and self.mode != "decode"
+
+    @property
+    def element_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def device_type(self) -> str:
+        return self.device.split(":", 1)[0]
+
+    # ----- construction ----------------------------------------------------------------
+    def replace(self, **changes: Any) -> Workload:
+        """A copy with ``changes`` applied (not validated; call :meth:`validate`)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready fields, with the derived lengths spelled out for readers."""
+        data = dataclasses.asdict(self)
+        data["kv_heads"] = self.num_kv_heads
+        data["kv_seq"] = self.k_len
+        data["q_len"] = self.q_len
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Workload:
+        """Rebuild from :meth:`to_dict` output (extra derived keys are ignored)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def describe(self) -> str:
+        """One line a human reads: ``B=2 H=8 (KV 2) S=512 D=64 float32 cpu causal forward``."""
+        kv = f" (KV {self.num_kv_heads})" if self.num_kv_heads != self.heads else ""
+        seq = f"S={self.seq}" if self.k_len == self.seq else f"Sq={self.seq} Sk={self.k_len}"
+        if self.mode == "decode":
+            seq = f"cache={self.k_len}"
+        mask = "causal" if self.is_causal else "full"
+        return (f"B={self.batch} H={self.heads}{kv} {seq} D={self.head_dim} "
+                f"{self.dtype} {self.device} {mask} {self.mode}")
+
+    # ----- validation ------------------------------------------------------------------
+    def validate(self) -> Workload:
+        """Check the sizes against each other; return a normalised copy.
+
+        Raises :class:`UsageError` naming the first impossible value and the fix.
+        """
+        for name in ("batch", "heads", "seq", "head_dim", "window"):
+            _positive(name, getattr(self, name))
+        if self.kv_heads is not None:
+            _positive("kv_heads", self.kv_heads)
+        if self.kv_seq is not None:
+            _positive("kv_seq", self.kv_seq)
+        if self.heads % self.num_kv_heads:
+            divisors = [d for d in range(1, self.heads + 1) if self.heads % d == 0]
+            raise UsageError(
+                f"--kv-heads {self.num_kv_heads} does not divide --heads {self.heads}; "
+                f"use one of {', '.join(map(str, divisors))} (1 = MQA, {self.heads} = MHA)")
+        if self.mode not in MODES:
+            raise UsageError(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
+        dtype = canonical_dtype(self.dtype)
+        if self.head_dim > 512:
+            raise UsageError(f"--head-dim {self.head_dim} is larger than any attention kernel "
+                             "supports; use a head dim of 512 or less (typically 64 or 128)")
+        if self.causal and self.mode != "decode" and self.k_len != self.seq:
+            raise UsageError(
+                f"causal attention with --seq {self.seq} != --kv-seq {self.k_len} is ambiguous "
+                "(PyTorch aligns the mask top-left, FlashAttention bottom-right); "
+                "use equal lengths, --no-causal, or --mode decode for a KV cache")
+        return self.replace(dtype=dtype, device=self.device.strip().lower())
+
+
+def _positive(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        flag = "--" + name.replace("_", "-")
+        raise UsageError(f"{flag} must be a positive integer, got {value!r}")
+
+
+def default_workload(device_type: str) -> Workload:
+    """The default problem for a device: quick on a laptop CPU, realistic on a GPU.
+
+    On a 2-core CPU the whole default comparison (every variant, including the
+    ``torch.compile`` of flex_attention) must finish in under a minute, so the CPU shape is
+    small and fp32 (CPUs without AMX run 16-bit matmuls slower than fp32). On a GPU the shape
+    is a realistic LLM layer in bf16.
+    """
+    if device_type == "cpu":
+        return Workload()
+    return Workload(batch=8, heads=16, seq=2048, head_dim=128, dtype="bfloat16",
+                    device=device_type, window=512)
