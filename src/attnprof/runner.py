@@ -185,6 +185,9 @@ def _ok_row(base: dict[str, str], variant: Variant, w: Workload, timing: Any, me
 def _failure(base: dict[str, str], variant: Variant, exc: BaseException, caught: list[str],
              w: Workload) -> VariantResult:
     refusal = variant.explain_refusal(exc, caught, w)
+    if refusal is None and isinstance(exc, NotImplementedError):
+        # PyTorch's way of declaring a combination unsupported; its message says which.
+        refusal = f"PyTorch: {_one_line(str(exc))}"
     if refusal is not None:
         return VariantResult(**base, status="unsupported", reason=refusal, warnings=caught)
     message = f"{type(exc).__name__}: {_one_line(str(exc))}"
