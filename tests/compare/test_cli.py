@@ -1,0 +1,102 @@
+"""The ``attnprof`` command as a user runs it: a real subprocess, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnprof.record import RunRecord
+
+SMALL = ["--batch", "1", "--heads", "2", "--seq", "32", "--head-dim", "16",
+         "--min-time", "0.01"]
+
+
+def attnprof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "attnprof", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--heads", "8", "--kv-heads", "3"], "--kv-heads 3 does not divide --heads 8"),
+        (["--seq", "0"], "--seq must be a positive integer, got 0"),
+        (["--device", "cuda"], "--device cuda"),
+        (["--variants", "nope"], "unknown variant 'nope'"),
+        (["--variants", "missing/attn.py:fn"], "file 'missing/attn.py' does not exist"),
+        (["--dtype", "fp8"], "unknown dtype 'fp8'"),
+        (["--seq", "abc"], "invalid int value: 'abc'"),
+        (["--mode", "train"], "invalid choice: 'train'"),
+        (["--min-time", "0"], "--min-time must be positive"),
+        (["--batch", "100000", "--seq", "100000"], "GiB"),
+    ],
+)
+def test_user_mistakes_exit_2_with_one_line_and_no_output(args: list[str], needle: str,
+                                                          tmp_path: Path) -> None:
+    import torch
+
+    if "cuda" in args and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    out = tmp_path / "out.json"
+    result = attnprof("compare", *args, "--json", str(out), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("attnprof: error: ") and needle in lines[0]
+    assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unwritable_output_path_fails_before_measuring(tmp_path: Path) -> None:
+    result = attnprof("--json", str(tmp_path / "no" / "dir.json"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "does not exist; create it first" in result.stderr
+
+
+def test_compare_prints_the_table_and_writes_the_record(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    result = attnprof("compare", *SMALL, "--variants", "naive,sdpa-efficient",
+                      "--json", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "naive" in result.stdout and "unsupported" in result.stdout
+    assert "4·B·H·Sq·Sk·D" in result.stdout  # the FLOP convention is stated
+    assert "USDT" not in result.stderr  # Kineto's start/stop chatter is filtered
+    record = RunRecord.load(out)
+    assert [r.variant for r in record.results] == ["naive", "sdpa-efficient"]
+    assert record.status == "complete"
+
+
+def test_bare_attnprof_runs_compare(tmp_path: Path) -> None:
+    result = attnprof(*SMALL, "--variants", "sdpa", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "attnprof compare" in result.stdout and "sdpa" in result.stdout
+
+
+def test_list_variants(tmp_path: Path) -> None:
+    result = attnprof("compare", "--list-variants", cwd=tmp_path)
+    assert result.returncode == 0
+    for name in ("naive-inplace", "sdpa-cudnn", "flex-eager", "gqa-repeat-kv", "mha-module"):
+        assert name in result.stdout
+
+
+INTERRUPTING = '''
+def stop(q, k, v, **kwargs):
+    raise KeyboardInterrupt
+'''
+
+
+def test_interrupted_run_keeps_what_finished(tmp_path: Path) -> None:
+    (tmp_path / "stopper.py").write_text(INTERRUPTING)
+    out = tmp_path / "run.json"
+    result = attnprof(*SMALL, "--variants", "naive,sdpa,stopper.py:stop,naive-inplace",
+                      "--json", str(out), cwd=tmp_path)
+    assert result.returncode == 130
+    assert "finished variants are in" in result.stderr
+    data = json.loads(out.read_text())
+    assert data["status"] == "partial"
+    assert [r["variant"] for r in data["results"]] == ["naive", "sdpa"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json", "stopper.py"]
