@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from attnprof.errors import UsageError
@@ -30,18 +31,48 @@ def check_writable(path: str | os.PathLike[str], flag: str = "--json") -> Path:
     return p
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (same-directory temp file + ``os.replace``)."""
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str], suffix: str = ".tmp") -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` atomically.
+
+    For writers that insist on a file name of their own (e.g. torch.profiler's exporter).
+    On any exception the temporary file is removed and ``path`` is left untouched.
+    """
     p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=suffix, dir=p.parent or ".")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are normal files
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (same-directory temp file + ``os.replace``)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_trace_dir(path: str | os.PathLike[str], flag: str = "--trace") -> Path:
+    """A folder for traces: created if missing, refused if it is a file or not writable."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{flag} {str(p)!r} is a file; give a folder for the traces")
+    if not p.exists():
+        check_writable(p, flag)  # its parent must exist and be writable
+        return p
+    if not os.access(p, os.W_OK):
+        raise UsageError(f"{flag} {str(p)!r} is not writable; choose another folder")
+    return p

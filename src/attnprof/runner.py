@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnprof import costs
@@ -25,6 +26,7 @@ from attnprof.measure.memory import profile_step
 from attnprof.measure.stats import summarize
 from attnprof.measure.timer import TimingPlan, time_step
 from attnprof.record import Latency, RunRecord, VariantResult
+from attnprof.trace.capture import CaptureSpec, capture_trace, trace_file_name
 from attnprof.variants import Variant, resolve_variants
 from attnprof.workload import Workload, default_workload
 
@@ -43,10 +45,15 @@ class Settings:
     seed: int = 0
     measure_memory: bool = True
     check_accuracy: bool = True
+    #: Write a torch.profiler trace of each variant into this folder (``None``: no trace).
+    trace_dir: Path | None = None
+    trace: CaptureSpec = field(default_factory=CaptureSpec)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self.plan), "seed": self.seed, "measure_memory": self.measure_memory,
-                "check_accuracy": self.check_accuracy}
+                "check_accuracy": self.check_accuracy,
+                "trace_dir": None if self.trace_dir is None else str(self.trace_dir),
+                "trace_steps": self.trace.steps}
 
 
 def prepare(workload: Workload | None = None,
@@ -142,11 +149,28 @@ def measure_variant(variant: Variant, w: Workload, inputs: Inputs, settings: Set
                 out = built.call(inputs.q, inputs.k, inputs.v)
             error = max_abs_error(out, references[window])
             del out
+        trace = None
+        if settings.trace_dir is not None:
+            phase("tracing")
+            trace = _capture(variant, w, built, step, settings)
     except BaseException as exc:  # noqa: BLE001 - isolation: every failure becomes a row
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return _failure(base, variant, exc, caught, w)
-    return _ok_row(base, variant, w, timing, memory, error, built.notes, caught)
+    row = _ok_row(base, variant, w, timing, memory, error, built.notes, caught)
+    row.trace = trace
+    return row
+
+
+def _capture(variant: Variant, w: Workload, built: Any, step: Callable[[], object],
+             settings: Settings) -> str:
+    """Record the variant's trace; the path goes into the record."""
+    assert settings.trace_dir is not None
+    path = settings.trace_dir / trace_file_name(variant.name)
+    with built.context(), grad_mode(w.mode):
+        capture_trace(step, variant.name, w.device, path, settings.trace,
+                      metadata={"workload": w.to_dict()})
+    return str(path)
 
 
 def _ok_row(base: dict[str, str], variant: Variant, w: Workload, timing: Any, memory: Any,

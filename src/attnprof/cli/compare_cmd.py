@@ -24,6 +24,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--min-time", type=float, default=None, metavar="S",
                    help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
     p.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    p.add_argument("--trace", metavar="DIR",
+                   help="also write a torch.profiler trace (.json.gz) of each variant to DIR")
+    p.add_argument("--trace-steps", type=int, default=3, metavar="N",
+                   help="profiled steps per trace (default 3)")
     p.set_defaults(run=run)
 
 
@@ -45,19 +49,24 @@ def run(args: argparse.Namespace) -> int:
 
 def run_comparison(args: argparse.Namespace, console: Any) -> Any:
     """Validate everything, then measure with a progress bar, saving after every variant."""
-    from attnprof.atomic import check_writable
+    from attnprof.atomic import check_trace_dir, check_writable
     from attnprof.errors import UsageError
     from attnprof.measure.timer import TimingPlan
     from attnprof.runner import Settings, compare, prepare
     from attnprof.render.progress import ComparisonProgress
+    from attnprof.trace.capture import CaptureSpec
 
     if args.min_time is not None and args.min_time <= 0:
         raise UsageError(f"--min-time must be positive, got {args.min_time}")
     if args.json:
         check_writable(args.json)
+    trace_dir = check_trace_dir(args.trace) if args.trace else None
+    if args.trace_steps <= 0:
+        raise UsageError(f"--trace-steps must be a positive integer, got {args.trace_steps}")
     workload, variants = prepare(None, args.variants, **workload_fields(args))
     min_time = args.min_time or (1.0 if workload.device_type == "cuda" else 0.4)
-    settings = Settings(plan=TimingPlan(min_time_s=min_time), seed=args.seed)
+    settings = Settings(plan=TimingPlan(min_time_s=min_time), seed=args.seed,
+                        trace_dir=trace_dir, trace=CaptureSpec(steps=args.trace_steps))
     save = (lambda rec: rec.save(args.json)) if args.json else None
     with ComparisonProgress(console, [v.name for v in variants]) as progress:
         try:
