@@ -1,0 +1,202 @@
+"""The trace report: what the analysis of one trace found, as plain versioned data.
+
+:class:`TraceReport` is the single result of analysing a trace (``attnprof analyze``,
+``attnprof profile``): per-region statistics (:class:`RegionReport`), the global kernel
+breakdown and the findings. It is made of ``msgspec.Struct`` so it encodes to JSON fast,
+embeds in the run record (``VariantResult.analysis``), and decodes with validation.
+Renderers and the expectations checker read only this; nothing here computes.
+
+Units: every time is in microseconds and named ``*_us``; bytes are named ``*_bytes``.
+``per_forward`` is a count divided by the region's ``instances`` (forwards/steps captured).
+``None`` means "the trace does not say" (e.g. device time on a CPU-only trace), never zero.
+Bump :data:`SCHEMA_VERSION` on any incompatible change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BreakdownCategory",
+    "BreakdownKernel",
+    "BreakdownReport",
+    "Finding",
+    "Gap",
+    "KernelStat",
+    "OpNode",
+    "OpStat",
+    "RegionReport",
+    "Severity",
+    "TraceReport",
+    "Verdict",
+]
+
+SCHEMA_VERSION = 1
+
+Severity = Literal["info", "warning", "critical"]
+#: ``cpu-bound``: the CPU dispatch of a forward takes longer than its device busy time.
+Verdict = Literal["cpu-bound", "device-bound", "cpu-only", "unknown"]
+
+
+class KernelStat(msgspec.Struct, kw_only=True):
+    """One kernel name (or, on CPU-only traces, one leaf compute op) within a region.
+
+    Launch properties (``grid`` ... ``occupancy``) are those of the first launch seen when
+    all launches agree, else ``None``; ``note`` says why one is absent when that matters
+    (CUPTI does not report occupancy for ``cuLaunchKernelEx`` launches, e.g. cuDNN's).
+    """
+
+    name: str
+    short: str
+    family: str
+    count: int
+    per_forward: float
+    total_us: float
+    mean_us: float
+    share: float  # of the region's kernel time, 0..1
+    launched_by: str | None = None  # the CPU op whose launch started it
+    tensor_cores: bool | None = None
+    dtype: str | None = None
+    grid: list[int] | None = None
+    block: list[int] | None = None
+    registers_per_thread: int | None = None
+    shared_memory: int | None = None  # bytes per block
+    occupancy: float | None = None  # CUPTI "est. achieved occupancy %", 0..100
+    launch_api: str | None = None  # cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel, ...
+    note: str | None = None
+    tile: str | None = None
+    arch: str | None = None
+    category: str = "compute"  # compute | memcpy | memset | communication | cpu-op
+
+
+class OpStat(msgspec.Struct, kw_only=True):
+    """One CPU op name within a region, flat (all nesting levels counted)."""
+
+    name: str
+    count: int
+    per_forward: float
+    self_us: float
+    total_us: float
+
+
+class OpNode(msgspec.Struct, kw_only=True):
+    """A node of the region's CPU op tree, aggregated over instances by call path."""
+
+    name: str
+    per_forward: float
+    total_us: float
+    self_us: float
+    children: list[OpNode] = msgspec.field(default_factory=list)
+
+
+class Gap(msgspec.Struct, kw_only=True):
+    """An idle stretch of the device timeline inside one step (µs from the trace origin)."""
+
+    start_us: float
+    dur_us: float
+    after: str | None = None  # the kernel that ran just before the gap
+
+
+class RegionReport(msgspec.Struct, kw_only=True):
+    """One region name (``attnprof::<variant>``, ``ProfilerStep#``, or the whole trace)."""
+
+    name: str
+    instances: int
+    kernels_per_forward: float
+    kernels: list[KernelStat]
+    ops: list[OpStat]
+    tree: list[OpNode]
+    cpu_us_per_forward: float
+    device_us_per_forward: float | None
+    verdict: str  # one of Verdict
+    categories_us: dict[str, float]  # per forward: compute, memcpy, memset, communication, idle
+    idle_us: float | None  # per forward, device idle inside the steps
+    gaps: list[Gap]
+    launch_apis: dict[str, int]
+    peak_memory_bytes: int | None
+    largest_allocation_bytes: int | None
+    largest_allocation_op: str | None
+    sdpa_backend: str | None
+    #: "kernels" (device events) or "cpu-ops" (leaf compute ops on a CPU-only trace).
+    kernel_source: str = "kernels"
+    #: Device events whose launch could not be tied to this region's CPU side.
+    unlinked_kernels: int = 0
+
+
+class Finding(msgspec.Struct, kw_only=True):
+    """A problem a rule recognised, with the evidence and the fix."""
+
+    rule: str
+    severity: Severity
+    title: str
+    evidence: list[str]
+    fix: str
+    region: str | None = None
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class BreakdownKernel(msgspec.Struct, kw_only=True):
+    """One device kernel (or copy/set) name over the whole trace."""
+
+    name: str
+    short: str
+    category: str
+    count: int
+    total_us: float
+    mean_us: float
+    min_us: float
+    max_us: float
+    share: float
+
+
+class BreakdownCategory(msgspec.Struct, kw_only=True):
+    """All device events of one category over the whole trace."""
+
+    category: str
+    count: int
+    total_us: float
+    share: float
+
+
+class BreakdownReport(msgspec.Struct, kw_only=True):
+    """The global kernel breakdown (:mod:`attnprof.analysis.breakdown`) as plain data."""
+
+    kernels: list[BreakdownKernel]
+    categories: list[BreakdownCategory]
+    count: int
+    total_us: float
+
+
+class TraceReport(msgspec.Struct, kw_only=True):
+    """Everything the analysis of one trace found; see the module doc for units."""
+
+    schema_version: int = SCHEMA_VERSION
+    source: str
+    device: str  # "cpu" | "cuda" | "rocm"
+    device_names: list[str]
+    rank: int | None
+    world_size: int | None
+    events: int
+    regions: list[RegionReport]
+    breakdown: BreakdownReport
+    findings: list[Finding]
+    #: The trace's ``attnprof`` metadata block (variant, workload, steps), when present.
+    attnprof: dict[str, Any] | None = None
+
+    def region(self, name: str) -> RegionReport:
+        """The region called ``name`` (``KeyError`` if absent)."""
+        for r in self.regions:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def findings_for(self, rule: str) -> list[Finding]:
+        """The findings of one rule."""
+        return [f for f in self.findings if f.rule == rule]
+
+    def to_json(self) -> bytes:
+        """Pretty JSON bytes (NaN/inf become null)."""
+        return msgspec.json.format(msgspec.json.encode(self), indent=2) + b"\n"
