@@ -1,0 +1,148 @@
+"""Expectations files: "guess first, then look", written down.
+
+A small TOML file states what one forward should look like; ``attnprof check`` compares it
+with what ran. Every key is optional::
+
+    title = "flash attention is one fused kernel"
+    region = "sdpa-flash"          # which region (variant) to check; default: the only one
+
+    [per_forward]
+    kernels = { max = 1 }          # kernels per forward (leaf compute ops on CPU traces)
+    latency_ms = { max = 2.0 }     # measured median, or per-forward time from the trace
+    peak_memory_mib = { max = 64 }
+
+    [[kernel]]                     # kernels (or CPU leaf ops) matching a regular expression
+    match = "flash"
+    count = 1                      # exact count per forward ...
+
+    [[kernel]]
+    match = "Memcpy|copy"
+    max = 0                        # ... or bounds: min / max
+
+    [[op]]                         # CPU ops anywhere in the op tree
+    match = "aten::_safe_softmax"
+    count = 0
+
+The file is parsed into typed structs with unknown keys refused, so a typo (``cout = 1``)
+is an error that names the key, not a silently ignored line.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import msgspec
+
+from attnprof.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+class Bound(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A numeric expectation: an exact value and/or an inclusive range."""
+
+    count: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+    def describe(self, unit: str = "") -> str:
+        """``"= 1"``, ``"≤ 2.0 ms"``, ``"1 … 3"``."""
+        u = f" {unit}" if unit else ""
+        if self.count is not None:
+            return f"= {_num(self.count)}{u}"
+        if self.min is not None and self.max is not None:
+            return f"{_num(self.min)} … {_num(self.max)}{u}"
+        if self.max is not None:
+            return f"≤ {_num(self.max)}{u}"
+        return f"≥ {_num(self.min)}{u}"
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` meets the bound (exact counts compare within float rounding)."""
+        if self.count is not None and abs(value - self.count) > 1e-9:
+            return False
+        if self.min is not None and value < self.min:
+            return False
+        return not (self.max is not None and value > self.max)
+
+
+class PatternBound(Bound, forbid_unknown_fields=True, kw_only=True):
+    """A count expectation for names matching ``match`` (a regular expression)."""
+
+    match: str
+
+
+class PerForward(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    kernels: Bound | None = None
+    latency_ms: Bound | None = None
+    peak_memory_mib: Bound | None = None
+
+
+class Expectations(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A parsed expectations file."""
+
+    title: str | None = None
+    region: str | None = None
+    per_forward: PerForward = msgspec.field(default_factory=PerForward)
+    kernel: list[PatternBound] = msgspec.field(default_factory=list)
+    op: list[PatternBound] = msgspec.field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        pf = self.per_forward
+        return not (self.kernel or self.op or pf.kernels or pf.latency_ms or pf.peak_memory_mib)
+
+
+def load_expectations(path: str | Path) -> Expectations:
+    """Parse and validate an expectations file; any problem is a one-line UsageError."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read expectations file {str(p)!r}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"expectations file {str(p)!r} is not valid TOML: {exc}") from None
+    try:
+        exp = msgspec.convert(data, type=Expectations)
+    except msgspec.ValidationError as exc:
+        raise UsageError(f"expectations file {str(p)!r}: {exc}; see 'attnprof check --help' "
+                         "for the format") from None
+    _check_semantics(exp, p)
+    return exp
+
+
+def _check_semantics(exp: Expectations, p: Path) -> None:
+    if exp.is_empty():
+        raise UsageError(f"expectations file {str(p)!r} expects nothing; add a [per_forward] "
+                         "bound or a [[kernel]] / [[op]] entry")
+    named = [("per_forward.kernels", exp.per_forward.kernels),
+             ("per_forward.latency_ms", exp.per_forward.latency_ms),
+             ("per_forward.peak_memory_mib", exp.per_forward.peak_memory_mib)]
+    named += [(f"kernel #{i + 1}", b) for i, b in enumerate(exp.kernel)]
+    named += [(f"op #{i + 1}", b) for i, b in enumerate(exp.op)]
+    for where, bound in named:
+        if bound is None:
+            continue
+        if bound.count is None and bound.min is None and bound.max is None:
+            raise UsageError(f"expectations file {str(p)!r}: {where} has no count, min or max")
+        for key in ("count", "min", "max"):
+            value = getattr(bound, key)
+            if value is not None and value < 0:
+                raise UsageError(f"expectations file {str(p)!r}: {where} {key} must not be "
+                                 f"negative, got {_num(value)}")
+        if bound.min is not None and bound.max is not None and bound.min > bound.max:
+            raise UsageError(f"expectations file {str(p)!r}: {where} has min {_num(bound.min)} "
+                             f"> max {_num(bound.max)}")
+        if isinstance(bound, PatternBound):
+            try:
+                re.compile(bound.match)
+            except re.error as exc:
+                raise UsageError(f"expectations file {str(p)!r}: {where} match "
+                                 f"{bound.match!r} is not a regular expression ({exc})") from None
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
