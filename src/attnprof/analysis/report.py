@@ -20,6 +20,7 @@ import msgspec
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AnalysisRecord",
     "BreakdownCategory",
     "BreakdownKernel",
     "BreakdownReport",
@@ -37,7 +38,9 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 Severity = Literal["info", "warning", "critical"]
-#: ``cpu-bound``: the CPU dispatch of a forward takes longer than its device busy time.
+#: ``cpu-bound``: the CPU dispatch of a forward takes longer than its device busy time;
+#: ``cpu-only``: no device work (a CPU trace); ``unknown``: a GPU trace that recorded no
+#: device activity (e.g. CUPTI activity tracing off), so nothing can be compared.
 Verdict = Literal["cpu-bound", "device-bound", "cpu-only", "unknown"]
 
 
@@ -57,7 +60,8 @@ class KernelStat(msgspec.Struct, kw_only=True):
     total_us: float
     mean_us: float
     share: float  # of the region's kernel time, 0..1
-    launched_by: str | None = None  # the CPU op whose launch started it
+    launched_by: str | None = None  # the CPU op that launched it (CPU: the op that called it)
+    call_path: str | None = None  # CPU ops from the region down to ``launched_by``, " › "-joined
     tensor_cores: bool | None = None
     dtype: str | None = None
     grid: list[int] | None = None
@@ -122,8 +126,8 @@ class RegionReport(msgspec.Struct, kw_only=True):
     sdpa_backend: str | None
     #: "kernels" (device events) or "cpu-ops" (leaf compute ops on a CPU-only trace).
     kernel_source: str = "kernels"
-    #: Device events whose launch could not be tied to this region's CPU side.
-    unlinked_kernels: int = 0
+    #: Which allocator the memory figures are from: "cuda" or "cpu" (None: no [memory] events).
+    memory_device: str | None = None
 
 
 class Finding(msgspec.Struct, kw_only=True):
@@ -185,6 +189,10 @@ class TraceReport(msgspec.Struct, kw_only=True):
     findings: list[Finding]
     #: The trace's ``attnprof`` metadata block (variant, workload, steps), when present.
     attnprof: dict[str, Any] | None = None
+    #: Device events in no region: launched outside every region, or whose launch is not in
+    #: the trace (e.g. launched before profiling started). Regions + these = the breakdown.
+    unassigned_device_events: int = 0
+    unassigned_device_us: float = 0.0
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""
@@ -196,6 +204,18 @@ class TraceReport(msgspec.Struct, kw_only=True):
     def findings_for(self, rule: str) -> list[Finding]:
         """The findings of one rule."""
         return [f for f in self.findings if f.rule == rule]
+
+    def to_json(self) -> bytes:
+        """Pretty JSON bytes (NaN/inf become null)."""
+        return msgspec.json.format(msgspec.json.encode(self), indent=2) + b"\n"
+
+
+class AnalysisRecord(msgspec.Struct, kw_only=True):
+    """What ``attnprof analyze --json`` writes: one report per trace given."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: str = "analyze"
+    reports: list[TraceReport]
 
     def to_json(self) -> bytes:
         """Pretty JSON bytes (NaN/inf become null)."""

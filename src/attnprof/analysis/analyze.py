@@ -1,0 +1,123 @@
+"""Analyse one loaded trace: regions, kernels, ops, time, memory, and findings.
+
+:func:`analyze_trace` is the whole pipeline, in the order data flows::
+
+    index the CPU ops ─> link device events to launches and ops ─> find regions
+        ─> view each region ─> region passes ─> RegionReport
+        ─> kernel breakdown ─> findings rules ─> TraceReport
+
+Everything is a pure function of the trace (and, for ``attnprof profile``, the run
+record's row for the variant, whose warnings explain SDPA's refusals). Nothing here
+imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attnprof.analysis.breakdown import KernelBreakdown, kernel_breakdown
+from attnprof.analysis.device_events import (
+    RUNTIME_CATEGORIES,
+    DeviceEvents,
+    link_device_events,
+)
+from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
+from attnprof.analysis.kernel_names import decode_kernel_name
+from attnprof.analysis.op_index import in_categories, index_cpu_ops
+from attnprof.analysis.region_passes import REGION_PASSES, RegionPass, build_region_report
+from attnprof.analysis.region_view import view_regions
+from attnprof.analysis.regions import find_regions
+from attnprof.analysis.report import (
+    BreakdownCategory,
+    BreakdownKernel,
+    BreakdownReport,
+    TraceReport,
+)
+from attnprof.trace import Trace
+from attnprof.workload import Workload
+
+__all__ = ["analyze_trace", "breakdown_report", "trace_device"]
+
+def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None = None,
+                  passes: tuple[RegionPass, ...] = REGION_PASSES,
+                  rules: tuple[Rule, ...] = RULES) -> TraceReport:
+    """The :class:`~attnprof.analysis.report.TraceReport` of ``trace``.
+
+    ``result`` is the run record's :class:`~attnprof.record.VariantResult` for the traced
+    variant, when there is one; rules use its warnings as evidence. ``workload`` overrides
+    the one in the trace's ``attnprof`` metadata (foreign traces have none: rules then read
+    shapes and kernel names only).
+    """
+    ops = index_cpu_ops(trace)
+    devices = link_device_events(ops)
+    device = trace_device(trace, devices)
+    views, unassigned = view_regions(ops, devices, find_regions(ops), device)
+    meta = getattr(trace.meta, "attnprof", None)
+    meta = meta if isinstance(meta, dict) else None
+    dist = trace.meta.distributed
+    report = TraceReport(
+        source=trace.meta.source,
+        device=device,
+        device_names=list(dict.fromkeys(
+            str(p["name"]) for p in trace.meta.device_properties if p.get("name"))),
+        rank=dist.rank if dist else None,
+        world_size=dist.world_size if dist else None,
+        events=trace.meta.n_events,
+        regions=[build_region_report(v, passes) for v in views],
+        breakdown=breakdown_report(kernel_breakdown(trace)),
+        findings=[],
+        attnprof=meta,
+        unassigned_device_events=len(unassigned),
+        unassigned_device_us=math.fsum(
+            (devices.end[unassigned] - devices.start[unassigned]).tolist()),
+    )
+    ctx = FindingContext(report=report, views=tuple(views), ops=ops, devices=devices,
+                         workload=workload or _workload(meta), result=result)
+    report.findings = run_rules(ctx, rules)
+    return report
+
+
+def trace_device(trace: Trace, devices: DeviceEvents) -> str:
+    """``"rocm"`` for HIP runtimes/AMD GPUs, ``"cuda"`` for other GPU traces, else ``"cpu"``.
+
+    A GPU trace is one with device events, GPU runtime calls or device properties: a trace
+    recorded without CUPTI activity has no kernels but is still from a GPU.
+    """
+    t = trace.events
+    calls = np.unique(t.name[in_categories(t, *RUNTIME_CATEGORIES)])
+    runtime = [t.strings[i] for i in calls.tolist()]
+    props = trace.meta.device_properties
+    if not len(devices) and not runtime and not props:
+        return "cpu"
+    if any(name.startswith("hip") for name in runtime):
+        return "rocm"
+    if any("AMD" in str(p.get("name", "")) for p in props):
+        return "rocm"
+    return "cuda"
+
+
+def breakdown_report(b: KernelBreakdown) -> BreakdownReport:
+    """The kernel breakdown as plain report data, each kernel with its decoded label."""
+    return BreakdownReport(
+        kernels=[BreakdownKernel(name=k.name, short=decode_kernel_name(k.name).short,
+                                 category=k.category, count=k.count, total_us=k.total_us,
+                                 mean_us=k.mean_us, min_us=k.min_us, max_us=k.max_us,
+                                 share=k.share) for k in b.kernels],
+        categories=[BreakdownCategory(category=c.category, count=c.count, total_us=c.total_us,
+                                      share=c.share) for c in b.categories],
+        count=b.count, total_us=b.total_us,
+    )
+
+
+def _workload(meta: dict[str, Any] | None) -> Workload | None:
+    """The workload from the trace's attnprof metadata (None when absent or unreadable)."""
+    data = meta.get("workload") if meta else None
+    if not isinstance(data, dict):
+        return None
+    try:
+        return Workload.from_dict(data).validate()
+    except Exception:  # noqa: BLE001 - metadata from another version: analyse without it
+        return None

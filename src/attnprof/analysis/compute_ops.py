@@ -1,0 +1,86 @@
+"""Which CPU ops did work: on a CPU-only trace they play the role of kernels.
+
+On a GPU an expert counts kernels per forward. A CPU trace has no kernels, but its *leaf
+compute ops* are the same thing: the innermost ATen ops that actually touch tensor data
+(``aten::bmm``, ``aten::_softmax``, the ``aten::copy_`` inside a clone, the fused
+``aten::_scaled_dot_product_flash_attention_for_cpu``). An op is one when it is not
+*structural* and none of the ops it called is a compute op.
+
+Structural ops do no arithmetic on tensor data, so counting them would make "kernels per
+forward" depend on how ATen happens to decompose an op rather than on the work done:
+
+* :data:`METADATA_OPS`: views and shape changes (they return an alias), allocation without
+  initialisation, and composite ops that only forward to a child when work is needed
+  (``aten::to`` calls ``aten::_to_copy``; ``aten::contiguous`` calls ``aten::clone``).
+* Ops whose every recorded input is 0-dimensional: wrapping or converting a Python scalar
+  (``aten::mul(t, 0.125)`` converts the scalar with ``to``/``_to_copy``/``copy_`` on 0-d
+  tensors). On a GPU these stay on the CPU and launch nothing.
+
+One exception among annotations: Inductor runs a compiled graph inside a
+``## Call CompiledFxGraph ...`` range; its generated C++ kernel records no ATen op, so the
+range itself is the compute op when nothing inside it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from attnprof.analysis.op_index import OpIndex
+
+__all__ = ["METADATA_OPS", "compute_leaves", "is_structural"]
+
+METADATA_OPS: frozenset[str] = frozenset({
+    # views and aliases
+    "aten::view", "aten::_unsafe_view", "aten::as_strided", "aten::transpose", "aten::t",
+    "aten::expand", "aten::expand_as", "aten::reshape", "aten::_reshape_alias", "aten::permute",
+    "aten::unsqueeze", "aten::squeeze", "aten::unsqueeze_", "aten::squeeze_", "aten::slice",
+    "aten::select", "aten::narrow", "aten::unflatten", "aten::flatten", "aten::view_as",
+    "aten::split", "aten::split_with_sizes", "aten::chunk", "aten::unbind", "aten::movedim",
+    "aten::resolve_conj", "aten::resolve_neg", "aten::detach", "aten::detach_", "aten::alias",
+    "aten::lift_fresh", "aten::real", "aten::as_strided_",
+    # allocation without initialisation
+    "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty",
+    "aten::new_empty_strided", "aten::resize_",
+    # composites that forward to a child when there is work to do
+    "aten::to", "aten::contiguous", "aten::type_as",
+})  # fmt: skip
+
+# Framework bookkeeping around compiled code: it is dispatch overhead, never tensor work.
+_BOOKKEEPING = re.compile(
+    r"^(?:TorchDynamo|Torch-Compiled Region|Pregraph bytecode|AOTDispatcher|CompiledFunction)"
+)
+_COMPILED_GRAPH = re.compile(r"^## Call CompiledFxGraph")
+
+
+def is_structural(ops: OpIndex, i: int) -> bool:
+    """True when op ``i`` does no arithmetic on tensor data (see the module doc)."""
+    name = ops.name_of(i)
+    if name in METADATA_OPS or _BOOKKEEPING.match(name):
+        return True
+    if ops.annotation[i]:
+        return not _COMPILED_GRAPH.match(name)
+    dims = ops.input_dims(i)
+    return bool(dims) and all(_is_scalar(d) for d in dims)
+
+
+def _is_scalar(dims: object) -> bool:
+    # An argument is 0-d (or not a tensor) when its dims list is empty.
+    return isinstance(dims, list) and not dims
+
+
+def compute_leaves(ops: OpIndex, span: range) -> np.ndarray:
+    """Positions in ``span`` of the leaf compute ops, in time order per thread."""
+    if len(span) == 0:
+        return np.empty(0, dtype=np.int64)
+    lo, hi = span.start, span.stop
+    work = np.array([not is_structural(ops, i) for i in span], dtype=bool)
+    has_work_below = np.zeros(hi - lo, dtype=bool)
+    parent = ops.parent
+    # Children come after their parent, so one backward sweep carries "work below" upward.
+    for k in range(hi - lo - 1, -1, -1):
+        p = int(parent[lo + k]) - lo
+        if 0 <= p < hi - lo and (work[k] or has_work_below[k]):
+            has_work_below[p] = True
+    return np.flatnonzero(work & ~has_work_below) + lo

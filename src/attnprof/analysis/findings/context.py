@@ -1,0 +1,95 @@
+"""What a findings rule sees: the analysed report plus the indexed trace behind it.
+
+A rule is a pure function ``rule(ctx: FindingContext) -> list[Finding]``. The report gives
+the region statistics; the views give the ops and device events, for the evidence that the
+statistics summarise away (which op called which, which shapes, which kernels under an op).
+Workload and variant come from the trace's ``attnprof`` metadata when it has one; for a
+foreign trace they are ``None`` and rules fall back to shapes and kernel names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attnprof.analysis.device_events import DeviceEvents
+from attnprof.analysis.op_index import OpIndex
+from attnprof.analysis.region_view import RegionView
+from attnprof.analysis.regions import ATTNPROF_PREFIX
+from attnprof.analysis.report import RegionReport, TraceReport
+from attnprof.workload import Workload
+
+__all__ = ["FindingContext", "bytes_text", "us_text"]
+
+
+@dataclass(frozen=True)
+class FindingContext:
+    """The inputs of every findings rule (see the module doc)."""
+
+    report: TraceReport
+    views: tuple[RegionView, ...]  # same order as report.regions
+    ops: OpIndex
+    devices: DeviceEvents
+    workload: Workload | None = None
+    #: The run record's row for this variant (``attnprof profile``), for warnings/refusals.
+    result: Any = None
+
+    def regions(self) -> Iterator[tuple[RegionReport, RegionView]]:
+        """Each region's report with its view."""
+        return zip(self.report.regions, self.views)
+
+    def variant(self, region: RegionReport) -> str | None:
+        """The attnprof variant a region measured (``attnprof::sdpa-flash`` -> ``sdpa-flash``)."""
+        if region.name.startswith(ATTNPROF_PREFIX):
+            return region.name[len(ATTNPROF_PREFIX):]
+        return None
+
+    def ops_named(self, view: RegionView, names: frozenset[str] | set[str]) -> list[int]:
+        """Positions of the region's ops whose name is in ``names``."""
+        all_names = self.ops.names
+        return [i for i in view.op_positions.tolist() if all_names[i] in names]
+
+    def subtree(self, i: int) -> range:
+        """Op ``i`` and everything it called."""
+        return range(i, int(self.ops.last[i]) + 1)
+
+    def under(self, i: int, pattern: str) -> bool:
+        """Whether op ``i`` runs inside an op whose name contains ``pattern``."""
+        return any(pattern in self.ops.names[j] for j in self.ops.ancestors(i))
+
+    def devices_under(self, i: int) -> np.ndarray:
+        """Device events launched from op ``i`` or any op it called."""
+        op = self.devices.op
+        return np.flatnonzero((op >= i) & (op <= self.ops.last[i]))
+
+    def device_us(self, positions: np.ndarray) -> float:
+        """Summed duration of some device events, µs."""
+        return math.fsum((self.devices.end[positions] - self.devices.start[positions]).tolist())
+
+    def device_names(self, positions: np.ndarray) -> list[str]:
+        """Distinct names of some device events, first-seen order."""
+        strings = self.ops.trace.events.strings
+        return [strings[i] for i in dict.fromkeys(self.devices.name[positions].tolist())]
+
+
+def bytes_text(n: float | None) -> str:
+    """``524288`` -> ``"512.0 KiB"`` (binary units, as allocators count)."""
+    if n is None:
+        return "? bytes"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def us_text(us: float) -> str:
+    """Microseconds, in the unit a person reads them in."""
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    return f"{us:.1f} µs"

@@ -1,0 +1,166 @@
+"""Copies the code does not show: out-of-place ops that clone, and K/V expanded by repeat.
+
+``scores.masked_fill(mask, -inf)`` reads like one step, but ATen implements it as
+``clone`` + ``masked_fill_``: a full extra copy of the scores (an ``aten::copy_`` on CPU, a
+copy kernel or ``Memcpy DtoD`` on CUDA). ``repeat_kv`` in GQA ports
+(``k.repeat_interleave(groups, dim=1)``, or ``expand`` + ``reshape``) writes every shared K/V
+head ``groups`` times. Both are visible only in the op tree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
+from attnprof.analysis.report import Finding
+from attnprof.analysis.tensor_args import tensor_args
+from attnprof.workload import Workload
+
+__all__ = ["detect_hidden_copies", "detect_kv_expansion"]
+
+_COPIES = frozenset({"aten::clone", "aten::copy_"})
+# Ops whose whole job is to copy, or to expand K/V (reported by detect_kv_expansion).
+_NOT_HIDDEN = frozenset({
+    "aten::clone", "aten::copy_", "aten::contiguous", "aten::to", "aten::_to_copy",
+    "aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten",
+})  # fmt: skip
+_REPEATS = frozenset({"aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten"})
+# K/V expansion inside these is the library's own (reported by the SDPA and flex rules).
+_LIBRARY_OWNERS = ("scaled_dot_product", "FlexAttention", "flex_attention")
+
+
+def _copies_in(ctx: FindingContext, i: int) -> list[int]:
+    """The ``copy_`` ops that write real tensors inside op ``i``'s subtree."""
+    names = ctx.ops.names
+    return [j for j in ctx.subtree(i) if names[j] == "aten::copy_" and tensor_args(ctx.ops, j)]
+
+
+def _copied_bytes(ctx: FindingContext, copy_op: int) -> int | None:
+    args = tensor_args(ctx.ops, copy_op)
+    return args[0].nbytes if args else None
+
+
+def detect_hidden_copies(ctx: FindingContext) -> list[Finding]:
+    """Out-of-place ops (``masked_fill``, ``index_put``, ...) implemented as clone + in-place op."""
+    findings = []
+    names = ctx.ops.names
+    for region, view in ctx.regions():
+        hits: dict[str, list[int]] = defaultdict(list)
+        for i in view.op_positions.tolist():
+            name = names[i]
+            if name in _NOT_HIDDEN or not name.startswith("aten::") or name.endswith("_"):
+                continue
+            inner = {names[j] for j in ctx.subtree(i)}
+            if f"{name}_" in inner and inner & _COPIES and _copies_in(ctx, i):
+                hits[name].append(i)
+        for name, positions in hits.items():
+            findings.append(_hidden_copy(ctx, region.name, view.n, name, positions))
+    return findings
+
+
+def _hidden_copy(ctx: FindingContext, region: str, n: int, name: str, positions: list[int]
+                 ) -> Finding:
+    copies = [j for i in positions for j in _copies_in(ctx, i)]
+    size = max((_copied_bytes(ctx, j) or 0 for j in copies), default=0)
+    cpu_us = math.fsum(float(ctx.ops.dur[j]) for j in copies) / n
+    shape = tensor_args(ctx.ops, copies[0])[0]
+    evidence = [
+        f"{name} → aten::clone → aten::copy_ + {name}_: {len(positions) / n:g} per forward, "
+        f"copying {list(shape.dims)} {shape.dtype} ({bytes_text(size)}) each time, "
+        f"{us_text(cpu_us)} of copy per forward"
+    ]
+    kernels = [d for i in positions for d in ctx.devices_under(i).tolist()
+               if any(ctx.devices.op[d] == j for j in copies)]
+    device_us = 0.0
+    if kernels:
+        pos = np.array(kernels)
+        device_us = ctx.device_us(pos) / n
+        evidence.append(f"copy kernel {', '.join(ctx.device_names(pos))}: "
+                        f"{len(kernels) / n:g} per forward, {us_text(device_us)} per forward")
+    return Finding(
+        rule="hidden-copy", severity="warning", region=region,
+        title=f"{name} makes a hidden full copy of its input",
+        evidence=evidence,
+        fix=(f"use the in-place {name.removeprefix('aten::')}_ under torch.no_grad() "
+             "(inference), or let a fused SDPA backend apply the mask inside the kernel "
+             "(is_causal=True or attn_mask)"),
+        data={"op": name, "per_forward": len(positions) / n, "bytes": size,
+              "copy_us_per_forward": cpu_us, "kernel_us_per_forward": device_us or None},
+    )
+
+
+def detect_kv_expansion(ctx: FindingContext) -> list[Finding]:
+    """K/V heads copied ``groups`` times by repeat_interleave / repeat / expand + reshape."""
+    findings = []
+    w = ctx.workload
+    for region, view in ctx.regions():
+        hits = []
+        for i in ctx.ops_named(view, _REPEATS):
+            if any(ctx.under(i, owner) for owner in _LIBRARY_OWNERS):
+                continue
+            if any(ctx.ops.names[j] in _REPEATS for j in ctx.ops.ancestors(i)):
+                continue  # counted at the outermost repeat
+            copies = _copies_in(ctx, i)
+            if copies and _looks_like_kv(ctx, i, copies[0], w):
+                hits.append((i, copies))
+        if hits:
+            findings.append(_kv_finding(ctx, region.name, view.n, hits))
+    return findings
+
+
+def _looks_like_kv(ctx: FindingContext, op: int, copy_op: int, w: Workload | None) -> bool:
+    src = tensor_args(ctx.ops, op)
+    out = tensor_args(ctx.ops, copy_op)
+    if not src or not out:
+        return False
+    d = src[0].dims
+    if w is not None:
+        if w.groups == 1:
+            return False
+        kv = (w.batch, w.num_kv_heads, w.k_len, w.head_dim)
+        grouped = (w.batch, w.num_kv_heads, w.groups, w.k_len, w.head_dim)
+        # repeat_interleave/repeat read (B, Hkv, S, D); expand + reshape reads the expanded
+        # (B, Hkv, groups, S, D) view. Either way the copy holds all query heads' worth.
+        expanded = w.batch * w.heads * w.k_len * w.head_dim
+        return (d == kv or d == grouped) and out[0].numel == expanded
+    # No workload: only the unambiguous form, a repeat of a 4-D (B, H, S, D) tensor that
+    # writes more elements than it reads (a 5-D reshape could be anything in a foreign model).
+    return ctx.ops.names[op] != "aten::reshape" and len(d) == 4 and out[0].numel > src[0].numel
+
+
+def _kv_finding(ctx: FindingContext, region: str, n: int, hits: list[tuple[int, list[int]]]
+                ) -> Finding:
+    names = ctx.ops.names
+    copies = [j for _, cs in hits for j in cs]
+    total = sum(_copied_bytes(ctx, j) or 0 for j in copies)
+    cpu_us = math.fsum(float(ctx.ops.dur[j]) for j in copies) / n
+    first, _ = hits[0]
+    src = tensor_args(ctx.ops, first)[0]
+    out = tensor_args(ctx.ops, hits[0][1][0])[0]
+    evidence = [
+        f"{names[first]} {list(src.dims)} → copy {list(out.dims)} {out.dtype}: "
+        f"{len(hits) / n:g} per forward, {bytes_text(total / n)} written per forward, "
+        f"{us_text(cpu_us)} per forward"
+    ]
+    kernels = [d for i, _ in hits for d in ctx.devices_under(i).tolist()]
+    if kernels:
+        pos = np.array(kernels)
+        evidence.append(f"kernels {', '.join(ctx.device_names(pos))}: "
+                        f"{us_text(ctx.device_us(pos) / n)} per forward")
+    w = ctx.workload
+    if w is not None and w.groups > 1:
+        evidence.append(f"workload has {w.heads} query heads sharing {w.num_kv_heads} K/V heads: "
+                        f"each K/V head is copied {w.groups}×")
+    return Finding(
+        rule="kv-expanded", severity="warning", region=region,
+        title="K/V heads materialised by repeat before attention",
+        evidence=evidence,
+        fix=("pass K/V with their own head count and let attention share them: "
+             "F.scaled_dot_product_attention(..., enable_gqa=True) or "
+             "flex_attention(..., enable_gqa=True)"),
+        data={"ops": sorted({names[i] for i, _ in hits}), "per_forward": len(hits) / n,
+              "bytes_per_forward": total / n, "copy_us_per_forward": cpu_us},
+    )

@@ -1,0 +1,205 @@
+"""The CPU ops of a trace as a nesting forest: who called whom, found by time containment.
+
+torch.profiler writes each ATen op (``cpu_op``) and each ``record_function`` range
+(``user_annotation``) as a complete event with a start and a duration, but not its parent.
+On one thread, op B runs inside op A exactly when B starts before A ends, so sorting a
+thread's events by (start, longest first) and keeping a stack recovers the call tree.
+
+:func:`index_cpu_ops` does that once per trace. Positions in the index are "op ids": ops
+are ordered by (pid, tid, start, -duration), so the subtree of op ``i`` is the contiguous
+range ``i .. last[i]`` and every region, op-tree and launch lookup is a slice or a walk up
+``parent``. Events on other threads never nest into each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from attnprof.trace import EventTable, Trace
+
+__all__ = ["OpIndex", "in_categories", "index_cpu_ops", "named"]
+
+#: Trace categories of CPU-side ranges that form the op tree.
+OP_CATEGORIES = ("cpu_op", "user_annotation")
+
+_json = msgspec.json.Decoder()
+
+
+@dataclass(frozen=True)
+class OpIndex:
+    """CPU ops sorted by (pid, tid, start, -duration), with their nesting.
+
+    Every array has one entry per op; ``row`` is the op's row in the trace's event table.
+    ``parent`` is -1 for a thread's top-level ops; ``last[i]`` is the position of the last
+    op in ``i``'s subtree (``i`` itself for a leaf).
+    """
+
+    trace: Trace
+    row: np.ndarray
+    pid: np.ndarray
+    tid: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    name: np.ndarray  # string ids
+    annotation: np.ndarray  # bool: a user_annotation, not an ATen op
+    parent: np.ndarray
+    last: np.ndarray
+    threads: dict[tuple[int, int], tuple[int, int]]  # (pid, tid) -> [lo, hi) positions
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    @property
+    def dur(self) -> np.ndarray:
+        """Duration of every op, µs."""
+        return self.end - self.start
+
+    def name_of(self, i: int) -> str:
+        """The op's name."""
+        return self.trace.events.strings[int(self.name[i])]
+
+    @cached_property
+    def names(self) -> list[str]:
+        """Every op's name, by position (for rules that scan many ops)."""
+        strings = self.trace.events.strings
+        return [strings[i] for i in self.name.tolist()]
+
+    @cached_property
+    def self_us(self) -> np.ndarray:
+        """Each op's duration minus its direct children's (never negative)."""
+        child = np.zeros(len(self), dtype=np.float64)
+        has = self.parent >= 0
+        np.add.at(child, self.parent[has], self.dur[has])
+        return np.maximum(self.dur - child, 0.0)
+
+    def ancestors(self, i: int, stop: int = -1) -> Iterator[int]:
+        """Parents of op ``i``, innermost first, up to (not including) ``stop``."""
+        j = int(self.parent[i])
+        while j >= 0 and j != stop:
+            yield j
+            j = int(self.parent[j])
+
+    def children(self, i: int) -> Iterator[int]:
+        """Direct children of op ``i``, in time order."""
+        j = i + 1
+        while j <= self.last[i]:
+            yield j
+            j = int(self.last[j]) + 1
+
+    def enclosing(self, pid: int, tid: int, ts: float) -> int:
+        """The innermost op on thread (pid, tid) whose time range holds ``ts``, else -1."""
+        bounds = self.threads.get((pid, tid))
+        if bounds is None:
+            return -1
+        lo, hi = bounds
+        j = lo + int(np.searchsorted(self.start[lo:hi], ts, side="right")) - 1
+        # The ops holding ts form a chain that ends at or above the last op starting before it.
+        while j >= lo and self.end[j] < ts:
+            j = int(self.parent[j])
+        return j if j >= lo else -1
+
+    def input_dims(self, i: int) -> list[Any] | None:
+        """The op's ``Input Dims`` (a list per argument), or None when not recorded."""
+        return self._parsed(int(self.trace.events.input_dims[self.row[i]]))
+
+    def input_types(self, i: int) -> list[Any] | None:
+        """The op's ``Input type`` strings, or None when not recorded."""
+        return self._parsed(int(self.trace.events.input_types[self.row[i]]))
+
+    def _parsed(self, sid: int) -> list[Any] | None:
+        if sid < 0:
+            return None
+        cache = self._json_cache
+        if sid not in cache:
+            try:
+                value = _json.decode(self.trace.events.strings[sid])
+            except msgspec.DecodeError:
+                value = None
+            cache[sid] = value if isinstance(value, list) else None
+        return cache[sid]
+
+    @cached_property
+    def _json_cache(self) -> dict[int, list[Any] | None]:
+        return {}
+
+    @cached_property
+    def external_ids(self) -> dict[int, int]:
+        """``External id`` -> op position (the outermost op carrying it)."""
+        ext = self.trace.events.external_id[self.row]
+        out: dict[int, int] = {}
+        for pos in np.flatnonzero(ext >= 0).tolist():
+            out.setdefault(int(ext[pos]), pos)
+        return out
+
+
+def in_categories(events: EventTable, *categories: str) -> np.ndarray:
+    """Rows whose category is one of ``categories``; a category the trace lacks matches none.
+
+    (``EventTable.mask_cat`` maps an absent category to id -1, which would match every
+    event without a category.)
+    """
+    ids = [i for i in (events.strings.id_of(c) for c in categories) if i >= 0]
+    return np.isin(events.cat, ids)
+
+
+def named(events: EventTable, name: str) -> np.ndarray:
+    """Rows called exactly ``name`` (none when the trace never uses the name)."""
+    sid = events.strings.id_of(name)
+    return events.name == sid if sid >= 0 else np.zeros(len(events), dtype=bool)
+
+
+def index_cpu_ops(trace: Trace) -> OpIndex:
+    """Sort the trace's CPU ops and annotations per thread and recover their nesting."""
+    t = trace.events
+    with np.errstate(invalid="ignore"):
+        keep = (
+            t.mask_ph("X") & in_categories(t, *OP_CATEGORIES) & np.isfinite(t.ts)
+            & np.isfinite(t.dur) & (t.dur >= 0)
+        )
+    rows = np.flatnonzero(keep)
+    pid, tid, ts, dur = t.pid[rows], t.tid[rows], t.ts[rows], t.dur[rows]
+    order = np.lexsort((-dur, ts, tid, pid))
+    rows, pid, tid, ts, dur = rows[order], pid[order], tid[order], ts[order], dur[order]
+    end = ts + dur
+    parent, last, threads = _nest(pid, tid, ts, end)
+    annotation = in_categories(t, "user_annotation")[rows]
+    return OpIndex(trace=trace, row=rows, pid=pid, tid=tid, start=ts, end=end, name=t.name[rows],
+                   annotation=annotation, parent=parent, last=last, threads=threads)
+
+
+def _nest(pid: np.ndarray, tid: np.ndarray, start: np.ndarray, end: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, dict[tuple[int, int], tuple[int, int]]]:
+    n = len(start)
+    parent = np.full(n, -1, dtype=np.int64)
+    last = np.arange(n, dtype=np.int64)
+    threads: dict[tuple[int, int], tuple[int, int]] = {}
+    if n == 0:
+        return parent, last, threads
+    cut = np.flatnonzero((pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1])) + 1
+    bounds = np.r_[0, cut, n].tolist()
+    s_list, e_list = start.tolist(), end.tolist()
+    par = [-1] * n
+    lst = list(range(n))
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        threads[(int(pid[lo]), int(tid[lo]))] = (lo, hi)
+        stack: list[int] = []
+        for i in range(lo, hi):
+            s = s_list[i]
+            # An op that starts at or after the top's end is not inside it. (One that starts
+            # inside but ends after, which a well-formed trace never has, counts as nested.)
+            while stack and s >= e_list[stack[-1]]:
+                lst[stack.pop()] = i - 1
+            if stack:
+                par[i] = stack[-1]
+            stack.append(i)
+        for j in stack:
+            lst[j] = hi - 1
+    parent[:] = par
+    last[:] = lst
+    return parent, last, threads

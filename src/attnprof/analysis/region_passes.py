@@ -1,0 +1,111 @@
+"""The region passes, in order, and the report they build for one region.
+
+Every pass has one signature, ``pass(view, fields) -> new fields``: it reads the
+:class:`~attnprof.analysis.region_view.RegionView` (the indexed ops and device events of one
+region) and the fields earlier passes produced, and returns the
+:class:`~attnprof.analysis.report.RegionReport` fields it computes. :data:`REGION_PASSES`
+applies them in order; a later pass may read an earlier one's fields (the verdict reads the
+CPU and device times), never the reverse.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from attnprof.analysis.device_events import RUNTIME_CATEGORIES
+from attnprof.analysis.device_time import judge_boundness, measure_device_time
+from attnprof.analysis.kernel_stats import summarize_kernels
+from attnprof.analysis.memory import measure_memory
+from attnprof.analysis.op_index import OpIndex, in_categories
+from attnprof.analysis.op_stats import summarize_ops
+from attnprof.analysis.region_view import RegionView
+from attnprof.analysis.report import RegionReport
+from attnprof.analysis.sdpa_backend import sdpa_backend
+
+__all__ = ["REGION_PASSES", "RegionPass", "build_region_report", "measure_cpu_time"]
+
+RegionPass = Callable[[RegionView, Mapping[str, Any]], dict[str, Any]]
+
+# Runtime calls in which the CPU waits for the device: time in them is not dispatch.
+_SYNC = re.compile(r"Synchronize|^cudaMemcpy$|^hipMemcpy$")
+
+
+def measure_cpu_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields ``name``, ``instances`` and ``cpu_us_per_forward`` (dispatch, waits excluded).
+
+    An annotated instance's CPU time is its duration; for the whole trace, which has no
+    annotation, it is the time the busiest thread spent inside outermost ATen ops. Time
+    spent waiting in a synchronizing runtime call on that thread is subtracted.
+    """
+    ops = view.ops
+    t = ops.trace.events
+    sync = np.flatnonzero(in_categories(t, *RUNTIME_CATEGORIES) & t.mask_name(_SYNC)
+                          & np.isfinite(t.dur))
+    per: list[float] = []
+    for inst in view.instances:
+        pid, tid, spent = inst.pid, inst.tid, inst.dur
+        if inst.op < 0:
+            pid, tid, spent = _busiest_thread(view)
+        waits = sync[(t.pid[sync] == pid) & (t.tid[sync] == tid)
+                     & (t.ts[sync] >= inst.start) & (t.ts[sync] <= inst.end)]
+        per.append(max(spent - math.fsum(t.dur[waits].tolist()), 0.0))
+    return {"name": view.name, "instances": view.n,
+            "cpu_us_per_forward": math.fsum(per) / view.n if view.n else 0.0}
+
+
+def _busiest_thread(view: RegionView) -> tuple[int, int, float]:
+    """The thread that spent most time in ATen ops, and that time (outermost ops only).
+
+    Annotations are left out: a ``record_function`` range may span sleeps and waits, an ATen
+    op is work the CPU did.
+    """
+    ops = view.ops
+    outer = _outermost_cpu_ops(ops)
+    best = (-1, -1, 0.0)
+    for (pid, tid), (lo, hi) in ops.threads.items():
+        mine = np.flatnonzero(outer[lo:hi]) + lo
+        spent = math.fsum((ops.end[mine] - ops.start[mine]).tolist())
+        if spent > best[2]:
+            best = (pid, tid, spent)
+    return best
+
+
+def _outermost_cpu_ops(ops: OpIndex) -> np.ndarray:
+    """True for ATen ops not called by another ATen op (annotations in between don't count)."""
+    inside = np.zeros(len(ops), dtype=bool)  # has an ATen op among its ancestors
+    ann, parent = ops.annotation.tolist(), ops.parent.tolist()
+    for i, p in enumerate(parent):  # parents come before their children
+        if p >= 0:
+            inside[i] = inside[p] or not ann[p]
+    return ~inside & ~ops.annotation
+
+
+def identify_sdpa_backend(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Field ``sdpa_backend``: the SDPA backend whose op ran in the region, if any."""
+    return {"sdpa_backend": sdpa_backend(view.op_names)}
+
+
+#: Applied in this order by :func:`build_region_report`.
+REGION_PASSES: tuple[RegionPass, ...] = (
+    measure_cpu_time,
+    summarize_kernels,
+    summarize_ops,
+    measure_device_time,
+    measure_memory,
+    identify_sdpa_backend,
+    judge_boundness,
+)
+
+
+def build_region_report(view: RegionView, passes: tuple[RegionPass, ...] = REGION_PASSES
+                        ) -> RegionReport:
+    """Run ``passes`` over one region and assemble its report."""
+    fields: dict[str, Any] = {}
+    for p in passes:
+        fields = {**fields, **p(view, fields)}
+    return RegionReport(**fields)

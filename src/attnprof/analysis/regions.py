@@ -1,0 +1,83 @@
+"""Regions: the repeated stretches of a trace that statistics are taken "per" of.
+
+A region is a name; each time the code passed through it is an *instance*. attnprof's own
+captures wrap every step in ``record_function("attnprof::<variant>")``, so each instance of
+an ``attnprof::*`` annotation is one forward. Foreign traces made with a profiler schedule
+have ``ProfilerStep#N`` annotations instead, one per step; those become instances of the
+region ``ProfilerStep``. A trace with neither is one region, ``whole trace``, with a single
+instance spanning every CPU op. Only CPU ``user_annotation`` events count: the
+``gpu_user_annotation`` copies on the device timeline would count every step twice.
+
+An instance is a time window opened by one thread; what other threads do inside that window
+belongs to it too (the autograd engine runs backward on its own thread on CUDA).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnprof.analysis.op_index import OpIndex
+
+__all__ = ["ATTNPROF_PREFIX", "PROFILER_STEP", "WHOLE_TRACE", "Instance", "Region", "find_regions"]
+
+ATTNPROF_PREFIX = "attnprof::"
+PROFILER_STEP = "ProfilerStep"
+WHOLE_TRACE = "whole trace"
+_STEP = re.compile(r"^ProfilerStep#\d+$")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One pass through a region: the annotation op (``op`` -1 for the whole trace)."""
+
+    op: int  # position in the OpIndex, -1 for the whole-trace instance
+    pid: int | None
+    tid: int | None
+    start: float
+    end: float
+
+    @property
+    def dur(self) -> float:
+        """CPU duration, µs."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Region:
+    """A region name and its instances, in time order."""
+
+    name: str
+    instances: tuple[Instance, ...]
+
+
+def find_regions(ops: OpIndex) -> list[Region]:
+    """The regions: ``attnprof::*`` annotations, else profiler steps, else the whole trace."""
+    strings = ops.trace.events.strings
+    names = [strings[i] for i in ops.name.tolist()]
+    ann = ops.annotation.tolist()
+    ours = [i for i, (n, a) in enumerate(zip(names, ann)) if a and n.startswith(ATTNPROF_PREFIX)]
+    if ours:
+        groups: dict[str, list[int]] = {}
+        for i in ours:
+            groups.setdefault(names[i], []).append(i)
+        return [Region(name, _instances(ops, pos)) for name, pos in groups.items()]
+    steps = [i for i, (n, a) in enumerate(zip(names, ann)) if a and _STEP.match(n)]
+    if steps:
+        return [Region(PROFILER_STEP, _instances(ops, steps))]
+    if len(ops) == 0:
+        return []
+    whole = Instance(op=-1, pid=None, tid=None, start=float(np.min(ops.start)),
+                     end=float(np.max(ops.end)))
+    return [Region(WHOLE_TRACE, (whole,))]
+
+
+def _instances(ops: OpIndex, positions: list[int]) -> tuple[Instance, ...]:
+    found = [
+        Instance(op=i, pid=int(ops.pid[i]), tid=int(ops.tid[i]), start=float(ops.start[i]),
+                 end=float(ops.end[i]))
+        for i in positions
+    ]
+    return tuple(sorted(found, key=lambda x: x.start))
