@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from attnprof.analysis.report import TraceReport
 from attnprof.atomic import write_atomic
 from attnprof.errors import UsageError
 from attnprof.workload import Workload
@@ -67,6 +68,8 @@ class VariantResult(msgspec.Struct, kw_only=True):
     notes: list[str] = msgspec.field(default_factory=list)
     warnings: list[str] = msgspec.field(default_factory=list)
     trace: str | None = None
+    #: The analysis of ``trace`` (``attnprof profile``), when one was made.
+    analysis: TraceReport | None = None
 
 
 class Environment(msgspec.Struct, kw_only=True):

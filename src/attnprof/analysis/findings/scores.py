@@ -60,17 +60,19 @@ def _with_workload(ctx: FindingContext, region: RegionReport, view: RegionView
     evidence: list[str] = []
     size = 0
     names = ctx.ops.names
-    seen: set[str] = set()
+    readers: dict[TensorArg, list[str]] = {}
     # Only ops that read nothing but scores: a q or k of shape (.., S, D) with D == S would
     # look the same to a matmul.
     for i in ctx.ops_named(view, _SCORE_READERS):
         for arg in tensor_args(ctx.ops, i)[:1]:
             if len(arg.dims) >= 3 and arg.dims[-2:] == (q, k) and arg.numel >= scores:
                 size = max(size, arg.nbytes or 0)
-                if names[i] not in seen and len(seen) < 4:
-                    seen.add(names[i])
-                    evidence.append(f"{names[i]} reads {list(arg.dims)} {arg.dtype} "
-                                    f"({bytes_text(arg.nbytes)}) = B·H·Sq·Sk")
+                seen = readers.setdefault(arg, [])
+                if names[i] not in seen:
+                    seen.append(names[i])
+    for arg, by in readers.items():
+        evidence.append(f"{list(arg.dims)} {arg.dtype} scores ({bytes_text(arg.nbytes)}, "
+                        f"B·H·Sq·Sk) read by {', '.join(by)}")
     alloc = region.largest_allocation_bytes
     # With head_dim >= Sk a q/k/v-sized buffer is as large as the scores: then the
     # allocation alone proves nothing.

@@ -1,0 +1,81 @@
+"""``attnprof profile VARIANT...``: measure, capture a trace of, and explain each variant.
+
+The comparison runner measures every variant and writes one torch.profiler trace per
+variant (``--out``); each trace is then analysed like ``attnprof analyze`` would, with the
+workload and the variant's captured warnings as extra evidence. ``--json`` writes the run
+record with each variant's analysis embedded (``VariantResult.analysis``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from attnprof.cli.parser import csv_list
+from attnprof.cli.workload_args import add_workload_arguments
+
+NAME = "profile"
+DEFAULT_OUT = "attnprof-traces"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="measure, trace and explain attention variants",
+                       description="Measure each variant, capture a torch.profiler trace of it "
+                                   "and explain the trace: kernels per forward, op tree, time, "
+                                   "memory and findings.")
+    p.add_argument("variants", nargs="+", type=csv_list, metavar="VARIANT",
+                   help="variant names (or path/to/file.py:callable); see "
+                        "'attnprof compare --list-variants'")
+    add_workload_arguments(p)
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                   help=f"folder for the traces (default {DEFAULT_OUT})")
+    p.add_argument("--steps", type=int, default=3, metavar="N",
+                   help="profiled steps (forwards) per trace (default 3)")
+    p.add_argument("--json", metavar="PATH",
+                   help="write the run record, with each variant's analysis, to PATH")
+    p.add_argument("--min-time", type=float, default=None, metavar="S",
+                   help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
+    p.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    p.add_argument("--top", type=int, default=15, metavar="N", help="rows per table (default 15)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attnprof.cli.compare_cmd import run_comparison
+    from attnprof.errors import UsageError
+    from attnprof.render.terminal import make_console, render_compare
+    from attnprof.render.trace_report import render_trace_report
+
+    if args.top <= 0:
+        raise UsageError(f"--top must be a positive integer, got {args.top}")
+    if args.steps <= 0:
+        raise UsageError(f"--steps must be a positive integer, got {args.steps}")
+    # The comparison's own flags, so its validation and progress display are reused as is.
+    args.variants = [name for group in args.variants for name in group]
+    args.trace, args.trace_steps = args.out, args.steps
+    console = make_console()
+    record = run_comparison(args, console)
+    analyse_record(record)
+    if args.json:
+        record.save(args.json)
+    render_compare(record, console)
+    for row in record.results:
+        if row.analysis is not None:
+            console.rule(f"[bold]{row.variant}[/bold]")
+            render_trace_report(row.analysis, console, top=args.top)
+        elif row.status != "ok":
+            console.print(f"[yellow]{row.variant}: {row.status}[/yellow] — {row.reason}")
+    if args.json:
+        console.print(f"[dim]record written to {args.json}[/dim]")
+    return 0
+
+
+def analyse_record(record: Any) -> None:
+    """Analyse every trace the run wrote and attach the report to its variant's row."""
+    from attnprof.analysis.analyze import analyze_trace
+    from attnprof.trace import load_trace
+
+    workload = record.workload_spec()
+    for row in record.results:
+        if row.trace:
+            row.analysis = analyze_trace(load_trace(row.trace), result=row, workload=workload)

@@ -1,0 +1,206 @@
+"""Terminal rendering of a :class:`~attnprof.analysis.report.TraceReport` with rich.
+
+Formats only: every number shown is a field of the report. Long lists are cut to the
+``top`` rows a reader can take in (kernels in run order when they fit, else the largest by
+time, which the caption says), and each cut says how many rows it left out.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
+from attnprof.render.terminal import fmt_bytes
+
+__all__ = ["fmt_us", "render_trace_report"]
+
+_SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+_VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "cyan",
+                  "unknown": "dim"}
+
+
+def fmt_us(value: float | None) -> str:
+    """Microseconds with a unit that keeps 3-4 significant digits."""
+    if value is None:
+        return "—"
+    if value >= 1e6:
+        return f"{value / 1e6:.2f} s"
+    if value >= 1e3:
+        return f"{value / 1e3:.2f} ms"
+    return f"{value:.1f} µs"
+
+
+def _count(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.2f}"
+
+
+def render_trace_report(report: TraceReport, console: Console, top: int = 15) -> None:
+    """Print a report: header, each region's tables, top kernels, then the findings."""
+    console.print(_header(report))
+    for region in report.regions:
+        _render_region(region, report, console, top)
+    _render_breakdown(report, console, top)
+    _render_findings(report.findings, console)
+
+
+def _header(report: TraceReport) -> Text:
+    text = Text(f"trace {report.source}", style="bold")
+    where = report.device + (f" ({', '.join(report.device_names)})" if report.device_names else "")
+    parts = [where, f"{report.events} events"]
+    if report.rank is not None:
+        parts.append(f"rank {report.rank}"
+                     + (f" of {report.world_size}" if report.world_size is not None else ""))
+    meta = report.attnprof or {}
+    if meta.get("variant"):
+        parts.append(f"variant {meta['variant']}")
+    text.append("\n" + " · ".join(parts), style="dim")
+    return text
+
+
+def _render_region(region: RegionReport, report: TraceReport, console: Console, top: int) -> None:
+    unit = "kernels" if region.kernel_source == "kernels" else "leaf compute ops"
+    title = Text(f"\n{region.name}", style="bold")
+    title.append(f" — {region.instances} forward{'s' if region.instances != 1 else ''}, "
+                 f"{_count(region.kernels_per_forward)} {unit} per forward, ")
+    title.append(region.verdict, style=_VERDICT_STYLE.get(region.verdict, ""))
+    console.print(title)
+    _kernel_table(region, console, top, unit)
+    _time_table(region, console)
+    _op_table(region, console, top)
+    extras = []
+    if region.sdpa_backend:
+        extras.append(f"SDPA backend: {region.sdpa_backend}")
+    if region.peak_memory_bytes is not None:
+        extras.append(f"peak memory per forward ({region.memory_device}): "
+                      f"{fmt_bytes(region.peak_memory_bytes)}")
+    if region.largest_allocation_bytes is not None:
+        extras.append(f"largest allocation {fmt_bytes(region.largest_allocation_bytes)}"
+                      f" by {region.largest_allocation_op or '?'}")
+    if region.launch_apis:
+        extras.append("launch APIs: " + ", ".join(f"{k} ×{v}" for k, v in region.launch_apis.items()))
+    for line in extras:
+        console.print(f"  {line}")
+
+
+def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -> None:
+    if not region.kernels:
+        console.print(f"  [dim]no {unit} in this region[/dim]")
+        return
+    rows = region.kernels
+    caption = "in the order they first ran"
+    if len(rows) > top:
+        rows = sorted(rows, key=lambda k: -k.total_us)[:top]
+        caption = f"top {top} of {len(region.kernels)} by time"
+    on_device = region.kernel_source == "kernels"
+    table = Table(title=f"{unit} per forward ({caption})", title_justify="left")
+    table.add_column("kernel" if on_device else "op", overflow="fold", ratio=2)
+    table.add_column("per fwd", justify="right")
+    table.add_column("mean", justify="right", no_wrap=True)
+    table.add_column("share", justify="right")
+    table.add_column("launched by", overflow="fold", ratio=1)
+    if on_device:
+        table.add_column("launch", overflow="fold", ratio=1)
+    for k in rows:
+        cells = [_kernel_label(k) if on_device else Text(k.name), _count(k.per_forward), fmt_us(k.mean_us), f"{k.share:.0%}",
+                 k.call_path or k.launched_by or "—"]
+        if on_device:
+            cells.append(_launch_text(k))
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _kernel_label(k: KernelStat) -> Text:
+    text = Text(k.short)
+    if k.short != k.name:
+        text.append(f"\n{k.name if len(k.name) <= 60 else k.name[:59] + '…'}", style="dim")
+    return text
+
+
+def _launch_text(k: KernelStat) -> Text:
+    parts = []
+    if k.launch_api:
+        parts.append(k.launch_api)
+    if k.grid is not None and k.block is not None:
+        parts.append(f"grid {'x'.join(map(str, k.grid))} block {'x'.join(map(str, k.block))}")
+    if k.registers_per_thread is not None:
+        parts.append(f"{k.registers_per_thread} regs")
+    if k.shared_memory is not None:
+        parts.append(f"{fmt_bytes(k.shared_memory)} smem")
+    if k.occupancy is not None:
+        parts.append(f"occupancy {k.occupancy:g}%")
+    text = Text(", ".join(parts) or "—")
+    if k.note:
+        text.append(f"\n{k.note}", style="yellow")
+    return text
+
+
+def _time_table(region: RegionReport, console: Console) -> None:
+    table = Table(title="time per forward", title_justify="left", show_header=True)
+    table.add_column("CPU dispatch", justify="right")
+    table.add_column("device busy", justify="right")
+    for name in region.categories_us:
+        table.add_column(name, justify="right")
+    table.add_column("verdict")
+    table.add_row(fmt_us(region.cpu_us_per_forward), fmt_us(region.device_us_per_forward),
+                  *(fmt_us(v) for v in region.categories_us.values()),
+                  Text(region.verdict, style=_VERDICT_STYLE.get(region.verdict, "")))
+    console.print(table)
+    if region.gaps:
+        console.print("  largest idle gaps: " + "; ".join(
+            f"{fmt_us(g.dur_us)} after {g.after or 'the step start'}" for g in region.gaps))
+
+
+def _op_table(region: RegionReport, console: Console, top: int) -> None:
+    if not region.ops:
+        return
+    table = Table(title=f"top ops by self time ({min(top, len(region.ops))} of "
+                        f"{len(region.ops)})", title_justify="left")
+    table.add_column("op", overflow="fold", ratio=2)
+    table.add_column("per fwd", justify="right")
+    table.add_column("self / fwd", justify="right")
+    table.add_column("total / fwd", justify="right")
+    n = region.instances or 1
+    for o in region.ops[:top]:
+        table.add_row(o.name, _count(o.per_forward), fmt_us(o.self_us / n), fmt_us(o.total_us / n))
+    console.print(table)
+
+
+def _render_breakdown(report: TraceReport, console: Console, top: int) -> None:
+    b = report.breakdown
+    if b.count == 0:
+        return
+    table = Table(title=f"\ntop device kernels, whole trace ({b.count} events, "
+                        f"{fmt_us(b.total_us)} summed)", title_justify="left")
+    table.add_column("kernel", overflow="fold", ratio=2)
+    table.add_column("category")
+    table.add_column("count", justify="right")
+    table.add_column("total", justify="right")
+    table.add_column("mean", justify="right")
+    table.add_column("share", justify="right")
+    for k in b.kernels[:top]:
+        table.add_row(k.short, k.category, str(k.count), fmt_us(k.total_us), fmt_us(k.mean_us),
+                      f"{k.share:.1%}")
+    console.print(table)
+    console.print("  by category: " + ", ".join(
+        f"{c.category} {fmt_us(c.total_us)} ({c.share:.0%})" for c in b.categories if c.count))
+    if report.unassigned_device_events:
+        console.print(f"  [dim]{report.unassigned_device_events} device events "
+                      f"({fmt_us(report.unassigned_device_us)}) were launched outside every "
+                      "region or before the trace started[/dim]")
+
+
+def _render_findings(findings: list[Finding], console: Console) -> None:
+    if not findings:
+        console.print("\n[green]no findings[/green]")
+        return
+    console.print(f"\n[bold]findings ({len(findings)})[/bold]")
+    for f in findings:
+        head = Text(f"[{f.severity}] ", style=_SEVERITY_STYLE.get(f.severity, ""))
+        head.append(f.title, style="bold")
+        head.append(f"  ({f.rule}{', ' + f.region if f.region else ''})", style="dim")
+        console.print(head)
+        for line in f.evidence:
+            console.print(Text(f"    • {line}"))
+        console.print(Text(f"    fix: {f.fix}", style="green"))
