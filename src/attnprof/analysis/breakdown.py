@@ -1,0 +1,156 @@
+"""Where device time goes: per kernel name, and per kind of device work.
+
+:func:`kernel_breakdown` is a pure pass over a loaded :class:`~attnprof.trace.Trace`. It
+counts every complete (``"X"``) device activity: kernels (``cat`` "kernel"), copies
+("gpu_memcpy") and sets ("gpu_memset"); the capitalised categories of older traces
+("Kernel", "Memcpy", "Memset") count the same. Kernels split into *compute* and
+*communication*, the latter being NCCL/RCCL collectives as
+:func:`~attnprof.analysis.kernel_names.decode_kernel_name` classifies them.
+
+Times are sums of event durations in µs, not wall time: kernels that overlap on different
+streams are each counted in full, so shares are "share of summed device time". Sums are
+exactly rounded (:func:`math.fsum`), so they do not depend on event order. A trace without
+device events (a CPU-only capture) gives an empty breakdown, not an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+
+from attnprof.analysis.kernel_names import decode_kernel_name
+from attnprof.trace import Trace
+
+__all__ = [
+    "CATEGORIES",
+    "Category",
+    "CategoryTotal",
+    "KernelBreakdown",
+    "KernelStats",
+    "kernel_breakdown",
+]
+
+Category = Literal["compute", "communication", "memcpy", "memset"]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+
+# Trace categories of device activity, by what they are. Kernels are split by name later.
+_TRACE_CATEGORIES: dict[str, Category] = {
+    "kernel": "compute",
+    "Kernel": "compute",
+    "gpu_memcpy": "memcpy",
+    "Memcpy": "memcpy",
+    "gpu_memset": "memset",
+    "Memset": "memset",
+}
+
+
+@dataclass(frozen=True)
+class KernelStats:
+    """One device kernel (or copy/set) name: how often it ran and for how long, in µs."""
+
+    name: str
+    category: Category
+    count: int
+    total_us: float
+    mean_us: float
+    min_us: float
+    max_us: float
+    share: float  # of the breakdown's total_us, 0..1
+
+
+@dataclass(frozen=True)
+class CategoryTotal:
+    """All device events of one category."""
+
+    category: Category
+    count: int
+    total_us: float
+    share: float  # of the breakdown's total_us, 0..1
+
+
+@dataclass(frozen=True)
+class KernelBreakdown:
+    """Per-name stats (largest total first) and per-category totals (in CATEGORIES order)."""
+
+    kernels: tuple[KernelStats, ...]
+    categories: tuple[CategoryTotal, ...]
+    count: int
+    total_us: float
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the trace has no device events (e.g. a CPU-only capture)."""
+        return self.count == 0
+
+    def category(self, name: Category) -> CategoryTotal:
+        """The total for one category."""
+        return next(c for c in self.categories if c.category == name)
+
+
+def kernel_breakdown(trace: Trace) -> KernelBreakdown:
+    """Count device kernels, copies and sets by name and by category; see the module doc."""
+    t = trace.events
+    code_of = {t.strings.id_of(c): CATEGORIES.index(k) for c, k in _TRACE_CATEGORIES.items()}
+    code_of.pop(-1, None)
+    dur = t.dur
+    keep = t.mask_ph("X") & np.isin(t.cat, list(code_of)) & np.isfinite(dur)
+    names, cats, durs = t.name[keep], t.cat[keep], dur[keep]
+    codes = np.zeros(len(names), dtype=np.int64)
+    for cat_id, code in code_of.items():
+        codes[cats == cat_id] = code
+    # Communication is a kind of kernel told apart by its name.
+    kernel_ids = np.unique(names[codes == 0]).tolist()
+    comm_ids = [i for i in kernel_ids if decode_kernel_name(t.strings[i]).family == "nccl"]
+    codes[(codes == 0) & np.isin(names, comm_ids)] = CATEGORIES.index("communication")
+
+    total = math.fsum(durs.tolist())
+    kernels = _per_name(names, codes, durs, total, t.strings.__getitem__)
+    categories = tuple(
+        CategoryTotal(
+            category=cat,
+            count=int((codes == i).sum()),
+            total_us=(s := math.fsum(durs[codes == i].tolist())),
+            share=s / total if total > 0 else 0.0,
+        )
+        for i, cat in enumerate(CATEGORIES)
+    )
+    return KernelBreakdown(kernels=kernels, categories=categories, count=len(durs), total_us=total)
+
+
+def _per_name(
+    names: np.ndarray, codes: np.ndarray, durs: np.ndarray, total: float, text: Callable[[int], str]
+) -> tuple[KernelStats, ...]:
+    if len(names) == 0:
+        return ()
+    # Group by (category, name): sort once, then reduce each contiguous run.
+    key = codes * (int(names.max()) + 1) + names
+    order = np.argsort(key, kind="stable")
+    key, d = key[order], durs[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    ends = np.r_[starts[1:], len(key)]
+    mins = np.minimum.reduceat(d, starts)
+    maxs = np.maximum.reduceat(d, starts)
+    rows = []
+    for s, e, lo, hi in zip(
+        starts.tolist(), ends.tolist(), mins.tolist(), maxs.tolist(), strict=True
+    ):
+        run = order[s]
+        sum_us = math.fsum(d[s:e].tolist())
+        rows.append(
+            KernelStats(
+                name=text(int(names[run])),
+                category=CATEGORIES[int(codes[run])],
+                count=e - s,
+                total_us=sum_us,
+                mean_us=sum_us / (e - s),
+                min_us=lo,
+                max_us=hi,
+                share=sum_us / total if total > 0 else 0.0,
+            )
+        )
+    rows.sort(key=lambda k: (-k.total_us, k.name))
+    return tuple(rows)

@@ -1,0 +1,334 @@
+"""Turn decoded event batches into the columns of one :class:`EventTable`.
+
+The loader feeds batches in file order; :class:`TableBuilder` converts each to small numpy
+arrays at once (so the decoded Python objects of a batch can be freed) and concatenates the
+pieces at the end. Everything it assigns is independent of how the file was cut into
+batches, so any ``chunk_bytes`` gives an identical table:
+
+* string ids are renumbered in sorted string order at the end;
+* string pids/tids get negative ids in order of first appearance (pid before tid);
+* the timestamp origin is the first finite ``ts`` in the file, shifted at the end to the
+  floor of the earliest one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from attnprof.trace.columns import (
+    Column,
+    as_float,
+    char_code,
+    dims,
+    exact_ts,
+    float_column,
+    i64,
+    id_column,
+    int_column,
+    ints_minus,
+    narrow,
+)
+from attnprof.trace.schema import NO_RAW, Args, Event
+from attnprof.trace.table import (
+    ROW_COLUMNS,
+    EventTable,
+    KernelLaunches,
+    MemoryRecords,
+    StringTable,
+)
+
+__all__ = ["TableBuilder"]
+
+_NO_ARGS = Args()
+# Beyond 2**40 µs (~13 days) a float64 µs value is coarser than ~0.1 ns, so such timestamps
+# are taken relative to the origin before rounding: as ints, or from the raw text.
+_EXACT_TS_ABOVE = float(2**40)
+_NS_FROM_FLOAT_BELOW = float(2**43)
+_STRING_COLUMNS = ("cat", "name", "input_dims", "input_types")
+
+
+class TableBuilder:
+    """Accumulates event batches; :meth:`finish` returns the table and its ts origin."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {"": -1}
+        self._raw_ids: dict[bytes, int] = {b"": -1}
+        self._strs: list[str] = []
+        self._labels: dict[str, int] = {}
+        self._char_ids: dict[str, int] = {}
+        self._char_lut: list[bytes] = []
+        self._launch_ids: dict[tuple[Any, ...], int] = {}
+        self._cols = {c: Column(_EMPTY_DTYPES.get(c, np.int8)) for c in ROW_COLUMNS}
+        # MemoryRecords columns, one array per batch: bytes, total_allocated, addr, device_type.
+        self._mem = tuple(Column(d) for d in (np.float64, np.float64, np.int64, np.int8))
+        self._origin: int | None = None
+        self.n_no_phase = 0  # entries without "ph": not trace events, dropped
+        self.process_names: dict[int, str] = {}
+        self.process_labels: dict[int, str] = {}
+        self.process_sort_index: dict[int, int] = {}
+        self.thread_names: dict[tuple[int, int], str] = {}
+        self.thread_sort_index: dict[tuple[int, int], int] = {}
+
+    # ---- per batch -------------------------------------------------------------------
+    def add(self, events: list[Event], raw_ts: Callable[[], Sequence[msgspec.Raw]]) -> None:
+        """Append one batch, in file order; ``raw_ts()`` gives each event's ``ts`` as written."""
+        if not events:
+            return
+        phases = [e.ph for e in events]
+        pid, tid = self._tracks(events)
+        ts = self._relative_ts(events, raw_ts)
+        if "M" in phases or "" in phases:
+            # Metadata events describe tracks, not time: they go to TraceMeta. An entry
+            # without a phase is not a trace event at all.
+            is_meta = np.array([p == "M" for p in phases], dtype=bool)
+            self._take_metadata(
+                [e for e, m in zip(events, is_meta, strict=True) if m], pid[is_meta], tid[is_meta]
+            )
+            keep = np.array([p != "M" and p != "" for p in phases], dtype=bool)
+            self.n_no_phase += phases.count("")
+            events = [e for e, k in zip(events, keep, strict=True) if k]
+            phases = [p for p, k in zip(phases, keep, strict=True) if k]
+            pid, tid, ts = pid[keep], tid[keep], ts[keep]
+            if not events:
+                return
+        args = [e.args or _NO_ARGS for e in events]
+        # Kernel launches always carry "block"; allocations "Addr", copies and sets "bytes".
+        launches = np.array([i for i, a in enumerate(args) if a.block is not None], dtype=np.intp)
+        memory = np.array(
+            [i for i, a in enumerate(args) if a.addr != -1 or a.copy_bytes is not None],
+            dtype=np.intp,
+        )
+        device = int_column([a.device for a in args])
+        if memory.size:  # [memory] events say "Device Id" instead of "device"
+            ids = int_column([args[i].device_id for i in memory.tolist()])
+            device = device.astype(np.result_type(device, ids))
+            device[memory] = np.where(device[memory] == -1, ids, device[memory])
+        cols = {
+            "ph": self._codes(phases),
+            "cat": self._intern([e.cat for e in events]),
+            "name": self._intern([e.name for e in events]),
+            "pid": narrow(pid),
+            "tid": narrow(tid),
+            "ts": ts,
+            "dur": np.fromiter([e.dur for e in events], dtype=np.float64, count=len(events)),
+            "correlation": int_column([a.correlation for a in args]),
+            "external_id": int_column([a.external_id for a in args]),
+            "flow_id": id_column([e.id for e in events]),
+            "flow_bp": self._codes([e.bp for e in events]),
+            "device": device,
+            "stream": id_column([a.stream for a in args]),
+            "sequence_number": int_column([a.sequence_number for a in args]),
+            "input_dims": self._intern_raw([a.input_dims for a in args]),
+            "input_types": self._intern_raw([a.input_types for a in args]),
+            "launch": narrow(self._launches(args, launches)),
+            "memory": narrow(self._memory(args, memory)),
+        }
+        for column, values in cols.items():
+            self._cols[column].append(values)
+
+    def _codes(self, texts: list[str]) -> np.ndarray:
+        """One-character codes as an ``S1`` array, via small ids into a lookup table."""
+        ids = self._char_ids
+        try:
+            idx = np.fromiter(map(ids.__getitem__, texts), dtype=np.intp, count=len(texts))
+        except KeyError:
+            for t in set(texts).difference(ids):
+                ids[t] = len(self._char_lut)
+                self._char_lut.append(char_code(t))
+            idx = np.fromiter(map(ids.__getitem__, texts), dtype=np.intp, count=len(texts))
+        return np.array(self._char_lut, dtype="S1")[idx]
+
+    def _intern(self, values: list[str]) -> np.ndarray:
+        ids = self._ids
+        try:  # after the first batches, every string is already known
+            return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
+        except KeyError:
+            pass
+        for s in dict.fromkeys(values):
+            if s not in ids:
+                ids[s] = len(self._strs)
+                self._strs.append(s)
+        return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
+
+    def _intern_raw(self, raws: list[msgspec.Raw]) -> np.ndarray:
+        """String ids of raw JSON texts; NO_RAW (absent) is -1. Keyed by the bytes, so each
+        distinct text is decoded to a string once."""
+        keys = [b"" if r is NO_RAW else bytes(r) for r in raws]
+        ids = self._raw_ids
+        try:
+            return np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
+        except KeyError:
+            pass
+        for k in dict.fromkeys(keys):
+            if k not in ids:
+                ids[k] = int(self._intern([k.decode("utf-8", "replace")])[0])
+        return np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
+
+    def _tracks(self, events: list[Event]) -> tuple[np.ndarray, np.ndarray]:
+        pids = [e.pid for e in events]
+        tids = [e.tid for e in events]
+        n = len(events)
+        try:
+            return np.fromiter(pids, np.int64, n), np.fromiter(tids, np.int64, n)
+        except (OverflowError, TypeError, ValueError):
+            pass
+        # Walk in event order, pid before tid, so label ids do not depend on batching.
+        for i in [i for i in range(n) if type(pids[i]) is not int or type(tids[i]) is not int]:  # noqa: E721
+            pids[i] = self._track_id(pids[i])
+            tids[i] = self._track_id(tids[i])
+        return int_column(pids).astype(np.int64), int_column(tids).astype(np.int64)
+
+    def _track_id(self, value: int | str) -> int:
+        if type(value) is int:  # noqa: E721
+            return i64(value)
+        if not isinstance(value, str) or not value:
+            return -1
+        if value.isdigit() and value.isascii():
+            return i64(int(value))
+        if value not in self._labels:
+            self._labels[value] = -2 - len(self._labels)
+        return self._labels[value]
+
+    def _relative_ts(
+        self, events: list[Event], raw_ts: Callable[[], Sequence[msgspec.Raw]]
+    ) -> np.ndarray:
+        """µs since the origin; each value depends only on its own text, never on the batch."""
+        values = [e.ts for e in events]
+        try:
+            ts = np.fromiter(values, dtype=np.float64, count=len(values))
+        except OverflowError:  # an int beyond float range: not a time
+            ts = np.fromiter(map(as_float, values), dtype=np.float64, count=len(values))
+        finite = np.isfinite(ts)
+        if self._origin is None:
+            if not finite.any():
+                return ts
+            self._origin = math.floor(ts[np.argmax(finite)])
+        origin = self._origin
+        out = ts - origin
+        big = np.flatnonzero(finite & (np.abs(ts) >= _EXACT_TS_ABOVE))
+        if big.size:
+            # Epoch-like stamps: a float64 of the absolute value has lost digits, so the
+            # origin is subtracted first, exactly.
+            is_int = np.array([type(values[i]) is int for i in big.tolist()], dtype=bool)  # noqa: E721
+            ints, decimals = big[is_int], big[~is_int]
+            if ints.size:
+                out[ints] = ints_minus([values[i] for i in ints.tolist()], origin)
+            # Below 2**43 µs a float64 is within half a nanosecond of the text, so rounding
+            # its fraction to whole ns gives back kineto's three decimals exactly; above,
+            # only the text itself does (e.g. the V100 "ns resolution" trace at 1.7e15).
+            near = decimals[np.abs(ts[decimals]) < _NS_FROM_FLOAT_BELOW]
+            whole = np.floor(ts[near])
+            out[near] = (whole - origin) + np.round((ts[near] - whole) * 1000.0) / 1000.0
+            far = decimals[np.abs(ts[decimals]) >= _NS_FROM_FLOAT_BELOW]
+            if far.size:
+                raws = raw_ts()
+                out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
+        return out
+
+    def _launches(self, args: list[Args], hits: np.ndarray) -> np.ndarray:
+        rows = np.full(len(args), -1, dtype=np.int32)
+        ids = self._launch_ids
+        for i in hits.tolist():
+            a = args[i]
+            g, b = a.grid, a.block
+            key = (
+                (tuple(g) if type(g) is list and len(g) == 3 else dims(g))  # noqa: E721
+                + (tuple(b) if type(b) is list and len(b) == 3 else dims(b)),  # noqa: E721
+                a.registers_per_thread,
+                a.shared_memory,
+                a.blocks_per_sm,
+                a.warps_per_sm,
+                a.occupancy,
+            )
+            row = ids.get(key)
+            if row is None:
+                row = ids[key] = len(ids)
+            rows[i] = row
+        return rows
+
+    def _memory(self, args: list[Args], hits: np.ndarray) -> np.ndarray:
+        rows = np.full(len(args), -1, dtype=np.int32)
+        if hits.size:
+            sel = [args[i] for i in hits.tolist()]
+            nbytes = [a.alloc_bytes if a.alloc_bytes is not None else a.copy_bytes for a in sel]
+            nbytes_col, total_col, addr_col, kind_col = self._mem
+            nbytes_col.append(float_column(nbytes))
+            total_col.append(float_column([a.total_allocated for a in sel]))
+            addr_col.append(int_column([a.addr for a in sel]).astype(np.int64))
+            kind_col.append(int_column([a.device_type for a in sel]))
+            n = nbytes_col.n
+            rows[hits] = np.arange(n - hits.size, n, dtype=np.int32)
+        return rows
+
+    def _take_metadata(self, events: list[Event], pids: np.ndarray, tids: np.ndarray) -> None:
+        for e, pid, tid in zip(events, pids.tolist(), tids.tolist(), strict=True):
+            a = e.args or _NO_ARGS
+            if e.name == "process_name" and a.name is not None:
+                self.process_names[pid] = a.name
+            elif e.name == "process_labels" and a.labels is not None:
+                self.process_labels[pid] = a.labels
+            elif e.name == "process_sort_index" and a.sort_index is not None:
+                self.process_sort_index[pid] = a.sort_index
+            elif e.name == "thread_name" and a.name is not None:
+                self.thread_names[(pid, tid)] = a.name
+            elif e.name == "thread_sort_index" and a.sort_index is not None:
+                self.thread_sort_index[(pid, tid)] = a.sort_index
+
+    # ---- at the end ------------------------------------------------------------------
+    @property
+    def id_labels(self) -> dict[int, str]:
+        """Negative pid/tid ids and the strings they stand for."""
+        return {v: k for k, v in self._labels.items()}
+
+    def finish(self) -> tuple[EventTable, int]:
+        """The table, and the integer µs origin its ``ts`` column is relative to."""
+        order = sorted(range(len(self._strs)), key=self._strs.__getitem__)
+        # remap[old] = new; the extra last slot maps the absent id -1 to itself.
+        remap = np.empty(len(order) + 1, dtype=np.int32)
+        remap[np.array(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int32)
+        remap[-1] = -1
+        strings = StringTable(tuple(self._strs[i] for i in order))
+        cols: dict[str, np.ndarray] = {}
+        for c in ROW_COLUMNS:
+            # One column at a time, dropping its pieces at once: the peak is the table
+            # plus one column, not two tables.
+            col = self._cols.pop(c).array()
+            cols[c] = narrow(remap[col]) if c in _STRING_COLUMNS else col
+        origin = self._origin or 0
+        finite = np.isfinite(cols["ts"])
+        if finite.any():
+            shift = math.floor(cols["ts"][finite].min())
+            cols["ts"] -= shift
+            origin += shift
+        table = EventTable(
+            **cols, strings=strings, launches=self._launch_table(), memory_records=self._mem_table()
+        )
+        return table, origin
+
+    def _launch_table(self) -> KernelLaunches:
+        keys = list(self._launch_ids)  # few: one per distinct launch configuration
+        ints = np.array([[i64(v) for v in k[0] + k[1:3]] for k in keys], dtype=np.int64).reshape(
+            -1, 8
+        )
+        floats = np.array([k[3:] for k in keys], dtype=np.float64).reshape(-1, 3)
+        return KernelLaunches(
+            grid=ints[:, 0:3].copy(),
+            block=ints[:, 3:6].copy(),
+            registers_per_thread=ints[:, 6].copy(),
+            shared_memory=ints[:, 7].copy(),
+            blocks_per_sm=floats[:, 0].copy(),
+            warps_per_sm=floats[:, 1].copy(),
+            occupancy=floats[:, 2].copy(),
+        )
+
+    def _mem_table(self) -> MemoryRecords:
+        nbytes, total, addr, kind = (c.array() for c in self._mem)
+        return MemoryRecords(bytes=nbytes, total_allocated=total, addr=addr, device_type=kind)
+
+
+_EMPTY_DTYPES: dict[str, Any] = {"ph": "S1", "flow_bp": "S1", "ts": np.float64, "dur": np.float64}

@@ -1,0 +1,279 @@
+"""Stream a torch.profiler Chrome trace (``.json`` or ``.json.gz``) into a :class:`Trace`.
+
+Peak memory is bounded by ``chunk_bytes`` plus the columnar output, never the whole file
+nor its decoded JSON: the (decompressed) text is read into a buffer of about ``chunk_bytes``,
+the ``traceEvents`` array is cut at event boundaries into batches of at most 256 KiB, and
+each batch is decoded by msgspec straight into :mod:`attnprof.trace.schema` structs and
+turned into numpy columns (:class:`~attnprof.trace.builder.TableBuilder`) before the next.
+
+Finding a boundary without a JSON tokenizer in Python: a cut goes right after a ``}`` that is
+followed by optional whitespace and ``,``, and the text from the previous cut to it is decoded
+as ``[`` + piece + ``]``. A piece always starts at a true event start, so the decode can only
+succeed when the cut is a true event end: a cut inside a string leaves the string open, one
+inside a nested object leaves it unclosed. msgspec says where it failed: at the very end means
+"wrong cut, try an earlier ``}``"; before the end, the file itself is malformed; "trailing
+characters" means the piece ran past the ``]`` closing ``traceEvents``, which is how the end
+of the array is found.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from attnprof.errors import UsageError
+from attnprof.trace.builder import TableBuilder
+from attnprof.trace.schema import Event, LooseEvent, RawTs, to_event
+from attnprof.trace.source import WS, Source, TextBuffer, parse_trailer, read_header
+from attnprof.trace.table import DistributedInfo, Trace, TraceMeta
+
+__all__ = ["load_trace"]
+
+_BATCH_BYTES = 256 << 10  # decode granularity: bounds the Python objects alive at once
+_MAX_TRIES = 8  # wrong cuts are rare; after this many, widen the window or read more
+_MAX_EVENT_BYTES = 256 << 20  # no boundary in this much text: the file is broken
+_BYTE_AT = re.compile(r"\(byte (\d+)\)")
+
+_strict = msgspec.json.Decoder(list[Event])
+_raws = msgspec.json.Decoder(list[msgspec.Raw])
+_loose = msgspec.json.Decoder(LooseEvent)
+_raw_ts = msgspec.json.Decoder(list[RawTs])
+
+
+def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> Trace:
+    """Load a Chrome trace written by torch.profiler (or any Chrome trace-event JSON).
+
+    ``path`` is a ``.json`` file or a gzip-compressed one (detected by content, not name),
+    read ``chunk_bytes`` at a time. Anything unusable in an otherwise valid trace (a
+    wrong-typed field, an entry that is not an event) degrades to an absent value or a dropped
+    row (``meta.n_dropped``); a file that cannot be read as a trace at all raises
+    :class:`~attnprof.errors.UsageError` naming the file and the fix.
+    """
+    if type(chunk_bytes) is not int or chunk_bytes < 1:  # noqa: E721 - bool is not a size
+        raise UsageError(
+            f"chunk_bytes={chunk_bytes!r} is not a positive byte count; use e.g. 16 << 20"
+        )
+    src = Source(Path(path), chunk_bytes)
+    try:
+        text = TextBuffer(src)
+        header, bare = read_header(src, text)
+        builder = TableBuilder()
+        dropped, trailer = _read_events(text, builder, bare)
+        del text
+        if not bare:
+            header.update(parse_trailer(trailer, src))
+        elif trailer.strip(WS):
+            raise src.malformed("there is data after the event list")
+    finally:
+        src.close()
+    table, origin = builder.finish()
+    dropped += builder.n_no_phase
+    if len(table) == 0 and dropped:
+        raise src.not_a_trace(
+            f"no trace events: {dropped} entries of its event list are not events"
+        )
+    return Trace(events=table, meta=_meta(header, src.path, len(table), dropped, origin, builder))
+
+
+# ---- the event array -------------------------------------------------------------------
+class _Piece(msgspec.Struct):
+    """A decodable JSON array of events, and the typed events if they typed."""
+
+    data: bytes
+    events: list[Event] | None
+
+
+def _read_events(text: TextBuffer, builder: TableBuilder, bare: bool) -> tuple[int, bytes]:
+    """Feed every event to ``builder``; return (entries dropped, text after the array)."""
+    src = text.src
+    batch = min(src.chunk_bytes, _BATCH_BYTES)
+    dropped = 0
+    while True:
+        if text.end - text.start < batch:
+            text.fill(src.chunk_bytes)
+        buf, pos, end, base = text.buf, text.start, text.end, text.base
+        found = None
+        if not src.eof or end - pos > batch:
+            found = _cut(src, buf, pos, min(pos + batch, end), end, base) or _cut(
+                src, buf, pos, end, end, base
+            )
+        if found is None and src.eof:
+            return _last_piece(src, bytes(buf[pos:end]), base + pos, builder, dropped, bare)
+        if found is None:
+            # No boundary in what we hold: the next event is larger than the buffer.
+            if end - pos > _MAX_EVENT_BYTES:
+                raise src.malformed("no event boundary found", base + pos)
+            text.fill(2 * (end - pos) + src.chunk_bytes)
+            continue
+        piece, next_pos, at_array_end = found
+        dropped += _feed(piece, builder)
+        if at_array_end:
+            return dropped, bytes(buf[next_pos:end]) + src.rest()
+        text.start = next_pos
+
+
+def _cut(
+    src: Source, buf: bytearray, pos: int, hi: int, end: int, base: int
+) -> tuple[_Piece, int, bool] | None:
+    """Try the last few candidate cuts before ``hi``: (piece, next position, array ended)."""
+    with memoryview(buf) as view:
+        for tries, (close, comma) in enumerate(_candidates(buf, pos, hi, end)):
+            if tries == _MAX_TRIES:
+                return None
+            data = b"".join((b"[", view[pos : close + 1], b"]"))
+            piece, (kind, at) = _attempt(data)
+            if piece is not None:
+                return piece, comma + 1, False
+            if kind == "array_end":
+                piece, size = _array_end(src, data, at, base + pos)
+                return piece, pos + size - 1, True
+            if kind == "bad":
+                raise src.malformed("invalid JSON", base + pos + at - 1)
+    return None
+
+
+def _candidates(buf: bytearray, lo: int, hi: int, end: int) -> Iterator[tuple[int, int]]:
+    """(index of ``}``, index of the ``,`` after it) for candidate cuts, last first."""
+    close = buf.rfind(b"}", lo, hi)
+    while close >= 0:
+        j = close + 1
+        while j < end and buf[j] in WS:
+            j += 1
+        if j < end and buf[j] == 0x2C:  # ","
+            yield close, j
+        close = buf.rfind(b"}", lo, close)
+
+
+def _attempt(data: bytes) -> tuple[_Piece | None, tuple[str, int]]:
+    """Decode ``data`` as one array of events, or say why not: ("cut"|"bad"|"array_end", byte).
+
+    Valid JSON whose events fail to type (a wrong-typed field) comes back with
+    ``events=None``, to be re-read loosely.
+    """
+    try:
+        return _Piece(data, _strict.decode(data)), ("", 0)
+    except msgspec.ValidationError:
+        try:
+            _raws.decode(data)  # typing stopped early: is the rest valid JSON?
+            return _Piece(data, None), ("", 0)
+        except msgspec.DecodeError as e:
+            return None, _fault(e, len(data))
+    except msgspec.DecodeError as e:
+        return None, _fault(e, len(data))
+
+
+def _fault(error: msgspec.DecodeError, size: int) -> tuple[str, int]:
+    msg = str(error)
+    m = _BYTE_AT.search(msg)
+    if m and "trailing characters" in msg:
+        return "array_end", int(m.group(1))
+    if m is None or int(m.group(1)) >= size - 1:  # ran into our closing "]" or off the end
+        return "cut", size
+    return "bad", int(m.group(1))
+
+
+def _array_end(src: Source, data: bytes, at: int, offset: int) -> tuple[_Piece, int]:
+    """The events array that ends just before the trailing text msgspec found at ``at``.
+
+    msgspec's offset for "trailing characters" is the offending byte or the one after it,
+    depending on the case, so both readings are tried; the array is the one that decodes.
+    """
+    for end in (at, at - 1):
+        text = data[:end].rstrip(WS)
+        if text.endswith(b"]"):
+            piece, _ = _attempt(text)
+            if piece is not None:
+                return piece, len(text)
+    raise src.malformed("invalid JSON", offset)
+
+
+def _last_piece(
+    src: Source, rest: bytes, offset: int, builder: TableBuilder, dropped: int, bare: bool
+) -> tuple[int, bytes]:
+    """At end of input: what is left is the last events, ``]`` and the trailer."""
+    data = b"[" + rest
+    piece, (kind, at) = _attempt(data)
+    if piece is not None:
+        return dropped + _feed(piece, builder), b""
+    if kind == "array_end":
+        piece, size = _array_end(src, data, at, offset)
+        return dropped + _feed(piece, builder), data[size:]
+    if kind == "cut" and bare:
+        # The bare-list format may omit its closing bracket (Chrome's rule); try that.
+        body = data.rstrip(WS)
+        piece, _ = _attempt((body[:-1] if body.endswith(b",") else body) + b"]")
+        if piece is not None:
+            return dropped + _feed(piece, builder), b""
+    if kind == "cut":
+        raise src.malformed("the event list is cut off (truncated JSON)", offset + len(rest))
+    raise src.malformed("invalid JSON", offset + at - 1)
+
+
+def _feed(piece: _Piece, builder: TableBuilder) -> int:
+    """Add one decoded piece to ``builder``; return how many entries were dropped."""
+    if piece.events is not None:
+        data = piece.data
+        builder.add(piece.events, lambda: [r.ts for r in _raw_ts.decode(data)])
+        return 0
+    # One event at a time: odd values become absent, entries that are not events drop.
+    events: list[Event] = []
+    stamps: list[msgspec.Raw] = []
+    dropped = 0
+    for raw in _raws.decode(piece.data):
+        try:
+            loose = _loose.decode(raw)
+        except msgspec.DecodeError:
+            dropped += 1
+            continue
+        events.append(to_event(loose))
+        stamps.append(loose.ts)
+    builder.add(events, lambda: stamps)
+    return dropped
+
+
+# ---- metadata --------------------------------------------------------------------------
+def _meta(
+    h: dict[str, Any], src: Path, n: int, dropped: int, origin: int, b: TableBuilder
+) -> TraceMeta:
+    dist = h.get("distributedInfo")
+    props = h.get("deviceProperties")
+    return TraceMeta(
+        source=str(src),
+        n_events=n,
+        n_dropped=dropped,
+        ts_origin_us=origin,
+        schema_version=_int(h.get("schemaVersion")),
+        trace_name=_text(h.get("traceName")),
+        display_time_unit=_text(h.get("displayTimeUnit")),
+        base_time_ns=_int(h.get("baseTimeNanoseconds")),
+        device_properties=tuple(d for d in props if isinstance(d, dict))
+        if isinstance(props, list)
+        else (),
+        distributed=DistributedInfo(
+            rank=_int(dist.get("rank")),
+            world_size=_int(dist.get("world_size")),
+            backend=_text(dist.get("backend")),
+        )
+        if isinstance(dist, dict)
+        else None,
+        process_names=b.process_names,
+        process_labels=b.process_labels,
+        process_sort_index=b.process_sort_index,
+        thread_names=b.thread_names,
+        thread_sort_index=b.thread_sort_index,
+        id_labels=b.id_labels,
+        attnprof=ours if isinstance(ours := h.get("attnprof"), dict) else None,
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None  # noqa: E721 - bool is not a count
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,252 @@
+"""The bytes of a trace file: opening, chunked reading, and the JSON around ``traceEvents``.
+
+:class:`Source` hands out the (decompressed) text in bounded pieces appended to one
+``bytearray`` buffer, so reading never holds more than the buffer plus one small piece: gzip
+decompresses at most ``_PIECE`` bytes per call, and consumed text is dropped from the
+buffer's front without copying the rest (CPython trims a bytearray's head in place).
+
+The header (keys before ``"traceEvents"``) and trailer (keys after the array) are small in
+torch.profiler traces and are parsed whole; only :data:`~attnprof.trace.schema.HEADER_KEYS`
+are kept, other values are skipped unparsed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import zlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from attnprof.errors import UsageError
+from attnprof.trace.schema import HEADER_KEYS
+
+__all__ = ["WS", "Source", "TextBuffer", "parse_trailer", "read_header"]
+
+WS = b" \t\r\n"
+_PIECE = 1 << 20  # largest single read: bounds gzip's temporary output
+_MAX_OUTSIDE_BYTES = 64 << 20  # header/trailer text kept for parsing; beyond, skipped
+_KEY = b'"traceEvents"'
+_fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+class Source:
+    """A trace file opened for streaming; I/O and decompression failures raise UsageError."""
+
+    def __init__(self, path: Path, chunk_bytes: int) -> None:
+        self.path = path
+        self.chunk_bytes = chunk_bytes
+        self.offset = 0  # bytes of text read so far
+        self.eof = False
+        self._stream = self._open(path)
+        self.gzipped = isinstance(self._stream, gzip.GzipFile)
+
+    @staticmethod
+    def _open(path: Path) -> io.BufferedIOBase:
+        try:
+            if path.is_dir():
+                raise UsageError(f"{path} is a directory; pass a trace file (.json or .json.gz)")
+            with open(path, "rb") as f:
+                gz = f.read(2) == b"\x1f\x8b"  # by content: names lie
+            if gz:
+                return gzip.GzipFile(path, "rb")
+            return open(path, "rb")  # noqa: SIM115 - closed by Source.close
+        except FileNotFoundError:
+            raise UsageError(f"trace file not found: {path}; check the path") from None
+        except OSError as e:
+            raise UsageError(
+                f"cannot open trace file {path} ({e.strerror or e}); check its permissions"
+            ) from None
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def read_into(self, view: memoryview) -> int:
+        """Read up to ``len(view)`` bytes of text into ``view``; 0 at the end."""
+        try:
+            n: int = self._stream.readinto(view)
+        except (EOFError, OSError, zlib.error) as e:
+            kind = "gzip file" if self.gzipped else "file"
+            raise UsageError(
+                f"{self.path} is not a readable {kind} (truncated or corrupted: {e}); "
+                "copy or export it again"
+            ) from None
+        self.offset += n
+        self.eof = n == 0
+        return n
+
+    def rest(self) -> bytes:
+        """Everything left, or ``b"}"`` when over the header/trailer cap (skipped, but read to
+        the end all the same, so that a truncated gzip stream is still noticed)."""
+        parts, kept = [], 0
+        piece = bytearray(_PIECE)
+        with memoryview(piece) as view:
+            while n := self.read_into(view):
+                if kept <= _MAX_OUTSIDE_BYTES:
+                    parts.append(bytes(view[:n]))
+                    kept += n
+        return b"".join(parts) if kept <= _MAX_OUTSIDE_BYTES else b"}"
+
+    def malformed(self, what: str, at: int | None = None) -> UsageError:
+        """The error for text that is not valid trace JSON; ``at``: offset in the text."""
+        where = f" near byte {at} of the JSON text" if at is not None else ""
+        return UsageError(
+            f"{self.path} is not valid trace JSON: {what}{where}; the file may be truncated - "
+            "export the trace again"
+        )
+
+    def not_a_trace(self, why: str = 'no "traceEvents" list of events') -> UsageError:
+        return UsageError(
+            f"{self.path} is not a Chrome trace ({why}); "
+            "pass a trace written by torch.profiler's export_chrome_trace"
+        )
+
+
+class TextBuffer:
+    """Unread text of a :class:`Source` in one bytearray: ``buf[start:end]``.
+
+    Reading appends in place (``readinto``); consumed text is dropped by moving only the
+    unread tail to the front. The buffer grows geometrically up to the size asked for
+    (about ``chunk_bytes``), and past it only for an event larger than that.
+    """
+
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.buf = bytearray(min(src.chunk_bytes, _PIECE))
+        self.start = 0
+        self.end = 0
+
+    @property
+    def base(self) -> int:
+        """Offset in the text of ``buf[0]``."""
+        return self.src.offset - self.end
+
+    def fill(self, size: int) -> int:
+        """Read until ``size`` unread bytes are held or the input ends.
+
+        Returns how far the unread text moved towards the front (callers holding indices
+        into ``buf`` subtract it); 0 when it stayed put.
+        """
+        moved = 0
+        while self.end - self.start < size and not self.src.eof:
+            held = self.end - self.start
+            want = min(_PIECE, size - held)
+            if self.end + want > len(self.buf):
+                if held + want <= len(self.buf):  # room at the front: move the text there
+                    self.buf[:held] = self.buf[self.start : self.end]
+                else:  # grow geometrically, never past what was asked for
+                    grown = bytearray(max(held + want, min(2 * len(self.buf), size)))
+                    grown[:held] = self.buf[self.start : self.end]
+                    self.buf = grown
+                moved += self.start
+                self.start, self.end = 0, held
+            with memoryview(self.buf) as view:
+                self.end += self.src.read_into(view[self.end : self.end + want])
+        return moved
+
+
+def read_header(src: Source, text: TextBuffer) -> tuple[dict[str, Any], bool]:
+    """Kept header keys and whether the trace is a bare list; leaves ``text.start`` right
+    after the ``[`` that opens the events.
+
+    Handles both Chrome layouts: ``{..., "traceEvents": [...], ...}`` and a bare ``[...]``.
+    """
+    first = _skip_ws(text, text.start)
+    if text.buf[first : first + 3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark some editors add
+        first = _skip_ws(text, first + 3)
+    if first >= text.end:
+        raise UsageError(f"trace file {src.path} is empty; export the trace again")
+    opening = text.buf[first : first + 1]
+    if opening == b"[":
+        text.start = first + 1
+        return {}, True
+    if opening != b"{":
+        raise src.not_a_trace()
+    text.start = first  # the header stays in the buffer until "traceEvents" is found
+    search = first
+    while True:
+        key = text.buf.find(_KEY, search, text.end)
+        if key < 0:
+            if src.eof or text.end - text.start > _MAX_OUTSIDE_BYTES:
+                raise _no_events(bytes(text.buf[text.start : text.end]), src)
+            search = max(text.start, text.end - len(_KEY))
+            search -= text.fill(text.end - text.start + src.chunk_bytes)
+            continue
+        colon = _skip_ws(text, key + len(_KEY))  # may read, and move the text
+        head_end = _find_back(text, colon)
+        fields = None
+        if text.buf[colon : colon + 1] == b":":
+            fields = _object_head(bytes(text.buf[text.start : head_end]))
+        if fields is None:  # the match sat inside a string or a nested value
+            search = head_end + 1
+            continue
+        value = _skip_ws(text, colon + 1)
+        if text.buf[value : value + 1] != b"[":
+            raise src.not_a_trace('its "traceEvents" entry is not a list')
+        text.start = value + 1
+        return fields, False
+
+
+def _find_back(text: TextBuffer, colon: int) -> int:
+    """Where the ``"traceEvents"`` key before ``colon`` starts."""
+    return text.buf.rfind(_KEY, text.start, colon)
+
+
+def _skip_ws(text: TextBuffer, i: int) -> int:
+    """Index of the first non-whitespace byte from ``i`` (>= ``text.start``), reading more
+    as needed; the returned index is valid in the buffer as it is now."""
+    while True:
+        buf = text.buf
+        while i < text.end and buf[i] in WS:
+            i += 1
+        if i < text.end or text.src.eof:
+            return i
+        i -= text.fill(i - text.start + text.src.chunk_bytes)
+
+
+def _object_head(text: bytes) -> dict[str, Any] | None:
+    """The kept keys of ``{...,`` (an object up to some key), or None if that is not JSON."""
+    body = text.rstrip(WS)
+    body = body[:-1] if body.endswith(b",") else body
+    try:
+        return _kept(_fields.decode(body + b"}"))
+    except msgspec.DecodeError:
+        return None
+
+
+def _kept(raw: dict[str, msgspec.Raw]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in HEADER_KEYS:
+        # A value msgspec cannot read (a number beyond float range) is left out.
+        with contextlib.suppress(msgspec.DecodeError):
+            if k in raw:
+                out[k] = msgspec.json.decode(raw[k])
+    return out
+
+
+def _no_events(text: bytes, src: Source) -> UsageError:
+    """Why an object has no event list: it is not JSON, or not a trace."""
+    if src.eof:
+        try:
+            msgspec.json.decode(text)
+        except msgspec.DecodeError as e:
+            return src.malformed(str(e))
+    return src.not_a_trace()
+
+
+def parse_trailer(text: bytes, src: Source) -> dict[str, Any]:
+    """The kept keys after the event array: ``, "traceName": ..., ...}`` or just ``}``."""
+    body = text.lstrip(WS)
+    if body.startswith(b","):
+        body = b"{" + body[1:]
+    elif body.startswith(b"}"):
+        body = b"{" + body
+    else:
+        raise src.malformed("the object holding traceEvents is not closed")
+    try:
+        return _kept(_fields.decode(body))
+    except msgspec.DecodeError as e:
+        raise src.malformed(f"after the event list, {e}") from None

@@ -1,0 +1,308 @@
+"""The columnar event table a loaded trace becomes, and the trace's metadata.
+
+One row per trace event (metadata ``"M"`` events excepted: they describe processes and
+threads and live in :class:`TraceMeta`). Every per-row column is a numpy array of the same
+length. Repeated strings (names, categories, shapes) are interned: a row holds an ``int32``
+id into :class:`StringTable`, each distinct string is stored once.
+
+Units and sentinels, for every column (``int*``: see below):
+
+=================== ========= ================================================================
+column              dtype     meaning (absent value)
+=================== ========= ================================================================
+``ph``              ``S1``    event phase: ``b"X"`` complete, ``b"i"``/``b"I"`` instant,
+                              ``b"s"``/``b"f"``/``b"t"`` flow, ... (``b"?"`` if not one ASCII
+                              character)
+``cat``, ``name``   int*      string ids into ``strings`` (-1: absent or empty)
+``pid``, ``tid``    int*      process / thread id (-1); a non-numeric string id such as
+                              ``"Spans"`` gets a negative id <= -2, see ``TraceMeta.id_labels``
+``ts``              float64   start, µs since ``TraceMeta.ts_origin_us`` (nan)
+``dur``             float64   duration, µs (nan: instants, flows)
+``correlation``     int*      ``args.correlation``: links a launch to its kernel (-1)
+``external_id``     int*      ``args["External id"]``: links an op to its launches (-1)
+``flow_id``         int*      ``id`` of flow events (-1)
+``flow_bp``         ``S1``    flow binding point, ``b"e"`` = enclosing slice (``b""``)
+``device``          int*      ``args.device``, or ``args["Device Id"]`` of [memory] (-1)
+``stream``          int*      ``args.stream`` (-1); hex strings ("0x0", ROCm) are parsed
+``sequence_number`` int*      ``args["Sequence number"]``, pairs forward/backward ops (-1)
+``input_dims``      int*      string id of the raw JSON text of ``args["Input Dims"]`` (-1)
+``input_types``     int*      string id of the raw JSON text of ``args["Input type"]`` (-1)
+``launch``          int*      row in :class:`KernelLaunches`: events with ``args.block``, i.e.
+                              kernels (CUDA) or launch calls (ROCm) (-1)
+``memory``          int*      row in :class:`MemoryRecords`: events with ``Addr`` ([memory])
+                              or ``bytes`` (gpu_memcpy/gpu_memset) (-1)
+=================== ========= ================================================================
+
+``int*`` columns hold ids, never quantities, so each is stored in the narrowest signed
+integer dtype that holds all its values (int8 to int64): compare values, not dtypes, and
+cast before doing arithmetic. Kernel launch details and memory figures are rare (kernels,
+copies and allocations are a small share of events), so they live in side tables reached
+through ``launch``/``memory``; the properties ``grid``, ``block``, ``bytes``, ... gather them
+into full-length columns. Together this keeps a loaded table near 60-75 bytes per event.
+
+Timestamps: Chrome traces write ``ts``/``dur`` in microseconds whatever ``displayTimeUnit``
+says (that key only sets the viewer's display unit; the V100 "ns resolution" trace writes µs
+with three decimals). attnprof keeps µs as float64. Absolute epoch-like values (1.7e15 µs)
+cannot hold nanoseconds in a float64, so ``ts`` is stored relative to an integer origin, the
+floor of the earliest event: absolute trace time is ``ts_origin_us + ts``, and when the trace
+has ``baseTimeNanoseconds`` the epoch time in µs is ``base_time_ns / 1000 + ts_origin_us + ts``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ROW_COLUMNS",
+    "DistributedInfo",
+    "EventTable",
+    "KernelLaunches",
+    "MemoryRecords",
+    "StringTable",
+    "Trace",
+    "TraceMeta",
+]
+
+# Per-row columns, in declaration order; ``EventTable.where`` filters exactly these.
+ROW_COLUMNS = (
+    "ph", "cat", "name", "pid", "tid", "ts", "dur", "correlation", "external_id", "flow_id",
+    "flow_bp", "device", "stream", "sequence_number", "input_dims", "input_types", "launch",
+    "memory",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StringTable:
+    """Interned strings; id ``i`` is ``values[i]``, sorted so ids do not depend on read order."""
+
+    values: tuple[str, ...]
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self.values)}
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, sid: int) -> str:
+        """The string for id ``sid``; ``""`` for the absent id -1."""
+        return self.values[sid] if sid >= 0 else ""
+
+    def id_of(self, text: str) -> int:
+        """The id of ``text``, or -1 when the trace never uses it."""
+        return self._index.get(text, -1)
+
+    def ids_matching(self, pattern: str | re.Pattern[str]) -> np.ndarray:
+        """Ids of the strings that the regular expression ``pattern`` matches (``re.search``)."""
+        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+        return np.array([i for i, s in enumerate(self.values) if rx.search(s)], dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class KernelLaunches:
+    """Distinct kernel launch configurations; many launches share one row.
+
+    ``grid``/``block`` are ``(m, 3)`` int64 (-1 absent), ``registers_per_thread`` and
+    ``shared_memory`` (bytes per block) int64 (-1), ``blocks_per_sm``, ``warps_per_sm`` and
+    ``occupancy`` (CUPTI's "est. achieved occupancy %", 0-100) float64 (nan).
+    """
+
+    grid: np.ndarray
+    block: np.ndarray
+    registers_per_thread: np.ndarray
+    shared_memory: np.ndarray
+    blocks_per_sm: np.ndarray
+    warps_per_sm: np.ndarray
+    occupancy: np.ndarray
+
+
+@dataclass(frozen=True)
+class MemoryRecords:
+    """Byte counts of allocation events and device copies/sets, one row per such event.
+
+    ``bytes`` is float64 so that frees (negative ``Bytes`` of [memory] events) and absence
+    (nan) both fit; it is exact below 2**53. ``total_allocated`` float64 (nan), ``addr`` int64
+    (-1), ``device_type`` int8, as torch writes it: 0 CPU, 1 CUDA, ... (-1).
+    """
+
+    bytes: np.ndarray
+    total_allocated: np.ndarray
+    addr: np.ndarray
+    device_type: np.ndarray
+
+
+def _gather(rows: np.ndarray, values: np.ndarray, fill: float) -> np.ndarray:
+    """``values[rows]`` with ``fill`` where ``rows`` is -1."""
+    out = np.full((len(rows),) + values.shape[1:], fill, dtype=values.dtype)
+    ok = rows >= 0
+    out[ok] = values[rows[ok]]
+    return out
+
+
+@dataclass(frozen=True)
+class EventTable:
+    """Equal-length numpy columns, one row per event; see the module doc for each column."""
+
+    ph: np.ndarray
+    cat: np.ndarray
+    name: np.ndarray
+    pid: np.ndarray
+    tid: np.ndarray
+    ts: np.ndarray
+    dur: np.ndarray
+    correlation: np.ndarray
+    external_id: np.ndarray
+    flow_id: np.ndarray
+    flow_bp: np.ndarray
+    device: np.ndarray
+    stream: np.ndarray
+    sequence_number: np.ndarray
+    input_dims: np.ndarray
+    input_types: np.ndarray
+    launch: np.ndarray
+    memory: np.ndarray
+    strings: StringTable
+    launches: KernelLaunches
+    memory_records: MemoryRecords
+
+    def __post_init__(self) -> None:
+        n = len(self.ph)
+        bad = [c for c in ROW_COLUMNS if len(getattr(self, c)) != n]
+        if bad:
+            raise ValueError(f"EventTable columns {bad} do not have {n} rows")
+
+    def __len__(self) -> int:
+        return len(self.ph)
+
+    def where(self, mask: np.ndarray) -> EventTable:
+        """The rows selected by ``mask`` (a boolean mask or integer row indices).
+
+        Side tables and strings are shared, not copied.
+        """
+        cols = {c: getattr(self, c)[mask] for c in ROW_COLUMNS}
+        return EventTable(
+            **cols, strings=self.strings, launches=self.launches, memory_records=self.memory_records
+        )
+
+    def mask_ph(self, *phases: str) -> np.ndarray:
+        """Rows whose phase is one of ``phases`` (e.g. ``"X"``)."""
+        return np.isin(self.ph, [p.encode() for p in phases])
+
+    def mask_cat(self, *categories: str) -> np.ndarray:
+        """Rows whose category is exactly one of ``categories`` (e.g. ``"kernel"``)."""
+        return np.isin(self.cat, [self.strings.id_of(c) for c in categories])
+
+    def mask_name(self, pattern: str | re.Pattern[str]) -> np.ndarray:
+        """Rows whose name matches the regular expression ``pattern`` (``re.search``)."""
+        return np.isin(self.name, self.strings.ids_matching(pattern))
+
+    def names(self) -> list[str]:
+        """The name of every row, as strings (small tables; columns stay ids)."""
+        return [self.strings[i] for i in self.name.tolist()]
+
+    # Launch details and byte counts, gathered from the side tables into full columns.
+    @property
+    def grid(self) -> np.ndarray:
+        """``(n, 3)`` int64 grid size of kernel launches (-1)."""
+        return _gather(self.launch, self.launches.grid, -1)
+
+    @property
+    def block(self) -> np.ndarray:
+        """``(n, 3)`` int64 block size of kernel launches (-1)."""
+        return _gather(self.launch, self.launches.block, -1)
+
+    @property
+    def registers_per_thread(self) -> np.ndarray:
+        """int64 registers per thread (-1)."""
+        return _gather(self.launch, self.launches.registers_per_thread, -1)
+
+    @property
+    def shared_memory(self) -> np.ndarray:
+        """int64 shared memory per block, bytes (-1)."""
+        return _gather(self.launch, self.launches.shared_memory, -1)
+
+    @property
+    def blocks_per_sm(self) -> np.ndarray:
+        """float64 blocks per SM (nan)."""
+        return _gather(self.launch, self.launches.blocks_per_sm, np.nan)
+
+    @property
+    def warps_per_sm(self) -> np.ndarray:
+        """float64 warps per SM (nan)."""
+        return _gather(self.launch, self.launches.warps_per_sm, np.nan)
+
+    @property
+    def occupancy(self) -> np.ndarray:
+        """float64 estimated achieved occupancy, percent (nan)."""
+        return _gather(self.launch, self.launches.occupancy, np.nan)
+
+    @property
+    def bytes(self) -> np.ndarray:
+        """float64 bytes: [memory] ``Bytes`` (negative = free) or copy/set size (nan)."""
+        return _gather(self.memory, self.memory_records.bytes, np.nan)
+
+    @property
+    def total_allocated(self) -> np.ndarray:
+        """float64 bytes allocated after a [memory] event (nan)."""
+        return _gather(self.memory, self.memory_records.total_allocated, np.nan)
+
+    @property
+    def addr(self) -> np.ndarray:
+        """int64 address of a [memory] event (-1)."""
+        return _gather(self.memory, self.memory_records.addr, -1)
+
+    @property
+    def device_type(self) -> np.ndarray:
+        """int8 device type of a [memory] event: 0 CPU, 1 CUDA, ... (-1)."""
+        return _gather(self.memory, self.memory_records.device_type, -1)
+
+
+@dataclass(frozen=True)
+class DistributedInfo:
+    """The trace's ``distributedInfo``; any part may be missing (None)."""
+
+    rank: int | None
+    world_size: int | None
+    backend: str | None
+
+
+@dataclass(frozen=True)
+class TraceMeta:
+    """Everything in a trace that is not an event row.
+
+    Dicts are keyed by the table's ``pid`` (and ``tid``) values and are meant to be read only.
+    """
+
+    source: str
+    n_events: int
+    # Entries of traceEvents that were not usable events (not an object, or unreadable).
+    n_dropped: int
+    ts_origin_us: int
+    schema_version: int | None = None
+    trace_name: str | None = None
+    display_time_unit: str | None = None
+    base_time_ns: int | None = None
+    device_properties: tuple[dict[str, Any], ...] = ()
+    distributed: DistributedInfo | None = None
+    process_names: dict[int, str] = field(default_factory=dict)
+    process_labels: dict[int, str] = field(default_factory=dict)
+    process_sort_index: dict[int, int] = field(default_factory=dict)
+    thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    thread_sort_index: dict[tuple[int, int], int] = field(default_factory=dict)
+    # Negative pid/tid values standing for string ids ("Spans", "Traces", ...).
+    id_labels: dict[int, str] = field(default_factory=dict)
+    # The "attnprof" header block of traces attnprof captured itself; None for others.
+    attnprof: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A loaded trace: the event table plus its metadata."""
+
+    events: EventTable
+    meta: TraceMeta
