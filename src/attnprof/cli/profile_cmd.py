@@ -41,6 +41,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attnprof.atomic import check_trace_dir
     from attnprof.cli.compare_cmd import run_comparison
     from attnprof.errors import UsageError
     from attnprof.render.terminal import make_console, render_compare
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
     if args.steps <= 0:
         raise UsageError(f"--steps must be a positive integer, got {args.steps}")
+    check_trace_dir(args.out, "--out")
     # The comparison's own flags, so its validation and progress display are reused as is.
     args.variants = [name for group in args.variants for name in group]
     args.trace, args.trace_steps = args.out, args.steps

@@ -1,0 +1,115 @@
+"""The analysis building blocks on real traces: nesting, regions, leaf ops, passes order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from attnprof.analysis.analyze import analyze_trace
+from attnprof.analysis.compute_ops import METADATA_OPS, compute_leaves, is_structural
+from attnprof.analysis.device_events import link_device_events
+from attnprof.analysis.op_index import index_cpu_ops
+from attnprof.analysis.region_passes import REGION_PASSES, build_region_report
+from attnprof.analysis.region_view import view_regions
+from attnprof.analysis.regions import PROFILER_STEP, WHOLE_TRACE, find_regions
+from attnprof.record import RunRecord
+from attnprof.trace import load_trace
+
+
+def _attention(torch: Any) -> None:
+    q, k, v = (torch.randn(1, 2, 32, 8) for _ in range(3))
+    scores = (q @ k.transpose(-2, -1)) * 8 ** -0.5
+    mask = torch.ones(32, 32, dtype=torch.bool).tril()
+    _ = scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+
+
+@pytest.fixture(scope="module")
+def foreign_traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two traces made without attnprof: with a profiler schedule, and without one."""
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    folder = tmp_path_factory.mktemp("foreign")
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
+                 schedule=schedule(wait=1, warmup=1, active=3, repeat=1)) as prof:
+        for _ in range(5):
+            _attention(torch)
+            prof.step()
+    prof.export_chrome_trace(str(folder / "steps.json"))
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        _attention(torch)
+    prof.export_chrome_trace(str(folder / "plain.json"))
+    return {"steps": folder / "steps.json", "plain": folder / "plain.json"}
+
+
+def test_ops_nest_by_time_on_their_thread(cpu_record: RunRecord) -> None:
+    ops = index_cpu_ops(load_trace(cpu_record.result("naive").trace))
+    assert len(ops) > 50
+    for i in range(len(ops)):
+        p = int(ops.parent[i])
+        if p >= 0:
+            assert (ops.pid[p], ops.tid[p]) == (ops.pid[i], ops.tid[i])
+            assert ops.start[p] <= ops.start[i] < ops.end[p]
+            assert p < i <= ops.last[p]  # the subtree is a contiguous range
+        assert all(int(ops.parent[j]) == i for j in ops.children(i))
+    assert np.all(ops.self_us >= 0) and np.all(ops.self_us <= ops.dur + 1e-9)
+    # The innermost op around a moment inside a copy is that copy.
+    copy = ops.names.index("aten::copy_")
+    mid = float(ops.start[copy] + ops.dur[copy] / 2)
+    assert ops.enclosing(int(ops.pid[copy]), int(ops.tid[copy]), mid) == copy
+    assert ops.enclosing(-5, -5, mid) == -1
+
+
+def test_leaf_compute_ops_exclude_metadata_and_scalar_work(cpu_record: RunRecord) -> None:
+    ops = index_cpu_ops(load_trace(cpu_record.result("naive").trace))
+    leaves = compute_leaves(ops, range(len(ops))).tolist()
+    names = {ops.names[i] for i in leaves}
+    assert not names & METADATA_OPS
+    assert {"aten::bmm", "aten::_softmax", "aten::copy_", "aten::masked_fill_", "aten::mul"} <= names
+    for i in leaves:
+        assert not is_structural(ops, i)
+        assert not any(not is_structural(ops, j) for j in range(i + 1, int(ops.last[i]) + 1))
+    # aten::mul converts its Python scalar with to/_to_copy/copy_ on 0-d tensors: not work.
+    mul = next(i for i in leaves if ops.names[i] == "aten::mul")
+    assert int(ops.last[mul]) > mul  # it has children, all scalar conversions
+
+
+def test_profiler_steps_are_regions_without_attnprof_annotations(
+        foreign_traces: dict[str, Path]) -> None:
+    report = analyze_trace(load_trace(foreign_traces["steps"]))
+    (region,) = report.regions
+    assert region.name == PROFILER_STEP and region.instances == 3
+    per_forward = {k.name: k.per_forward for k in region.kernels}
+    # randn ×3, the mask (ones' fill_, tril, ~), then bmm, mul, clone's copy_, masked_fill_,
+    # softmax, bmm.
+    assert per_forward == {"aten::normal_": 3, "aten::fill_": 1, "aten::tril": 1,
+                           "aten::bitwise_not": 1, "aten::bmm": 2, "aten::mul": 1,
+                           "aten::copy_": 1, "aten::masked_fill_": 1, "aten::_softmax": 1}
+    assert {f.rule for f in report.findings} >= {"hidden-copy", "mask-rebuilt",
+                                                 "scores-materialised"}
+
+
+def test_a_trace_without_steps_is_one_region(foreign_traces: dict[str, Path]) -> None:
+    report = analyze_trace(load_trace(foreign_traces["plain"]))
+    (region,) = report.regions
+    assert region.name == WHOLE_TRACE and region.instances == 1
+    assert region.cpu_us_per_forward > 0 and region.kernels_per_forward >= 6
+    assert region.peak_memory_bytes is None  # recorded without profile_memory
+
+
+def test_region_passes_run_in_order_and_each_adds_fields(cpu_record: RunRecord) -> None:
+    trace = load_trace(cpu_record.result("sdpa-math").trace)
+    ops = index_cpu_ops(trace)
+    devices = link_device_events(ops)
+    (view,), unassigned = view_regions(ops, devices, find_regions(ops))
+    assert len(devices) == 0 and len(unassigned) == 0
+    fields: dict[str, Any] = {}
+    for p in REGION_PASSES:
+        new = p(view, fields)
+        assert new and not set(new) & set(fields), p.__name__  # no pass overwrites another
+        fields = {**fields, **new}
+    assert build_region_report(view) == build_region_report(view, REGION_PASSES)
+    assert fields["sdpa_backend"] == "math" and fields["verdict"] == "cpu-only"

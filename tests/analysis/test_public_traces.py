@@ -1,0 +1,129 @@
+"""The analysis on real GPU, ROCm, multi-rank and CPU-only traces recorded elsewhere.
+
+Counts and times are checked against an independent pass over the raw JSON (``json.load``,
+no attnprof code): the whole-trace breakdown exactly, and the per-step kernel assignment
+(by launch correlation, never by time) count for count.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attnprof.analysis.regions import PROFILER_STEP, WHOLE_TRACE
+
+from conftest import PUBLIC_NAMES  # noqa: E402 - the analysis tests' conftest
+
+
+@pytest.mark.parametrize("name", PUBLIC_NAMES)
+def test_every_public_trace_analyses(name: str, public_traces: Path, load_public: Any,
+                                     raw_summary: Any) -> None:
+    trace, report = load_public(name)
+    raw = raw_summary(public_traces / name)
+    b = report.breakdown
+    # The whole-trace breakdown equals the raw sums exactly (both are correctly rounded).
+    assert b.count == raw["count"] and b.total_us == raw["total_us"]
+    assert report.events == trace.meta.n_events and report.regions
+    # Every device event is in exactly one region or counted as unassigned.
+    in_regions = sum(k.count for r in report.regions for k in r.kernels)
+    if report.regions[0].kernel_source == "kernels":
+        assert in_regions + report.unassigned_device_events == b.count
+        summed = math.fsum(k.total_us for r in report.regions for k in r.kernels)
+        assert math.isclose(summed + report.unassigned_device_us, b.total_us, rel_tol=1e-9)
+    for region in report.regions:
+        assert region.instances >= 1 and region.cpu_us_per_forward >= 0
+        assert region.verdict in ("cpu-bound", "device-bound", "cpu-only", "unknown")
+        if region.device_us_per_forward is not None:
+            assert region.idle_us is not None and region.idle_us >= 0
+            assert all(g.dur_us > 0 for g in region.gaps)
+    for f in report.findings:
+        assert f.evidence and f.fix and f.severity in ("info", "warning", "critical")
+
+
+@pytest.mark.parametrize("name", [n for n in PUBLIC_NAMES if n not in ("cpu_only.json.gz",)])
+def test_kernels_per_step_match_an_independent_join(name: str, public_traces: Path,
+                                                    load_public: Any, raw_summary: Any) -> None:
+    _, report = load_public(name)
+    raw = raw_summary(public_traces / name)
+    (region,) = report.regions
+    if region.name != PROFILER_STEP:
+        assert region.name == WHOLE_TRACE and raw["steps"] == 0
+        return
+    assert region.instances == raw["steps"]
+    if region.kernel_source != "kernels":
+        return
+    assert sum(k.count for k in region.kernels) == raw["step_count"]
+    assert math.isclose(math.fsum(k.total_us for k in region.kernels), raw["step_us"],
+                        rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_tiny_kernels_make_a_step_cpu_bound(load_public: Any) -> None:
+    _, report = load_public("mi250_rocm_minitoy.json.gz")
+    assert report.device == "rocm"
+    (region,) = report.regions
+    assert region.verdict == "cpu-bound"
+    assert region.cpu_us_per_forward > 10 * region.device_us_per_forward
+    (finding,) = report.findings_for("cpu-bound")
+    assert any("tiny" in e for e in finding.evidence)
+    assert region.launch_apis["hipLaunchKernel"] > 0
+    assert all(k.launched_by for k in region.kernels)
+
+
+def test_device_bound_steps_are_not_flagged(load_public: Any) -> None:
+    _, report = load_public("v100_ns_resolution_rank0.json.gz")
+    (region,) = report.regions
+    assert region.verdict == "device-bound"
+    assert region.device_us_per_forward >= region.cpu_us_per_forward
+    assert not report.findings_for("cpu-bound")
+
+
+def test_cudnn_style_launches_say_occupancy_is_not_reported(load_public: Any) -> None:
+    # cuDNN convolutions and NCCL kernels here launch through cudaLaunchKernelExC, the path
+    # for which CUPTI mostly reports 0% occupancy: a gap in the measurement, said so.
+    _, report = load_public("a100_nccl.json.gz")
+    ex = [k for r in report.regions for k in r.kernels if k.launch_api == "cudaLaunchKernelExC"]
+    assert ex
+    for k in ex:
+        assert (k.note is not None and "not reported by CUPTI" in k.note) == (not k.occupancy)
+    assert any(k.short.startswith("cuDNN") and k.note for k in ex)
+    assert all(k.category == "communication" for k in ex if k.family == "nccl")
+    assert report.rank == 0 and report.world_size == 2
+
+
+def test_launch_properties_and_decoding(load_public: Any) -> None:
+    _, report = load_public("triton_example.json.gz")
+    (region,) = report.regions
+    (kernel,) = region.kernels
+    assert kernel.family == "triton" and kernel.launch_api == "cuLaunchKernel"
+    assert kernel.launched_by == "triton_poi_fused_add_cos_sin_0"
+    assert kernel.grid == [1, 1, 1] and kernel.block == [128, 1, 1]
+    assert kernel.registers_per_thread == 16 and kernel.shared_memory == 0
+
+
+def test_graph_launches_and_kernels_launched_before_the_trace(load_public: Any) -> None:
+    _, report = load_public("a100_training_rank0.json.gz")
+    (region,) = report.regions
+    assert region.launch_apis.get("cudaGraphLaunch", 0) > 0
+    # Kernels whose launch happened before profiling began belong to no step.
+    assert report.unassigned_device_events > 0
+
+
+def test_traces_without_device_activity(load_public: Any) -> None:
+    _, cpu = load_public("cpu_only.json.gz")
+    assert cpu.device == "cpu" and cpu.regions[0].verdict == "cpu-only"
+    _, cupti = load_public("cupti_counters.json.gz")
+    assert cupti.device == "cuda" and cupti.regions[0].verdict == "unknown"
+    (note,) = cupti.findings_for("cpu-only")
+    assert "without device activity" in note.title
+
+
+def test_memory_from_allocation_events(load_public: Any) -> None:
+    _, report = load_public("v100_training_large.json.gz")
+    (region,) = report.regions
+    assert region.memory_device == "cuda"
+    assert region.peak_memory_bytes and region.largest_allocation_bytes
+    assert region.largest_allocation_bytes <= region.peak_memory_bytes
+    assert region.largest_allocation_op

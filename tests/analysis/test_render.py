@@ -1,0 +1,76 @@
+"""Every trace-report renderer on real reports: it shows what the report says, nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+import pytest
+from rich.console import Console
+
+from attnprof.analysis.report import AnalysisRecord, TraceReport
+from attnprof.render.report_json import render_json, write_analysis_json
+from attnprof.render.trace_report import render_trace_report
+
+
+def _terminal(report: TraceReport) -> str:
+    console = Console(record=True, width=140, color_system=None)
+    render_trace_report(report, console, top=8)
+    return console.export_text()
+
+
+def _json(report: TraceReport) -> str:
+    data = render_json([report])
+    (back,) = msgspec.json.decode(data, type=AnalysisRecord).reports
+    assert back == report  # the JSON holds the whole report, losslessly
+    return data.decode()
+
+
+RENDERERS: dict[str, Callable[[TraceReport], str]] = {"terminal": _terminal, "json": _json}
+
+
+def _check(text: str, report: TraceReport) -> None:
+    for region in report.regions:
+        assert region.name in text
+    for finding in report.findings:
+        assert finding.title in text
+        assert finding.fix.split()[0] in text
+    for kernel in report.breakdown.kernels[:3]:
+        assert kernel.short in text
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+@pytest.mark.parametrize("variant", ["naive", "sdpa-math", "sdpa-flash"])
+def test_renderers_on_cpu_captures(renderer: str, variant: str,
+                                   cpu_reports: dict[str, TraceReport]) -> None:
+    report = cpu_reports[variant]
+    text = RENDERERS[renderer](report)
+    _check(text, report)
+    for kernel in report.regions[0].kernels[:8]:
+        assert kernel.name in text
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+@pytest.mark.parametrize("name", ["mi250_rocm_minitoy.json.gz", "cpu_only.json.gz",
+                                  "triton_example.json.gz", "a100_alexnet_inference.json.gz"])
+def test_renderers_on_public_traces(renderer: str, name: str, load_public: object) -> None:
+    _, report = load_public(name)  # type: ignore[operator]
+    _check(RENDERERS[renderer](report), report)
+
+
+def test_terminal_shows_verdict_launch_details_and_notes(load_public: object) -> None:
+    _, report = load_public("triton_example.json.gz")  # type: ignore[operator]
+    text = _terminal(report)
+    assert "cpu-bound" in text and "cuLaunchKernel" in text and "grid 1x1x1" in text
+    assert "16 regs" in text
+
+
+def test_json_file_is_written_whole(tmp_path: Path, cpu_reports: dict[str, TraceReport]) -> None:
+    out = tmp_path / "analysis.json"
+    reports = list(cpu_reports.values())
+    write_analysis_json(out, reports)
+    record = msgspec.json.decode(out.read_bytes(), type=AnalysisRecord)
+    assert record.schema_version == 1 and record.kind == "analyze"
+    assert record.reports == reports
+    assert [p.name for p in tmp_path.iterdir()] == ["analysis.json"]  # no temp file left
