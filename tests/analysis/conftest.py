@@ -8,6 +8,7 @@ foreign trace, where rules must fall back to shapes).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import json
@@ -23,7 +24,7 @@ from attnprof.analysis.report import TraceReport
 from attnprof.measure.timer import TimingPlan
 from attnprof.record import RunRecord
 from attnprof.runner import Settings, compare
-from attnprof.trace import load_trace
+from attnprof.trace import Trace, load_trace
 from attnprof.trace.capture import CaptureSpec
 from attnprof.workload import Workload
 
@@ -72,11 +73,14 @@ def cpu_record(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
 def cpu_reports(request: pytest.FixtureRequest, cpu_record: RunRecord) -> dict[str, TraceReport]:
     """variant -> report, analysed with the workload known, or from the trace alone."""
     known = request.param == "workload"
-    return {
-        row.variant: analyze_trace(load_trace(row.trace), result=row if known else None,
-                                   workload=WORKLOAD if known else None)
-        for row in cpu_record.results
-    }
+    reports = {}
+    for row in cpu_record.results:
+        trace = load_trace(row.trace)
+        if not known:  # as a foreign trace: no attnprof metadata, no run record
+            trace = Trace(events=trace.events, meta=dataclasses.replace(trace.meta, attnprof=None))
+        reports[row.variant] = analyze_trace(trace, result=row if known else None,
+                                             workload=WORKLOAD if known else None)
+    return reports
 
 
 @pytest.fixture(scope="session")

@@ -68,7 +68,8 @@ def test_leaf_compute_ops_exclude_metadata_and_scalar_work(cpu_record: RunRecord
     leaves = compute_leaves(ops, range(len(ops))).tolist()
     names = {ops.names[i] for i in leaves}
     assert not names & METADATA_OPS
-    assert {"aten::bmm", "aten::_softmax", "aten::copy_", "aten::masked_fill_", "aten::mul"} <= names
+    assert {"aten::bmm", "aten::_softmax", "aten::copy_", "aten::masked_fill_",
+            "aten::mul"} <= names
     for i in leaves:
         assert not is_structural(ops, i)
         assert not any(not is_structural(ops, j) for j in range(i + 1, int(ops.last[i]) + 1))

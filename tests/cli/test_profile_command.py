@@ -21,7 +21,8 @@ def test_profile_shows_the_hidden_copy_naive_has_and_inplace_lacks(
     assert code == 0
     text = capsys.readouterr().out
     assert "median ms" in text  # the measurement table
-    assert "attnprof::naive — 2 forwards" in text and "masked_fill makes a hidden full copy" in text
+    assert "attnprof::naive — 2 forwards" in text
+    assert "masked_fill makes a hidden full copy" in text
     record = RunRecord.load(record_path)
     naive, inplace = record.result("naive"), record.result("naive-inplace")
     assert naive.analysis is not None and inplace.analysis is not None

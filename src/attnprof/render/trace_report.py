@@ -12,9 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
-from attnprof.render.terminal import fmt_bytes
 
-__all__ = ["fmt_us", "render_trace_report"]
+__all__ = ["fmt_size", "fmt_us", "render_trace_report"]
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "cyan",
@@ -32,6 +31,16 @@ def fmt_us(value: float | None) -> str:
     return f"{value:.1f} µs"
 
 
+def fmt_size(value: int | None) -> str:
+    """Bytes in binary units (KiB, MiB, GiB), as allocators count."""
+    if value is None:
+        return "—"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:.1f} {unit}"
+    return f"{value} B"
+
+
 def _count(value: float) -> str:
     return f"{value:g}" if value == int(value) else f"{value:.2f}"
 
@@ -40,7 +49,7 @@ def render_trace_report(report: TraceReport, console: Console, top: int = 15) ->
     """Print a report: header, each region's tables, top kernels, then the findings."""
     console.print(_header(report))
     for region in report.regions:
-        _render_region(region, report, console, top)
+        _render_region(region, console, top)
     _render_breakdown(report, console, top)
     _render_findings(report.findings, console)
 
@@ -59,7 +68,7 @@ def _header(report: TraceReport) -> Text:
     return text
 
 
-def _render_region(region: RegionReport, report: TraceReport, console: Console, top: int) -> None:
+def _render_region(region: RegionReport, console: Console, top: int) -> None:
     unit = "kernels" if region.kernel_source == "kernels" else "leaf compute ops"
     title = Text(f"\n{region.name}", style="bold")
     title.append(f" — {region.instances} forward{'s' if region.instances != 1 else ''}, "
@@ -74,12 +83,13 @@ def _render_region(region: RegionReport, report: TraceReport, console: Console, 
         extras.append(f"SDPA backend: {region.sdpa_backend}")
     if region.peak_memory_bytes is not None:
         extras.append(f"peak memory per forward ({region.memory_device}): "
-                      f"{fmt_bytes(region.peak_memory_bytes)}")
+                      f"{fmt_size(region.peak_memory_bytes)}")
     if region.largest_allocation_bytes is not None:
-        extras.append(f"largest allocation {fmt_bytes(region.largest_allocation_bytes)}"
+        extras.append(f"largest allocation {fmt_size(region.largest_allocation_bytes)}"
                       f" by {region.largest_allocation_op or '?'}")
     if region.launch_apis:
-        extras.append("launch APIs: " + ", ".join(f"{k} ×{v}" for k, v in region.launch_apis.items()))
+        extras.append("launch APIs: "
+                      + ", ".join(f"{k} ×{v}" for k, v in region.launch_apis.items()))
     for line in extras:
         console.print(f"  {line}")
 
@@ -127,7 +137,7 @@ def _launch_text(k: KernelStat) -> Text:
     if k.registers_per_thread is not None:
         parts.append(f"{k.registers_per_thread} regs")
     if k.shared_memory is not None:
-        parts.append(f"{fmt_bytes(k.shared_memory)} smem")
+        parts.append(f"{fmt_size(k.shared_memory)} smem")
     if k.occupancy is not None:
         parts.append(f"occupancy {k.occupancy:g}%")
     text = Text(", ".join(parts) or "—")

@@ -12,8 +12,10 @@ reads.
 from __future__ import annotations
 
 from attnprof.analysis.findings.context import FindingContext, bytes_text
+from attnprof.analysis.kernel_names import decode_kernel_name
 from attnprof.analysis.region_view import RegionView
 from attnprof.analysis.report import Finding, RegionReport
+from attnprof.analysis.sdpa_backend import BACKEND_OPS
 from attnprof.analysis.tensor_args import TensorArg, tensor_args
 
 __all__ = ["detect_materialised_scores"]
@@ -74,14 +76,22 @@ def _with_workload(ctx: FindingContext, region: RegionReport, view: RegionView
         evidence.append(f"{list(arg.dims)} {arg.dtype} scores ({bytes_text(arg.nbytes)}, "
                         f"B·H·Sq·Sk) read by {', '.join(by)}")
     alloc = region.largest_allocation_bytes
-    # With head_dim >= Sk a q/k/v-sized buffer is as large as the scores: then the
-    # allocation alone proves nothing.
-    if alloc is not None and alloc >= scores * w.element_bytes and (evidence or w.head_dim < k):
+    # The allocation alone proves nothing when a fused attention op made it (its scratch
+    # buffers scale with the tile, not with Sq·Sk) or when head_dim >= Sk, where a
+    # q/k/v-sized buffer is as large as the scores.
+    fused = _is_fused_attention(region.largest_allocation_op)
+    if (alloc is not None and alloc >= scores * w.element_bytes and not fused
+            and (evidence or w.head_dim < k)):
         size = max(size, alloc)
         evidence.insert(0, f"largest allocation in the forward: {bytes_text(alloc)} by "
                            f"{region.largest_allocation_op or 'an unknown op'} "
                            f"(B·H·Sq·Sk = {scores} elements)")
     return (evidence, size) if evidence else None
+
+
+def _is_fused_attention(op: str | None) -> bool:
+    fused = {name for name, label in BACKEND_OPS if label != "math"}
+    return op is not None and (op in fused or decode_kernel_name(op).is_attention)
 
 
 def _from_shapes(ctx: FindingContext, view: RegionView) -> tuple[list[str], int] | None:
