@@ -28,9 +28,6 @@ from attnprof.trace import Trace, load_trace
 from attnprof.trace.capture import CaptureSpec
 from attnprof.workload import Workload
 
-PUBLIC = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "public"
-PUBLIC_NAMES = sorted(p.name for p in PUBLIC.glob("*.json.gz")) if PUBLIC.is_dir() else []
-
 #: B=1, H=2 sharing one K/V head (so repeat_kv and enable_gqa have work), S=64, D=16.
 WORKLOAD = Workload(batch=1, heads=2, kv_heads=1, seq=64, head_dim=16, device="cpu")
 VARIANTS = ("naive", "naive-inplace", "sdpa-math", "sdpa-flash", "flex-eager", "gqa-repeat-kv")

@@ -7,15 +7,22 @@ no attnprof code): the whole-trace breakdown exactly, and the per-step kernel as
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from attnprof.analysis.analyze import analyze_trace
 from attnprof.analysis.regions import PROFILER_STEP, WHOLE_TRACE
+from attnprof.trace import load_trace
 
-from conftest import PUBLIC_NAMES  # noqa: E402 - the analysis tests' conftest
+# Listed at collection time for parametrization; the ``public_traces`` fixture skips the
+# tests cleanly when the folder is absent.
+PUBLIC = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "public"
+PUBLIC_NAMES = sorted(p.name for p in PUBLIC.glob("*.json.gz")) if PUBLIC.is_dir() else []
 
 
 @pytest.mark.parametrize("name", PUBLIC_NAMES)
@@ -127,3 +134,39 @@ def test_memory_from_allocation_events(load_public: Any) -> None:
     assert region.peak_memory_bytes and region.largest_allocation_bytes
     assert region.largest_allocation_bytes <= region.peak_memory_bytes
     assert region.largest_allocation_op
+
+
+def _rewritten(public_traces: Path, name: str, tmp_path: Path, edit: Any) -> Path:
+    with gzip.open(public_traces / name, "rb") as f:
+        doc = json.load(f)
+    doc["traceEvents"] = [e for e in map(edit, doc["traceEvents"]) if e is not None]
+    out = tmp_path / name.replace(".gz", "")
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def _without_correlation(e: dict[str, Any]) -> dict[str, Any]:
+    if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+        e["args"] = {k: v for k, v in e["args"].items() if k != "correlation"}
+    return e
+
+
+def _without_launches(e: dict[str, Any]) -> dict[str, Any] | None:
+    return None if e.get("cat") in ("cuda_runtime", "cuda_driver") else e
+
+
+@pytest.mark.parametrize("name", ["mi250_rocm_minitoy.json.gz", "triton_example.json.gz"])
+def test_kernels_stay_linked_through_flows_and_external_ids(
+        name: str, public_traces: Path, load_public: Any, tmp_path: Path) -> None:
+    _, original = load_public(name)
+    expected = {(k.name, k.count) for k in original.regions[0].kernels}
+    # No correlation on the device events: the ac2g flow arriving at each one carries it.
+    by_flow = analyze_trace(load_trace(_rewritten(public_traces, name, tmp_path,
+                                                  _without_correlation)))
+    assert {(k.name, k.count) for k in by_flow.regions[0].kernels} == expected
+    assert [k.call_path for k in by_flow.regions[0].kernels] == [
+        k.call_path for k in original.regions[0].kernels]
+    # No launch events at all: the External id shared by the op and its kernels links them.
+    by_id = analyze_trace(load_trace(_rewritten(public_traces, name, tmp_path, _without_launches)))
+    assert sum(k.count for k in by_id.regions[0].kernels) == original.breakdown.count
+    assert all(k.launched_by for k in by_id.regions[0].kernels)
