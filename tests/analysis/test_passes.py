@@ -114,3 +114,30 @@ def test_region_passes_run_in_order_and_each_adds_fields(cpu_record: RunRecord) 
         fields = {**fields, **new}
     assert build_region_report(view) == build_region_report(view, REGION_PASSES)
     assert fields["sdpa_backend"] == "math" and fields["verdict"] == "cpu-only"
+
+
+def test_kv_expanded_by_expand_and_reshape(tmp_path: Path) -> None:
+    # The Llama-style repeat_kv: a broadcast view that reshape has to copy.
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from attnprof.workload import Workload
+
+    w = Workload(batch=1, heads=4, kv_heads=2, seq=32, head_dim=8)
+    q = torch.randn(1, 4, 32, 8)
+    k, v = torch.randn(1, 2, 32, 8), torch.randn(1, 2, 32, 8)
+
+    def repeat_kv(x: Any) -> Any:
+        return x[:, :, None].expand(1, 2, 2, 32, 8).reshape(1, 4, 32, 8)
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(2):
+            with record_function("attnprof::repeat-kv-by-expand"):
+                F.scaled_dot_product_attention(q, repeat_kv(k), repeat_kv(v), is_causal=True)
+    path = tmp_path / "expand.json"
+    prof.export_chrome_trace(str(path))
+    report = analyze_trace(load_trace(path), workload=w)
+    (kv,) = report.findings_for("kv-expanded")
+    assert kv.data["ops"] == ["aten::reshape"] and kv.data["per_forward"] == 2
+    assert kv.data["bytes_per_forward"] == 2 * 1 * 4 * 32 * 8 * 4
