@@ -111,7 +111,7 @@ def detect_gqa_math_fallback(ctx: FindingContext) -> list[Finding]:
         evidence = [f"{_SDPA} q {list(args[0].dims)} with k {list(args[1].dims)} "
                     f"(enable_gqa) → {_MATH}"]
         if repeats:
-            size = sum((tensor_args(ctx.ops, j)[0].nbytes or 0) for j in repeats)
+            size = sum((a[0].nbytes or 0) for j in repeats if (a := tensor_args(ctx.ops, j)))
             groups = args[0].dims[-3] // max(args[1].dims[-3], 1)
             spent = math.fsum(float(ctx.ops.dur[j]) for j in repeats) / view.n
             evidence.append(f"aten::repeat_interleave ×{len(repeats) / view.n:g} per forward "
