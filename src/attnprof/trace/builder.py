@@ -292,18 +292,19 @@ class TableBuilder:
         remap = np.empty(len(order) + 1, dtype=np.int32)
         remap[np.array(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int32)
         remap[-1] = -1
+        remap = narrow(remap)  # remapped columns come out narrow, no int32 copy in between
         strings = StringTable(tuple(self._strs[i] for i in order))
         cols: dict[str, np.ndarray] = {}
         for c in ROW_COLUMNS:
-            # One column at a time, dropping its pieces at once: the peak is the table
-            # plus one column, not two tables.
             col = self._cols.pop(c).array()
             cols[c] = narrow(remap[col]) if c in _STRING_COLUMNS else col
         origin = self._origin or 0
-        finite = np.isfinite(cols["ts"])
-        if finite.any():
-            shift = math.floor(cols["ts"][finite].min())
-            cols["ts"] -= shift
+        ts = cols["ts"]
+        # fmin skips nan without copying: the column can be most of the memory in use.
+        earliest = float(np.fmin.reduce(ts)) if ts.size else math.nan
+        if math.isfinite(earliest):
+            shift = math.floor(earliest)
+            ts -= shift
             origin += shift
         table = EventTable(
             **cols, strings=strings, launches=self._launch_table(), memory_records=self._mem_table()

@@ -82,7 +82,9 @@ def id_column(values: Sequence[int | str]) -> np.ndarray:
         return int_column([int_or_hex(v) for v in values])
 
 
-_INT_TYPES = (np.int8, np.int16, np.int32, np.int64)
+_INT_RANGES = [
+    (t, int(np.iinfo(t).min), int(np.iinfo(t).max)) for t in (np.int8, np.int16, np.int32)
+]
 
 
 def narrow(arr: np.ndarray) -> np.ndarray:
@@ -90,9 +92,8 @@ def narrow(arr: np.ndarray) -> np.ndarray:
     if arr.size == 0:
         return arr.astype(np.int8)
     lo, hi = int(arr.min()), int(arr.max())
-    for t in _INT_TYPES:
-        info = np.iinfo(t)
-        if info.min <= lo and hi <= info.max:
+    for t, t_min, t_max in _INT_RANGES:
+        if t_min <= lo and hi <= t_max:
             return arr.astype(t, copy=False)
     return arr
 
@@ -144,33 +145,64 @@ def dims(value: Any) -> tuple[int, int, int]:
     return tuple(xs + [-1] * (3 - len(xs)))  # type: ignore[return-value]
 
 
+def _anonymous_map(size: int) -> mmap.mmap:
+    # Private, so a forked child that writes to a table does not change its parent's.
+    if hasattr(mmap, "MAP_PRIVATE"):
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    return mmap.mmap(-1, size)  # Windows: anonymous maps are private already
+
+
 class Column:
-    """An append-only numpy column in anonymous ``mmap`` memory, grown by doubling.
+    """An append-only numpy column in anonymous ``mmap`` memory.
 
     Why not a list of per-batch arrays joined at the end: thousands of small arrays live in
     the malloc heap, and freeing them after the join does not give the memory back to the
-    OS, so the peak would be twice the table. Memory mapped here is returned as soon as it is
-    dropped, and pages past the end are never touched, so RSS tracks what was written.
+    OS, so the peak would be twice the table. Here the column grows by resizing its map
+    (``mremap`` on Linux: no copy, no second column in memory), pages past the end are never
+    touched, and the memory goes back to the OS as soon as the column is dropped.
     """
 
     def __init__(self, dtype: Any) -> None:
-        self._data = np.empty(0, dtype=dtype)
+        self.dtype = np.dtype(dtype)
         self.n = 0
+        self._map: mmap.mmap | None = None
+        self._capacity = 0  # in elements
 
     def append(self, values: np.ndarray) -> None:
-        # A wider part (an id column past int8, say) widens the column: same result as
+        # A wider part (an id column past int8, say) widens the column: the same result as
         # concatenating, so the dtype does not depend on batching.
-        dtype = np.result_type(self._data.dtype, values.dtype)
+        dtype = np.result_type(self.dtype, values.dtype)
         end = self.n + len(values)
-        if end > len(self._data) or dtype != self._data.dtype:
-            grown = np.frombuffer(
-                mmap.mmap(-1, max(end, 2 * len(self._data), 4096) * dtype.itemsize), dtype
-            )
-            grown[: self.n] = self._data[: self.n]
-            self._data = grown
-        self._data[self.n : end] = values
+        if dtype != self.dtype:
+            self._rewrite(dtype, max(end, 2 * self._capacity, 4096))
+        elif end > self._capacity:
+            self._grow(max(end, 2 * self._capacity, 4096))
+        if len(values):
+            assert self._map is not None
+            np.frombuffer(self._map, self.dtype, count=end)[self.n :] = values
         self.n = end
 
+    def _grow(self, capacity: int) -> None:
+        size = capacity * self.dtype.itemsize
+        if self._map is not None:
+            try:
+                self._map.resize(size)  # views into the map are never kept while loading
+                self._capacity = capacity
+                return
+            except (OSError, SystemError, TypeError, ValueError):
+                pass  # a platform without anonymous mremap: copy instead
+        self._rewrite(self.dtype, capacity)
+
+    def _rewrite(self, dtype: np.dtype[Any], capacity: int) -> None:
+        new = _anonymous_map(capacity * dtype.itemsize)
+        if self._map is not None and self.n:
+            np.frombuffer(new, dtype, count=self.n)[:] = np.frombuffer(
+                self._map, self.dtype, count=self.n
+            )
+        self._map, self.dtype, self._capacity = new, dtype, capacity
+
     def array(self) -> np.ndarray:
-        """The column so far (a view: untouched capacity costs address space, not memory)."""
-        return self._data[: self.n]
+        """The column (a view: untouched capacity costs address space, not memory)."""
+        if self._map is None:
+            return np.empty(0, dtype=self.dtype)
+        return np.frombuffer(self._map, self.dtype, count=self.n)

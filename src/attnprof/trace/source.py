@@ -1,9 +1,8 @@
 """The bytes of a trace file: opening, chunked reading, and the JSON around ``traceEvents``.
 
-:class:`Source` hands out the (decompressed) text in bounded pieces appended to one
-``bytearray`` buffer, so reading never holds more than the buffer plus one small piece: gzip
-decompresses at most ``_PIECE`` bytes per call, and consumed text is dropped from the
-buffer's front without copying the rest (CPython trims a bytearray's head in place).
+:class:`Source` reads the (decompressed) text; :class:`TextBuffer` holds the unread part in
+one ``bytearray`` that is filled in place with ``readinto``, so reading never holds more than
+that buffer plus one ``_PIECE`` (gzip decompresses at most that much per call).
 
 The header (keys before ``"traceEvents"``) and trailer (keys after the array) are small in
 torch.profiler traces and are parsed whole; only :data:`~attnprof.trace.schema.HEADER_KEYS`
