@@ -1,0 +1,96 @@
+"""``attnprof check --expect FILE TARGET``: expected vs observed, exit 1 on any mismatch.
+
+TARGET is a trace file (analysed as ``attnprof analyze`` would) or a variant name (measured
+and traced as ``attnprof profile`` would, with the workload flags). Exit status: 0 when every
+expectation holds, 1 when any does not, 2 for a malformed expectations file or any other
+user mistake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from attnprof.cli.workload_args import add_workload_arguments
+
+NAME = "check"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="check a variant or trace against an expectations file",
+                       description="State what you expect per forward (TOML: kernels or ops "
+                                   "by pattern and count, kernels per forward, latency, "
+                                   "memory); see what ran; exit 1 on any mismatch.")
+    p.add_argument("target", metavar="VARIANT_OR_TRACE",
+                   help="a variant name (measured and traced now) or a trace file")
+    p.add_argument("--expect", required=True, metavar="FILE", help="expectations (TOML)")
+    add_workload_arguments(p)
+    p.add_argument("--steps", type=int, default=3, metavar="N",
+                   help="profiled steps when TARGET is a variant (default 3)")
+    p.add_argument("--min-time", type=float, default=None, metavar="S",
+                   help="seconds of sampling when TARGET is a variant")
+    p.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attnprof.analysis.expectations_check import check_expectations, pick_region
+    from attnprof.expectations import load_expectations
+    from attnprof.render.check_terminal import render_check
+    from attnprof.render.terminal import make_console
+
+    expectations = load_expectations(args.expect)  # a malformed file fails before any work
+    console = make_console()
+    if _is_trace(args.target):
+        report, measured, region_name = _from_trace(args.target), None, expectations.region
+        source = args.target
+    else:
+        report, measured, source = _from_variant(args, console)
+        region_name = expectations.region or f"attnprof::{args.target}"
+    region = pick_region(report, region_name)
+    rows = check_expectations(expectations, region, measured)
+    render_check(rows, console, title=expectations.title, source=source, region=region.name)
+    return 0 if all(r.ok for r in rows) else 1
+
+
+def _is_trace(target: str) -> bool:
+    from attnprof.errors import UsageError
+
+    path = Path(target)
+    if path.is_file():
+        return True
+    if target.endswith((".json", ".json.gz")):
+        raise UsageError(f"trace file {target!r} does not exist; check the path")
+    return False
+
+
+def _from_trace(path: str) -> Any:
+    from attnprof.analysis.analyze import analyze_trace
+    from attnprof.trace import load_trace
+
+    return analyze_trace(load_trace(path))
+
+
+def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
+    from attnprof.analysis.expectations_check import Measured
+    from attnprof.cli.compare_cmd import run_comparison
+    from attnprof.cli.profile_cmd import analyse_record
+    from attnprof.errors import UsageError
+
+    if args.steps <= 0:
+        raise UsageError(f"--steps must be a positive integer, got {args.steps}")
+    with tempfile.TemporaryDirectory(prefix="attnprof-check-") as tmp:
+        # run_comparison reads the compare command's flags; set the ones check does not have.
+        args.variants, args.json, args.trace, args.trace_steps = [args.target], None, tmp, args.steps
+        record = run_comparison(args, console)
+        analyse_record(record)
+    (row,) = record.results
+    if row.status != "ok" or row.analysis is None:
+        raise UsageError(f"variant {args.target!r} did not run here ({row.status}: "
+                         f"{row.reason}); choose a variant this device supports")
+    latency = row.latency_ms.median if row.latency_ms else None
+    source = f"{args.target} measured now: {record.workload_spec().describe()}"
+    return (row.analysis, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
+            source)

@@ -1,0 +1,31 @@
+"""Terminal rendering of an expectations check: expected and observed side by side."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from attnprof.analysis.expectations_check import CheckRow
+
+
+def render_check(rows: list[CheckRow], console: Console, *, title: str | None, source: str,
+                 region: str) -> None:
+    """One row per expectation; mismatches marked in red, with the verdict underneath."""
+    table = Table(title=f"attnprof check — {title or 'expectations'}", title_justify="left",
+                  caption=f"{source} · region {region}", caption_justify="left")
+    table.add_column("", no_wrap=True)
+    table.add_column("expectation", style="bold")
+    table.add_column("expected", no_wrap=True)
+    table.add_column("observed", no_wrap=True)
+    table.add_column("evidence", overflow="fold", ratio=1)
+    for r in rows:
+        mark = Text("✓", style="green") if r.ok else Text("✗ mismatch", style="bold red")
+        observed = Text(r.observed, style="" if r.ok else "red")
+        table.add_row(mark, r.what, r.expected, observed, r.detail)
+    console.print(table)
+    bad = sum(not r.ok for r in rows)
+    if bad:
+        console.print(f"[bold red]{bad} of {len(rows)} expectations did not hold[/bold red]")
+    else:
+        console.print(f"[green]all {len(rows)} expectations hold[/green]")
