@@ -1,14 +1,15 @@
 """Turn decoded event batches into the columns of one :class:`EventTable`.
 
-The loader feeds batches in file order; :class:`TableBuilder` converts each to small numpy
-arrays at once (so the decoded Python objects of a batch can be freed) and concatenates the
-pieces at the end. Everything it assigns is independent of how the file was cut into
-batches, so any ``chunk_bytes`` gives an identical table:
+The loader feeds batches in file order; :class:`TableBuilder` converts each to numpy at once
+(so the decoded Python objects of a batch can be freed) and appends it to growing columns
+(:class:`~attnprof.trace.columns.Column`), narrowed as they go so that the table is never
+held wider than it ends up. Everything it assigns is independent of how the file was cut
+into batches, so any ``chunk_bytes`` gives an identical table:
 
 * string ids are renumbered in sorted string order at the end;
 * string pids/tids get negative ids in order of first appearance (pid before tid);
 * the timestamp origin is the first finite ``ts`` in the file, shifted at the end to the
-  floor of the earliest one.
+  floor of the earliest one, and each ``ts`` is converted on its own (never batch-wise).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class TableBuilder:
         self._char_lut: list[bytes] = []
         self._launch_ids: dict[tuple[Any, ...], int] = {}
         self._cols = {c: Column(_EMPTY_DTYPES.get(c, np.int8)) for c in ROW_COLUMNS}
-        # MemoryRecords columns, one array per batch: bytes, total_allocated, addr, device_type.
+        # The MemoryRecords columns: bytes, total_allocated, addr, device_type.
         self._mem = tuple(Column(d) for d in (np.float64, np.float64, np.int64, np.int8))
         self._origin: int | None = None
         self.n_no_phase = 0  # entries without "ph": not trace events, dropped
@@ -144,30 +145,27 @@ class TableBuilder:
         return np.array(self._char_lut, dtype="S1")[idx]
 
     def _intern(self, values: list[str]) -> np.ndarray:
+        """Provisional string ids (renumbered in :meth:`finish`), narrowed."""
         ids = self._ids
         try:  # after the first batches, every string is already known
-            return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
+            found = np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
+            return narrow(found)
         except KeyError:
             pass
         for s in dict.fromkeys(values):
             if s not in ids:
                 ids[s] = len(self._strs)
                 self._strs.append(s)
-        return np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
+        return narrow(np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values)))
 
     def _intern_raw(self, raws: list[msgspec.Raw]) -> np.ndarray:
         """String ids of raw JSON texts; NO_RAW (absent) is -1. Keyed by the bytes, so each
         distinct text is decoded to a string once."""
         keys = [b"" if r is NO_RAW else bytes(r) for r in raws]
         ids = self._raw_ids
-        try:
-            return np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
-        except KeyError:
-            pass
-        for k in dict.fromkeys(keys):
-            if k not in ids:
-                ids[k] = int(self._intern([k.decode("utf-8", "replace")])[0])
-        return np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
+        for k in dict.fromkeys(keys).keys() - ids.keys():
+            ids[k] = int(self._intern([k.decode("utf-8", "replace")])[0])
+        return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys)))
 
     def _tracks(self, events: list[Event]) -> tuple[np.ndarray, np.ndarray]:
         pids = [e.pid for e in events]
