@@ -2,7 +2,7 @@
 
 One row per trace event (metadata ``"M"`` events excepted: they describe processes and
 threads and live in :class:`TraceMeta`). Every per-row column is a numpy array of the same
-length. Repeated strings (names, categories, shapes) are interned: a row holds an ``int32``
+length. Repeated strings (names, categories, shapes) are interned: a row holds an integer
 id into :class:`StringTable`, each distinct string is stored once.
 
 Units and sentinels, for every column (``int*``: see below):
@@ -38,14 +38,17 @@ integer dtype that holds all its values (int8 to int64): compare values, not dty
 cast before doing arithmetic. Kernel launch details and memory figures are rare (kernels,
 copies and allocations are a small share of events), so they live in side tables reached
 through ``launch``/``memory``; the properties ``grid``, ``block``, ``bytes``, ... gather them
-into full-length columns. Together this keeps a loaded table near 60-75 bytes per event.
+into full-length columns. Together this keeps a loaded table near 50-60 bytes per event.
 
 Timestamps: Chrome traces write ``ts``/``dur`` in microseconds whatever ``displayTimeUnit``
 says (that key only sets the viewer's display unit; the V100 "ns resolution" trace writes µs
 with three decimals). attnprof keeps µs as float64. Absolute epoch-like values (1.7e15 µs)
 cannot hold nanoseconds in a float64, so ``ts`` is stored relative to an integer origin, the
-floor of the earliest event: absolute trace time is ``ts_origin_us + ts``, and when the trace
-has ``baseTimeNanoseconds`` the epoch time in µs is ``base_time_ns / 1000 + ts_origin_us + ts``.
+floor of the earliest event, with the origin subtracted before rounding (ints exactly; the
+text of decimals above 2**43 µs; the float rounded to the ns in between), so nesting tests
+such as ``child.ts + child.dur <= parent.ts + parent.dur`` hold to the nanosecond. Absolute
+trace time is ``ts_origin_us + ts``; with ``baseTimeNanoseconds`` (newer kineto writes ts
+relative to it) the epoch time in µs is ``base_time_ns / 1000 + ts_origin_us + ts``.
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ class StringTable:
         return np.array([i for i, s in enumerate(self.values) if rx.search(s)], dtype=np.int32)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
 class KernelLaunches:
     """Distinct kernel launch configurations; many launches share one row.
 
@@ -121,7 +124,7 @@ class KernelLaunches:
     occupancy: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
 class MemoryRecords:
     """Byte counts of allocation events and device copies/sets, one row per such event.
 
@@ -144,7 +147,7 @@ def _gather(rows: np.ndarray, values: np.ndarray, fill: float) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
 class EventTable:
     """Equal-length numpy columns, one row per event; see the module doc for each column."""
 
@@ -300,7 +303,7 @@ class TraceMeta:
     attnprof: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
 class Trace:
     """A loaded trace: the event table plus its metadata."""
 
