@@ -43,9 +43,14 @@ def trace_file_name(variant: str) -> str:
     return f"{safe}.pt.trace.json.gz"
 
 
-def capture_trace(step: Callable[[], object], variant: str, device: str, path: Path,
-                  spec: CaptureSpec | None = None,
-                  metadata: dict[str, Any] | None = None) -> Path:
+def capture_trace(
+    step: Callable[[], object],
+    variant: str,
+    device: str,
+    path: Path,
+    spec: CaptureSpec | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Path:
     """Profile ``spec.steps`` calls of ``step`` and write the Chrome trace to ``path``.
 
     ``step`` must already be warmed up (compiled variants compiled), and run under the
@@ -61,9 +66,12 @@ def capture_trace(step: Callable[[], object], variant: str, device: str, path: P
         activities.append(ProfilerActivity.CUDA)
     label = region_name(variant)
     with filtered_kineto_stderr():
-        prof = profile(activities=activities, record_shapes=True, profile_memory=True,
-                       schedule=schedule(wait=spec.wait, warmup=spec.warmup,
-                                         active=spec.steps, repeat=1))
+        prof = profile(
+            activities=activities,
+            record_shapes=True,
+            profile_memory=True,
+            schedule=schedule(wait=spec.wait, warmup=spec.warmup, active=spec.steps, repeat=1),
+        )
         info = {"variant": variant, "region": label, "steps": spec.steps, **(metadata or {})}
         with prof:
             for i in range(spec.wait + spec.warmup + spec.steps):
