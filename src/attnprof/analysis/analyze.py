@@ -26,7 +26,7 @@ from attnprof.analysis.device_events import (
 )
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
 from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.op_index import in_categories, index_cpu_ops
+from attnprof.analysis.op_index import index_cpu_ops
 from attnprof.analysis.region_passes import REGION_PASSES, RegionPass, build_region_report
 from attnprof.analysis.region_view import view_regions
 from attnprof.analysis.regions import find_regions
@@ -87,7 +87,7 @@ def trace_device(trace: Trace, devices: DeviceEvents) -> str:
     recorded without CUPTI activity has no kernels but is still from a GPU.
     """
     t = trace.events
-    calls = np.unique(t.name[in_categories(t, *RUNTIME_CATEGORIES)])
+    calls = np.unique(t.name[t.mask_cat(*RUNTIME_CATEGORIES)])
     runtime = [t.strings[i] for i in calls.tolist()]
     props = trace.meta.device_properties
     if not len(devices) and not runtime and not props:

@@ -27,6 +27,7 @@ from attnprof.trace import Trace
 
 __all__ = [
     "CATEGORIES",
+    "DEVICE_CATEGORIES",
     "Category",
     "CategoryTotal",
     "KernelBreakdown",
@@ -37,8 +38,9 @@ __all__ = [
 Category = Literal["compute", "communication", "memcpy", "memset"]
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
-# Trace categories of device activity, by what they are. Kernels are split by name later.
-_TRACE_CATEGORIES: dict[str, Category] = {
+#: Trace categories of device activity, by what they are (the one table of them; kernels
+#: are split into compute and communication by name later).
+DEVICE_CATEGORIES: dict[str, Category] = {
     "kernel": "compute",
     "Kernel": "compute",
     "gpu_memcpy": "memcpy",
@@ -94,8 +96,8 @@ class KernelBreakdown:
 def kernel_breakdown(trace: Trace) -> KernelBreakdown:
     """Count device kernels, copies and sets by name and by category; see the module doc."""
     t = trace.events
-    code_of = {t.strings.id_of(c): CATEGORIES.index(k) for c, k in _TRACE_CATEGORIES.items()}
-    code_of.pop(-1, None)
+    code_of = {t.strings.id_of(c): CATEGORIES.index(k) for c, k in DEVICE_CATEGORIES.items()}
+    code_of.pop(-1, None)  # categories this trace does not use
     dur = t.dur
     keep = t.mask_ph("X") & np.isin(t.cat, list(code_of)) & np.isfinite(dur)
     names, cats, durs = t.name[keep], t.cat[keep], dur[keep]

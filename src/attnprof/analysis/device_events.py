@@ -22,19 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.op_index import OpIndex, in_categories
+from attnprof.analysis.breakdown import DEVICE_CATEGORIES
+from attnprof.analysis.op_index import OpIndex
 
-__all__ = ["DEVICE_CATEGORIES", "DeviceEvents", "link_device_events"]
+__all__ = ["DeviceEvents", "link_device_events"]
 
-#: Trace category of device activity -> attnprof category (kernels split by name later).
-DEVICE_CATEGORIES: dict[str, str] = {
-    "kernel": "compute",
-    "Kernel": "compute",
-    "gpu_memcpy": "memcpy",
-    "Memcpy": "memcpy",
-    "gpu_memset": "memset",
-    "Memset": "memset",
-}
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver", "Runtime")
 FLOW_CATEGORIES = ("ac2g", "async_cpu_to_gpu")
 # Runtime calls that start device work; preferred when a correlation id is reused.
@@ -126,7 +118,7 @@ def _fill_from_flows(ops: OpIndex, rows: np.ndarray, corr: np.ndarray) -> None:
     if len(missing) == 0:
         return
     t = ops.trace.events
-    flows = np.flatnonzero(in_categories(t, *FLOW_CATEGORIES) & t.mask_ph("f") & (t.flow_id >= 0))
+    flows = np.flatnonzero(t.mask_cat(*FLOW_CATEGORIES) & t.mask_ph("f") & (t.flow_id >= 0))
     arriving = {
         (int(t.pid[f]), int(t.tid[f]), float(t.ts[f])): int(t.flow_id[f]) for f in flows.tolist()
     }
@@ -138,7 +130,7 @@ def _fill_from_flows(ops: OpIndex, rows: np.ndarray, corr: np.ndarray) -> None:
 def _launch_rows(ops: OpIndex, corr: np.ndarray) -> np.ndarray:
     """The runtime event row for each correlation id (-1 when absent)."""
     t = ops.trace.events
-    runtime = np.flatnonzero(in_categories(t, *RUNTIME_CATEGORIES) & t.mask_ph("X")
+    runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_ph("X")
                              & np.isin(t.correlation, corr[corr >= 0]))
     by_corr: dict[int, int] = {}
     for r in runtime.tolist():

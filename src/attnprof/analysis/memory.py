@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.compute_ops import METADATA_OPS
-from attnprof.analysis.op_index import named
 from attnprof.analysis.region_view import RegionView
 from attnprof.trace import Trace
 
@@ -69,6 +68,6 @@ def measure_memory(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any
 def _memory_rows(trace: Trace) -> np.ndarray:
     """Rows of the trace's ``[memory]`` events with a byte count, in time order."""
     t = trace.events
-    rows = np.flatnonzero(named(t, "[memory]") & (t.memory >= 0)
+    rows = np.flatnonzero(t.mask_named("[memory]") & (t.memory >= 0)
                           & np.isfinite(t.ts))
     return rows[np.argsort(t.ts[rows], kind="stable")]

@@ -23,7 +23,7 @@ import numpy as np
 
 from attnprof.trace import EventTable, Trace
 
-__all__ = ["OpIndex", "in_categories", "index_cpu_ops", "named"]
+__all__ = ["OpIndex", "index_cpu_ops"]
 
 #: Trace categories of CPU-side ranges that form the op tree.
 OP_CATEGORIES = ("cpu_op", "user_annotation")
@@ -138,28 +138,12 @@ class OpIndex:
         return out
 
 
-def in_categories(events: EventTable, *categories: str) -> np.ndarray:
-    """Rows whose category is one of ``categories``; a category the trace lacks matches none.
-
-    (``EventTable.mask_cat`` maps an absent category to id -1, which would match every
-    event without a category.)
-    """
-    ids = [i for i in (events.strings.id_of(c) for c in categories) if i >= 0]
-    return np.isin(events.cat, ids)
-
-
-def named(events: EventTable, name: str) -> np.ndarray:
-    """Rows called exactly ``name`` (none when the trace never uses the name)."""
-    sid = events.strings.id_of(name)
-    return events.name == sid if sid >= 0 else np.zeros(len(events), dtype=bool)
-
-
 def index_cpu_ops(trace: Trace) -> OpIndex:
     """Sort the trace's CPU ops and annotations per thread and recover their nesting."""
     t = trace.events
     with np.errstate(invalid="ignore"):
         keep = (
-            t.mask_ph("X") & in_categories(t, *OP_CATEGORIES) & np.isfinite(t.ts)
+            t.mask_ph("X") & t.mask_cat(*OP_CATEGORIES) & np.isfinite(t.ts)
             & np.isfinite(t.dur) & (t.dur >= 0)
         )
     rows = np.flatnonzero(keep)
@@ -168,7 +152,7 @@ def index_cpu_ops(trace: Trace) -> OpIndex:
     rows, pid, tid, ts, dur = rows[order], pid[order], tid[order], ts[order], dur[order]
     end = ts + dur
     parent, last, threads = _nest(pid, tid, ts, end)
-    annotation = in_categories(t, "user_annotation")[rows]
+    annotation = t.mask_cat("user_annotation")[rows]
     return OpIndex(trace=trace, row=rows, pid=pid, tid=tid, start=ts, end=end, name=t.name[rows],
                    annotation=annotation, parent=parent, last=last, threads=threads)
 

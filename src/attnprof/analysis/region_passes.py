@@ -21,7 +21,7 @@ from attnprof.analysis.device_events import RUNTIME_CATEGORIES
 from attnprof.analysis.device_time import judge_boundness, measure_device_time
 from attnprof.analysis.kernel_stats import summarize_kernels
 from attnprof.analysis.memory import measure_memory
-from attnprof.analysis.op_index import OpIndex, in_categories
+from attnprof.analysis.op_index import OpIndex
 from attnprof.analysis.op_stats import summarize_ops
 from attnprof.analysis.region_view import RegionView
 from attnprof.analysis.report import RegionReport
@@ -44,7 +44,7 @@ def measure_cpu_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str, A
     """
     ops = view.ops
     t = ops.trace.events
-    sync = np.flatnonzero(in_categories(t, *RUNTIME_CATEGORIES) & t.mask_name(_SYNC)
+    sync = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_name(_SYNC)
                           & np.isfinite(t.dur))
     per: list[float] = []
     for inst in view.instances:

@@ -197,8 +197,19 @@ class EventTable:
         return np.isin(self.ph, [p.encode() for p in phases])
 
     def mask_cat(self, *categories: str) -> np.ndarray:
-        """Rows whose category is exactly one of ``categories`` (e.g. ``"kernel"``)."""
-        return np.isin(self.cat, [self.strings.id_of(c) for c in categories])
+        """Rows whose category is exactly one of ``categories`` (e.g. ``"kernel"``).
+
+        A category the trace never uses matches no row (its id would be -1, the id of rows
+        that have no category at all).
+        """
+        return np.isin(self.cat, self._ids(categories))
+
+    def mask_named(self, *names: str) -> np.ndarray:
+        """Rows whose name is exactly one of ``names`` (absent names match nothing)."""
+        return np.isin(self.name, self._ids(names))
+
+    def _ids(self, texts: tuple[str, ...]) -> list[int]:
+        return [i for i in (self.strings.id_of(x) for x in texts) if i >= 0]
 
     def mask_name(self, pattern: str | re.Pattern[str]) -> np.ndarray:
         """Rows whose name matches the regular expression ``pattern`` (``re.search``)."""
