@@ -12,7 +12,8 @@ Usage::
    id, Sequence number, ...) offset, so every copy is a distinct, well-formed step. With
    ``--gzip`` a ``.json.gz`` copy is written and loaded too.
 3. In a fresh subprocess that imports attnprof (not torch), load it with ``load_trace`` and
-   run ``kernel_breakdown`` plus a per-op breakdown; report the time and the peak RSS over the
+   run ``kernel_breakdown`` plus a per-op breakdown, then the whole ``analyze_trace`` pipeline
+   (regions, op trees, kernels per step, findings); report the times and the peak RSS over the
    post-import baseline next to the file size. The temporary files are removed at the end.
 """
 
@@ -131,11 +132,18 @@ def _worker(path: Path) -> None:
     per_name = np.bincount(t.name[ops], weights=t.dur[ops], minlength=len(t.strings))
     top = [(t.strings[int(i)], float(per_name[i])) for i in np.argsort(per_name)[::-1][:3]]
     t2 = time.perf_counter()
+    from attnprof.analysis.analyze import analyze_trace
+
+    report = analyze_trace(trace)  # the whole `attnprof analyze` pipeline, findings included
+    t3 = time.perf_counter()
     sides = [*vars(t.launches).values(), *vars(t.memory_records).values()]
     table = sum(getattr(t, c).nbytes for c in ROW_COLUMNS) + sum(a.nbytes for a in sides)
     result = {
         "load_s": t1 - t0,
         "breakdown_s": t2 - t1,
+        "analyze_s": t3 - t2,
+        "regions": sum(r.instances for r in report.regions),
+        "findings": len(report.findings),
         "events": len(t),
         "peak_increase": _status("VmHWM") - base,
         "peak_total": _status("VmHWM"),
@@ -166,6 +174,8 @@ def measure(path: Path, text_size: int) -> None:
     ops = ", ".join(f"{name} {us / 1e6:.1f} s" for name, us in r["top_ops"])
     print(f"  breakdowns        {r['breakdown_s']:7.2f} s   ", end="")
     print(f"(kernels: {r['kernels']}; top ops: {ops})")
+    print(f"  analyze_trace     {r['analyze_s']:7.1f} s   ({r['regions']:,} region instances, "
+          f"{r['findings']} findings)")
     ratio = r["peak_increase"] / text_size
     print(f"  peak RSS increase {r['peak_increase'] / mib:7.0f} MiB = {ratio:.3f} x the JSON size")
     print(f"  peak RSS total    {r['peak_total'] / mib:7.0f} MiB", end="")

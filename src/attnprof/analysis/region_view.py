@@ -62,6 +62,20 @@ class RegionView:
             for spans in self.op_spans
         )
 
+    def instance_counts(self, positions: list[int] | np.ndarray) -> np.ndarray:
+        """How many of the op ``positions`` fall inside each instance (one count each).
+
+        Binary search over the sorted positions per span, so it stays linear-logarithmic on
+        traces with thousands of steps.
+        """
+        pos = np.sort(np.asarray(positions, dtype=np.int64))
+        counts = np.zeros(self.n, dtype=np.int64)
+        for k, spans in enumerate(self.op_spans):
+            for r in spans:
+                counts[k] += (np.searchsorted(pos, r.stop, side="left")
+                              - np.searchsorted(pos, r.start, side="left"))
+        return counts
+
     def instance_ops(self, k: int) -> np.ndarray:
         """Positions of the ops inside instance ``k``."""
         return np.concatenate([np.arange(r.start, r.stop) for r in self.op_spans[k]] or [_NONE])
@@ -89,6 +103,9 @@ def view_regions(ops: OpIndex, devices: DeviceEvents, regions: list[Region],
     assigned = np.full(len(devices), False)
     views = []
     on_device = len(devices) > 0
+    # Device events by launch time, once: each instance then takes a slice (NaN sorts last).
+    by_launch = np.argsort(devices.where_ts, kind="stable")
+    launch_ts = devices.where_ts[by_launch]
     for region in regions:
         per_instance = []
         for inst in region.instances:
@@ -96,7 +113,7 @@ def view_regions(ops: OpIndex, devices: DeviceEvents, regions: list[Region],
                 # The whole trace is the region: every device event is in it.
                 mine = np.arange(len(devices))
             else:
-                mine = _launched_inside(devices, inst)
+                mine = _launched_inside(by_launch, launch_ts, inst)
             assigned[mine] = True
             per_instance.append(mine)
         spans = tuple(_op_spans(ops, inst) for inst in region.instances)
@@ -121,8 +138,9 @@ def _op_spans(ops: OpIndex, inst: Instance) -> tuple[range, ...]:
     return tuple(spans)
 
 
-def _launched_inside(devices: DeviceEvents, inst: Instance) -> np.ndarray:
+def _launched_inside(by_launch: np.ndarray, launch_ts: np.ndarray,
+                     inst: Instance) -> np.ndarray:
     # Any process: a trace is one process's view, and edited traces may relabel pids.
-    ts = devices.where_ts
-    with np.errstate(invalid="ignore"):
-        return np.flatnonzero((ts >= inst.start) & (ts <= inst.end))
+    lo = np.searchsorted(launch_ts, inst.start, side="left")
+    hi = np.searchsorted(launch_ts, inst.end, side="right")
+    return np.sort(by_launch[lo:hi])

@@ -43,9 +43,7 @@ def detect_mask_rebuild(ctx: FindingContext) -> list[Finding]:
         if not builds:
             continue
         # Each forward must build it, or it is a one-off (e.g. a cache filled on first use).
-        per_instance = [sum(1 for i in found if any(i in r for r in spans))
-                        for spans in view.op_spans]
-        if min(per_instance) == 0:
+        if view.instance_counts(found).min() == 0:
             continue
         findings.append(_finding(ctx, region.name, view.n, found))
     return findings
