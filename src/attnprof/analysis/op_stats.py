@@ -3,14 +3,19 @@
 A region pass (see :mod:`attnprof.analysis.region_passes`). The tree merges instances by
 call path (the chain of op names from the region down), so a node's ``per_forward`` is how
 many times per forward that exact path ran; times are totals over all instances, in µs.
+
+The walk over the ops only assigns each visited op to a tree node; durations are then
+summed per node and per name with ``np.bincount``, so memory stays one integer per op even
+on traces with millions of ops.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from attnprof.analysis.region_view import RegionView
 from attnprof.analysis.report import OpNode, OpStat
@@ -21,9 +26,8 @@ __all__ = ["summarize_ops"]
 @dataclass
 class _Node:
     name: int
+    index: int
     count: int = 0
-    total: list[float] = field(default_factory=list)
-    self_: list[float] = field(default_factory=list)
     children: dict[int, _Node] = field(default_factory=dict)
 
 
@@ -31,14 +35,14 @@ def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]
     """Fields ``ops`` (flat, by self time) and ``tree`` (call paths, in first-run order)."""
     ops = view.ops
     strings = ops.trace.events.strings
-    dur, self_us = ops.dur, ops.self_us
-    flat: dict[int, _Node] = {}
-    roots = _Node(-1)
+    nodes: list[_Node] = []
+    roots = _Node(-1, -1)
+    visited: list[int] = []  # op positions, in visit order
+    node_of: list[int] = []  # the tree node each visit counts towards
     for k, spans in enumerate(view.op_spans):
-        root = view.instance_root(k)
         # Stack of (op position, tree node) along the current path. An op whose parent is
         # not on it (the annotation, or an op that began before the window) is a root.
-        stack: list[tuple[int, _Node]] = [(root, roots)]
+        stack: list[tuple[int, _Node]] = [(view.instance_root(k), roots)]
         for i in (i for span in spans for i in span):
             parent = int(ops.parent[i])
             while len(stack) > 1 and stack[-1][0] != parent:
@@ -46,28 +50,34 @@ def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]
             name = int(ops.name[i])
             node = stack[-1][1].children.get(name)
             if node is None:
-                node = stack[-1][1].children[name] = _Node(name)
-            d, s = float(dur[i]), float(self_us[i])
+                node = stack[-1][1].children[name] = _Node(name, len(nodes))
+                nodes.append(node)
             node.count += 1
-            node.total.append(d)
-            node.self_.append(s)
-            f = flat.setdefault(name, _Node(name))
-            f.count += 1
-            f.total.append(d)
-            f.self_.append(s)
+            visited.append(i)
+            node_of.append(node.index)
             stack.append((i, node))
+    pos = np.asarray(visited, dtype=np.int64)
+    dur, self_us = ops.dur[pos], ops.self_us[pos]
+    per_node = np.asarray(node_of, dtype=np.int64)
+    node_total = np.bincount(per_node, weights=dur, minlength=len(nodes))
+    node_self = np.bincount(per_node, weights=self_us, minlength=len(nodes))
+    names, per_name = np.unique(ops.name[pos], return_inverse=True)
+    counts = np.bincount(per_name, minlength=len(names))
+    name_total = np.bincount(per_name, weights=dur, minlength=len(names))
+    name_self = np.bincount(per_name, weights=self_us, minlength=len(names))
     n = view.n or 1
     stats = [
-        OpStat(name=strings[f.name], count=f.count, per_forward=f.count / n,
-               self_us=math.fsum(f.self_), total_us=math.fsum(f.total))
-        for f in flat.values()
+        OpStat(name=strings[int(sid)], count=int(c), per_forward=int(c) / n,
+               self_us=float(s), total_us=float(t))
+        for sid, c, s, t in zip(names.tolist(), counts.tolist(), name_self.tolist(),
+                                name_total.tolist())
     ]
     stats.sort(key=lambda s: (-s.self_us, s.name))
-    tree = [_freeze(c, n, strings.__getitem__) for c in roots.children.values()]
-    return {"ops": stats, "tree": tree}
 
+    def freeze(node: _Node) -> OpNode:
+        return OpNode(name=strings[node.name], per_forward=node.count / n,
+                      total_us=float(node_total[node.index]),
+                      self_us=float(node_self[node.index]),
+                      children=[freeze(c) for c in node.children.values()])
 
-def _freeze(node: _Node, n: int, text: Any) -> OpNode:
-    return OpNode(name=text(node.name), per_forward=node.count / n, total_us=math.fsum(node.total),
-                  self_us=math.fsum(node.self_),
-                  children=[_freeze(c, n, text) for c in node.children.values()])
+    return {"ops": stats, "tree": [freeze(c) for c in roots.children.values()]}
