@@ -12,8 +12,9 @@ from attnprof.analysis.expectations_check import CheckRow
 def render_check(rows: list[CheckRow], console: Console, *, title: str | None, source: str,
                  region: str) -> None:
     """One row per expectation; mismatches marked in red, with the verdict underneath."""
-    table = Table(title=f"attnprof check — {title or 'expectations'}", title_justify="left",
-                  caption=f"{source} · region {region}", caption_justify="left")
+    table = Table(title=Text(f"attnprof check — {title or 'expectations'}"),
+                  title_justify="left", caption=Text(f"{source} · region {region}"),
+                  caption_justify="left")
     table.add_column("", no_wrap=True)
     table.add_column("expectation", style="bold")
     table.add_column("expected", no_wrap=True)
@@ -22,7 +23,8 @@ def render_check(rows: list[CheckRow], console: Console, *, title: str | None, s
     for r in rows:
         mark = Text("✓", style="green") if r.ok else Text("✗ mismatch", style="bold red")
         observed = Text(r.observed, style="" if r.ok else "red")
-        table.add_row(mark, r.what, r.expected, observed, r.detail)
+        # Patterns and op names are data, not rich markup.
+        table.add_row(mark, Text(r.what), Text(r.expected), observed, Text(r.detail))
     console.print(table)
     bad = sum(not r.ok for r in rows)
     if bad:

@@ -94,13 +94,14 @@ def render_compare(record: RunRecord, console: Console) -> None:
     table.add_column("notes", overflow="fold", ratio=1)
     for r in record.results:
         lat = r.latency_ms
+        # Variant names and reasons come from users and PyTorch: Text, never rich markup.
         row: list[Text | str] = [
-            r.variant, Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
+            Text(r.variant), Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
             fmt_ms(lat.median if lat else None), _spread(r)]
         if cuda:
             row.append(fmt_ms(r.cpu_dispatch_ms))
         row += [fmt_rate(r.tflops_per_s), fmt_rate(r.gbytes_per_s),
-                fmt_bytes(r.peak_memory_bytes), fmt_error(r), _notes(r)]
+                fmt_bytes(r.peak_memory_bytes), fmt_error(r), Text(_notes(r))]
         table.add_row(*row)
     console.print(table)
     _footer(record, console)
@@ -128,7 +129,7 @@ def render_variant_list(variants: list[Variant], console: Console) -> None:
     table.add_column("family", no_wrap=True)
     table.add_column("what it runs")
     for v in variants:
-        table.add_row(v.name, v.family, v.summary)
+        table.add_row(Text(v.name), Text(v.family), Text(v.summary))
     console.print(table)
     console.print("[dim]or any SDPA-compatible callable: path/to/file.py:name or "
                   "package.module:name[/dim]")

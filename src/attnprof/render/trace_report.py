@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
+from rich.text import Text  # every string from a trace goes in a Text: names like
+# "[param|cuda]" must not be read as rich markup
 
 from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
 
@@ -91,7 +92,7 @@ def _render_region(region: RegionReport, console: Console, top: int) -> None:
         extras.append("launch APIs: "
                       + ", ".join(f"{k} ×{v}" for k, v in region.launch_apis.items()))
     for line in extras:
-        console.print(f"  {line}")
+        console.print(Text(f"  {line}"))
 
 
 def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -> None:
@@ -114,7 +115,7 @@ def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -
         table.add_column("launch", overflow="fold", ratio=1)
     for k in rows:
         cells = [_kernel_label(k) if on_device else Text(k.name), _count(k.per_forward), fmt_us(k.mean_us), f"{k.share:.0%}",
-                 k.call_path or k.launched_by or "—"]
+                 Text(k.call_path or k.launched_by or "—")]
         if on_device:
             cells.append(_launch_text(k))
         table.add_row(*cells)
@@ -158,8 +159,8 @@ def _time_table(region: RegionReport, console: Console) -> None:
                   Text(region.verdict, style=_VERDICT_STYLE.get(region.verdict, "")))
     console.print(table)
     if region.gaps:
-        console.print("  largest idle gaps: " + "; ".join(
-            f"{fmt_us(g.dur_us)} after {g.after or 'the step start'}" for g in region.gaps))
+        console.print(Text("  largest idle gaps: " + "; ".join(
+            f"{fmt_us(g.dur_us)} after {g.after or 'the step start'}" for g in region.gaps)))
 
 
 def _op_table(region: RegionReport, console: Console, top: int) -> None:
@@ -173,7 +174,8 @@ def _op_table(region: RegionReport, console: Console, top: int) -> None:
     table.add_column("total / fwd", justify="right")
     n = region.instances or 1
     for o in region.ops[:top]:
-        table.add_row(o.name, _count(o.per_forward), fmt_us(o.self_us / n), fmt_us(o.total_us / n))
+        table.add_row(Text(o.name), _count(o.per_forward), fmt_us(o.self_us / n),
+                      fmt_us(o.total_us / n))
     console.print(table)
 
 
@@ -190,7 +192,8 @@ def _render_breakdown(report: TraceReport, console: Console, top: int) -> None:
     table.add_column("mean", justify="right")
     table.add_column("share", justify="right")
     for k in b.kernels[:top]:
-        table.add_row(k.short, k.category, str(k.count), fmt_us(k.total_us), fmt_us(k.mean_us),
+        table.add_row(Text(k.short), k.category, str(k.count), fmt_us(k.total_us),
+                      fmt_us(k.mean_us),
                       f"{k.share:.1%}")
     console.print(table)
     console.print("  by category: " + ", ".join(
