@@ -42,6 +42,7 @@ from attnprof.workload import Workload
 __all__ = ["analyze_trace", "breakdown_report", "trace_device"]
 
 def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None = None,
+                  region_pattern: str | None = None,
                   passes: tuple[RegionPass, ...] = REGION_PASSES,
                   rules: tuple[Rule, ...] = RULES) -> TraceReport:
     """The :class:`~attnprof.analysis.report.TraceReport` of ``trace``.
@@ -49,12 +50,14 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     ``result`` is the run record's :class:`~attnprof.record.VariantResult` for the traced
     variant, when there is one; rules use its warnings as evidence. ``workload`` overrides
     the one in the trace's ``attnprof`` metadata (foreign traces have none: rules then read
-    shapes and kernel names only).
+    shapes and kernel names only). ``region_pattern`` picks the user annotations to treat as
+    regions (see :func:`~attnprof.analysis.regions.find_regions`).
     """
     ops = index_cpu_ops(trace)
     devices = link_device_events(ops)
     device = trace_device(trace, devices)
-    views, unassigned = view_regions(ops, devices, find_regions(ops), device)
+    views, unassigned = view_regions(ops, devices, find_regions(ops, region_pattern),
+                                     device)
     meta = getattr(trace.meta, "attnprof", None)
     meta = meta if isinstance(meta, dict) else None
     dist = trace.meta.distributed

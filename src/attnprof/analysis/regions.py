@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.op_index import OpIndex
+from attnprof.errors import UsageError
 
 __all__ = ["ATTNPROF_PREFIX", "PROFILER_STEP", "WHOLE_TRACE", "Instance", "Region", "find_regions"]
 
@@ -53,17 +54,28 @@ class Region:
     instances: tuple[Instance, ...]
 
 
-def find_regions(ops: OpIndex) -> list[Region]:
-    """The regions: ``attnprof::*`` annotations, else profiler steps, else the whole trace."""
+def find_regions(ops: OpIndex, pattern: str | None = None) -> list[Region]:
+    """The regions: ``attnprof::*`` annotations, else profiler steps, else the whole trace.
+
+    With ``pattern`` (a regular expression), the user annotations whose names match it are
+    the regions instead, one per distinct name — for traces whose steps are marked by the
+    user's own ``record_function`` labels.
+    """
     strings = ops.trace.events.strings
     names = [strings[i] for i in ops.name.tolist()]
     ann = ops.annotation.tolist()
+    if pattern is not None:
+        rx = re.compile(pattern)
+        chosen = [i for i, (n, a) in enumerate(zip(names, ann)) if a and rx.search(n)]
+        if not chosen:
+            seen = list(dict.fromkeys(n for n, a in zip(names, ann) if a))
+            listing = ", ".join(repr(n) for n in seen[:8]) or "none"
+            raise UsageError(f"--region {pattern!r} matches no annotation in "
+                             f"{ops.trace.meta.source}; its annotations: {listing}")
+        return _grouped(ops, names, chosen)
     ours = [i for i, (n, a) in enumerate(zip(names, ann)) if a and n.startswith(ATTNPROF_PREFIX)]
     if ours:
-        groups: dict[str, list[int]] = {}
-        for i in ours:
-            groups.setdefault(names[i], []).append(i)
-        return [Region(name, _instances(ops, pos)) for name, pos in groups.items()]
+        return _grouped(ops, names, ours)
     steps = [i for i, (n, a) in enumerate(zip(names, ann)) if a and _STEP.match(n)]
     if steps:
         return [Region(PROFILER_STEP, _instances(ops, steps))]
@@ -72,6 +84,13 @@ def find_regions(ops: OpIndex) -> list[Region]:
     whole = Instance(op=-1, pid=None, tid=None, start=float(np.min(ops.start)),
                      end=float(np.max(ops.end)))
     return [Region(WHOLE_TRACE, (whole,))]
+
+
+def _grouped(ops: OpIndex, names: list[str], positions: list[int]) -> list[Region]:
+    groups: dict[str, list[int]] = {}
+    for i in positions:
+        groups.setdefault(names[i], []).append(i)
+    return [Region(name, _instances(ops, pos)) for name, pos in groups.items()]
 
 
 def _instances(ops: OpIndex, positions: list[int]) -> tuple[Instance, ...]:

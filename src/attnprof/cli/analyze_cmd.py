@@ -8,6 +8,7 @@ written, so an unreadable file fails the command at once, with no output file.
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 NAME = "analyze"
@@ -22,6 +23,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", metavar="PATH", help="write the analysis (JSON) to PATH")
     p.add_argument("--top", type=int, default=15, metavar="N",
                    help="rows per table (default 15)")
+    p.add_argument("--region", metavar="REGEX",
+                   help="treat the user annotations (record_function labels) matching REGEX "
+                        "as the regions, instead of attnprof::* or ProfilerStep#N")
     p.set_defaults(run=run)
 
 
@@ -38,7 +42,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
     if args.json:
         check_writable(args.json)
-    reports = [analyze_trace(load_trace(path)) for path in args.traces]
+    if args.region is not None:
+        try:
+            re.compile(args.region)
+        except re.error as exc:
+            raise UsageError(f"--region {args.region!r} is not a regular expression ({exc})"
+                             ) from None
+    reports = [analyze_trace(load_trace(path), region_pattern=args.region)
+               for path in args.traces]
     console = make_console()
     for report in reports:
         render_trace_report(report, console, top=args.top)
