@@ -21,7 +21,7 @@ export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
   > "$OUT/machine.txt" 2>&1
 
 echo "== GPU tests"
-timeout 200 $PY -m pytest tests/gpu tests/trace -m gpu -q -p no:cacheprovider -x 2>&1 | tee "$OUT/gpu_tests.log"
+timeout 200 $PY -m pytest tests -m gpu -q -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log"
 
 echo "== reference traces: one profiled step of every variant"
 TR=$(mktemp -d)
