@@ -63,11 +63,12 @@ def prepare(workload: Workload | None = None,
 
     Everything a user can get wrong is checked here, before any measurement or output.
     """
+    fields = {k: v for k, v in fields.items() if v is not None}
     if workload is None:
-        device = fields.get("device") or default_device()
-        workload = default_workload(device.split(":")[0]).replace(device=device)
-    if fields:
-        workload = workload.replace(**{k: v for k, v in fields.items() if v is not None})
+        device = fields.setdefault("device", default_device())
+        workload = default_workload(device.split(":")[0], **fields)
+    elif fields:
+        workload = workload.replace(**fields)
     workload = workload.validate()
     check_against_device(workload)
     return workload, resolve_variants(variants)

@@ -165,15 +165,36 @@ def _positive(name: str, value: object) -> None:
         raise UsageError(f"{flag} must be a positive integer, got {value!r}")
 
 
-def default_workload(device_type: str) -> Workload:
-    """The default problem for a device: quick on a laptop CPU, realistic on a GPU.
+#: Query heads per K/V head in the default workloads, as in Llama 3 and Mistral.
+DEFAULT_GROUP = 4
+
+
+def default_kv_heads(heads: int) -> int | None:
+    """K/V heads the defaults pair with ``heads``: grouped 4:1 when that divides, else MHA.
+
+    Grouped-query attention is what current LLMs use, and it is what gives the GQA variants
+    (``gqa-native`` vs ``gqa-repeat-kv``) something to compare. ``None`` means "= heads".
+    """
+    if heads % DEFAULT_GROUP == 0 and heads >= DEFAULT_GROUP:
+        return heads // DEFAULT_GROUP
+    return None
+
+
+def default_workload(device_type: str, **fields: Any) -> Workload:
+    """The default problem for a device, with ``fields`` (the user's flags) applied.
 
     On a 2-core CPU the whole default comparison (every variant, including the
     ``torch.compile`` of flex_attention) must finish in under a minute, so the CPU shape is
     small and fp32 (CPUs without AMX run 16-bit matmuls slower than fp32). On a GPU the shape
-    is a realistic LLM layer in bf16.
+    is a realistic LLM layer in bf16. Both are grouped-query (see :func:`default_kv_heads`);
+    a user who sets ``heads`` but not ``kv_heads`` gets that pairing for their head count.
     """
     if device_type == "cpu":
-        return Workload()
-    return Workload(batch=8, heads=16, seq=2048, head_dim=128, dtype="bfloat16",
-                    device=device_type, window=512)
+        base = Workload()
+    else:
+        base = Workload(batch=8, heads=16, seq=2048, head_dim=128, dtype="bfloat16",
+                        device=device_type, window=512)
+    w = base.replace(**fields)
+    if "kv_heads" not in fields and isinstance(w.heads, int) and w.heads > 0:
+        w = w.replace(kv_heads=default_kv_heads(w.heads))
+    return w

@@ -74,8 +74,20 @@ def test_describe_is_one_readable_line() -> None:
 def test_cpu_default_is_small_and_gpu_default_is_realistic() -> None:
     cpu = default_workload("cpu").validate()
     assert cpu.dtype == "float32" and cpu.seq <= 1024
+    assert (cpu.heads, cpu.num_kv_heads) == (8, 2)  # grouped-query, 4:1
     gpu = default_workload("cuda").validate()
     assert gpu.dtype == "bfloat16" and 1024 <= gpu.seq <= 4096 and gpu.batch == 8
+    assert (gpu.heads, gpu.num_kv_heads) == (16, 4)
+
+
+@pytest.mark.parametrize(("fields", "kv"), [
+    ({"heads": 16}, 4),                 # the default 4:1 grouping follows --heads
+    ({"heads": 6}, 6),                  # not divisible by 4: plain multi-head
+    ({"heads": 16, "kv_heads": 16}, 16),  # the user's own choice wins
+    ({"heads": 16, "kv_heads": 1}, 1),
+])
+def test_default_grouping_follows_the_users_heads(fields: dict, kv: int) -> None:
+    assert default_workload("cpu", **fields).validate().num_kv_heads == kv
 
 
 def test_absent_cuda_device_is_a_usage_error() -> None:
