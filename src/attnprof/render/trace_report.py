@@ -13,6 +13,7 @@ from rich.text import Text  # every string from a trace goes in a Text: names li
 # "[param|cuda]" must not be read as rich markup
 
 from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
+from attnprof.units import format_bytes, format_us
 
 __all__ = ["fmt_size", "fmt_us", "render_trace_report"]
 
@@ -21,25 +22,9 @@ _VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "c
                   "unknown": "dim"}
 
 
-def fmt_us(value: float | None) -> str:
-    """Microseconds with a unit that keeps 3-4 significant digits."""
-    if value is None:
-        return "—"
-    if value >= 1e6:
-        return f"{value / 1e6:.2f} s"
-    if value >= 1e3:
-        return f"{value / 1e3:.2f} ms"
-    return f"{value:.1f} µs"
-
-
-def fmt_size(value: int | None) -> str:
-    """Bytes in binary units (KiB, MiB, GiB), as allocators count."""
-    if value is None:
-        return "—"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:.1f} {unit}"
-    return f"{value} B"
+#: Sizes and times as the findings' evidence writes them (one shared definition).
+fmt_us = format_us
+fmt_size = format_bytes
 
 
 def _count(value: float) -> str:

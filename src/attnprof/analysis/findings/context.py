@@ -21,6 +21,7 @@ from attnprof.analysis.op_index import OpIndex
 from attnprof.analysis.region_view import RegionView
 from attnprof.analysis.regions import ATTNPROF_PREFIX
 from attnprof.analysis.report import RegionReport, TraceReport
+from attnprof.units import format_bytes, format_us
 from attnprof.workload import Workload
 
 __all__ = ["FindingContext", "bytes_text", "us_text"]
@@ -77,19 +78,8 @@ class FindingContext:
 
 
 def bytes_text(n: float | None) -> str:
-    """``524288`` -> ``"512.0 KiB"`` (binary units, as allocators count)."""
-    if n is None:
-        return "? bytes"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(n) >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} B"
+    """``524288`` -> ``"512.0 KiB"``; ``"? bytes"`` when unknown."""
+    return format_bytes(n, missing="? bytes")
 
 
-def us_text(us: float) -> str:
-    """Microseconds, in the unit a person reads them in."""
-    if us >= 1e6:
-        return f"{us / 1e6:.2f} s"
-    if us >= 1e3:
-        return f"{us / 1e3:.2f} ms"
-    return f"{us:.1f} µs"
+us_text = format_us
