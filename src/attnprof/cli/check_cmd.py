@@ -82,9 +82,8 @@ def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str
     if args.steps <= 0:
         raise UsageError(f"--steps must be a positive integer, got {args.steps}")
     with tempfile.TemporaryDirectory(prefix="attnprof-check-") as tmp:
-        # run_comparison reads the compare command's flags; set the ones check does not have.
-        args.variants, args.json, args.trace, args.trace_steps = [args.target], None, tmp, args.steps
-        record = run_comparison(args, console)
+        record = run_comparison(args, console, variants=[args.target], trace_dir=tmp,
+                                trace_steps=args.steps)
         analyse_record(record)
     (row,) = record.results
     if row.status != "ok" or row.analysis is None:

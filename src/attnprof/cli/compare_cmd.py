@@ -40,15 +40,22 @@ def run(args: argparse.Namespace) -> int:
 
         render_variant_list(list(REGISTRY.values()), console)
         return 0
-    record = run_comparison(args, console)
+    record = run_comparison(args, console, variants=args.variants, json_path=args.json,
+                            trace_dir=args.trace, trace_steps=args.trace_steps)
     render_compare(record, console)
     if args.json:
         console.print(f"[dim]record written to {args.json}[/dim]")
     return 0
 
 
-def run_comparison(args: argparse.Namespace, console: Any) -> Any:
-    """Validate everything, then measure with a progress bar, saving after every variant."""
+def run_comparison(args: argparse.Namespace, console: Any, *, variants: list[str] | None,
+                   json_path: str | None = None, trace_dir: str | None = None,
+                   trace_steps: int = 3) -> Any:
+    """Validate everything, then measure with a progress bar, saving after every variant.
+
+    ``args`` supplies what every measuring command shares (workload flags, ``--min-time``,
+    ``--seed``); the rest differs per command and is passed explicitly.
+    """
     from attnprof.atomic import check_trace_dir, check_writable
     from attnprof.errors import UsageError
     from attnprof.measure.timer import TimingPlan
@@ -58,22 +65,22 @@ def run_comparison(args: argparse.Namespace, console: Any) -> Any:
 
     if args.min_time is not None and args.min_time <= 0:
         raise UsageError(f"--min-time must be positive, got {args.min_time}")
-    if args.json:
-        check_writable(args.json)
-    trace_dir = check_trace_dir(args.trace) if args.trace else None
-    if args.trace_steps <= 0:
-        raise UsageError(f"--trace-steps must be a positive integer, got {args.trace_steps}")
-    workload, variants = prepare(None, args.variants, **workload_fields(args))
+    if json_path:
+        check_writable(json_path)
+    traces = check_trace_dir(trace_dir) if trace_dir else None
+    if trace_steps <= 0:
+        raise UsageError(f"--trace-steps must be a positive integer, got {trace_steps}")
+    workload, chosen = prepare(None, variants, **workload_fields(args))
     min_time = args.min_time or (1.0 if workload.device_type == "cuda" else 0.4)
     settings = Settings(plan=TimingPlan(min_time_s=min_time), seed=args.seed,
-                        trace_dir=trace_dir, trace=CaptureSpec(steps=args.trace_steps))
-    save = (lambda rec: rec.save(args.json)) if args.json else None
-    with ComparisonProgress(console, [v.name for v in variants]) as progress:
+                        trace_dir=traces, trace=CaptureSpec(steps=trace_steps))
+    save = (lambda rec: rec.save(json_path)) if json_path else None
+    with ComparisonProgress(console, [v.name for v in chosen]) as progress:
         try:
-            return compare(workload, variants, settings=settings,
+            return compare(workload, chosen, settings=settings,
                            progress=progress.update, on_result=save)
         except KeyboardInterrupt:
-            if args.json:
-                print(f"attnprof: interrupted; finished variants are in {args.json}",
+            if json_path:
+                print(f"attnprof: interrupted; finished variants are in {json_path}",
                       file=sys.stderr)
             raise

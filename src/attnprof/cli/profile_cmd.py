@@ -52,11 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if args.steps <= 0:
         raise UsageError(f"--steps must be a positive integer, got {args.steps}")
     check_trace_dir(args.out, "--out")
-    # The comparison's own flags, so its validation and progress display are reused as is.
-    args.variants = [name for group in args.variants for name in group]
-    args.trace, args.trace_steps = args.out, args.steps
     console = make_console()
-    record = run_comparison(args, console)
+    variants = [name for group in args.variants for name in group]
+    record = run_comparison(args, console, variants=variants, json_path=args.json,
+                            trace_dir=args.out, trace_steps=args.steps)
     analyse_record(record)
     if args.json:
         record.save(args.json)
