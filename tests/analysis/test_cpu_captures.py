@@ -93,6 +93,13 @@ def test_flex_eager_is_flagged_uncompiled(cpu_reports: dict[str, TraceReport],
     assert flex.data["largest_tensor_bytes"] == scores
     assert {"scores-materialised", "mask-rebuilt"} <= rules(report)
     assert report.regions[0].kernels_per_forward > 10  # unfused: many ops, not one kernel
+    # The safe softmax here is flex's eager path, so its fix is to compile, not "expected".
+    assert "torch.compile" in only(report, "safe-softmax").fix
+    assert "math backend" in only(cpu_reports["sdpa-math"], "safe-softmax").fix
+    # Call paths name each op once: vmap nests aten::le in itself, shown as one step.
+    for kernel in report.regions[0].kernels:
+        steps = (kernel.call_path or "").split(" › ")
+        assert all(a != b for a, b in zip(steps, steps[1:])), kernel.call_path
 
 
 def test_gqa_repeat_kv_is_flagged_for_materialised_kv(

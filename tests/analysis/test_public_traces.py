@@ -170,3 +170,16 @@ def test_kernels_stay_linked_through_flows_and_external_ids(
     by_id = analyze_trace(load_trace(_rewritten(public_traces, name, tmp_path, _without_launches)))
     assert sum(k.count for k in by_id.regions[0].kernels) == original.breakdown.count
     assert all(k.launched_by for k in by_id.regions[0].kernels)
+
+
+def test_kernels_group_by_op_path_not_by_user_annotation(load_public: Any) -> None:
+    # The AlexNet trace wraps warm-up and measured forwards in differently named annotations
+    # ("...|warmup|forward", "...|measure|forward"); the same GEMM from the same aten::addmm
+    # is one row, and the path names ops only.
+    _, report = load_public("a100_alexnet_inference.json.gz")
+    (region,) = report.regions
+    keys = [(k.name, k.call_path) for k in region.kernels]
+    assert len(keys) == len(set(keys))
+    assert not [k for k in region.kernels if k.call_path and "[param|" in k.call_path]
+    sgemm = [k for k in region.kernels if k.name == "ampere_sgemm_32x32_sliced1x4_tn"]
+    assert [(k.count, k.call_path) for k in sgemm] == [(6, "aten::linear › aten::addmm")]

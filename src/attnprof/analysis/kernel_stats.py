@@ -63,11 +63,26 @@ def summarize_kernels(view: RegionView, fields: Mapping[str, Any]) -> dict[str, 
 
 
 def _path(view: RegionView, op: int, root: int, include_self: bool) -> tuple[int, ...]:
+    """Op names from the region down to ``op``: the key a kernel is grouped under.
+
+    User annotations are left out: foreign traces wrap warm-up and measured iterations in
+    differently named ranges (``...|warmup|forward``, ``...|measure|forward``), which would
+    split one kernel into look-alike rows. Consecutive repeats collapse into one name
+    (vmap and decompositions nest ``aten::le`` in ``aten::le`` ten deep).
+    """
     if op < 0:
         return ()
+    ops = view.ops
     chain = [op] if include_self else []
-    chain.extend(view.ops.ancestors(op, stop=root))
-    return tuple(int(view.ops.name[j]) for j in reversed(chain))
+    chain.extend(ops.ancestors(op, stop=root))
+    names: list[int] = []
+    for j in reversed(chain):
+        if ops.annotation[j]:
+            continue
+        name = int(ops.name[j])
+        if not names or names[-1] != name:
+            names.append(name)
+    return tuple(names)
 
 
 def _device_groups(view: RegionView) -> dict[tuple[int, tuple[int, ...]], _Group]:

@@ -13,6 +13,7 @@ from rich.text import Text  # every string from a trace goes in a Text: names li
 # "[param|cuda]" must not be read as rich markup
 
 from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
+from attnprof.analysis.kernel_stats import PATH_SEP
 from attnprof.units import format_bytes, format_us
 
 __all__ = ["fmt_size", "fmt_us", "render_trace_report"]
@@ -100,11 +101,19 @@ def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -
         table.add_column("launch", overflow="fold", ratio=1)
     for k in rows:
         cells = [_kernel_label(k) if on_device else Text(k.name), _count(k.per_forward), fmt_us(k.mean_us), f"{k.share:.0%}",
-                 Text(k.call_path or k.launched_by or "—")]
+                 Text(_short_path(k.call_path or k.launched_by or "—"))]
         if on_device:
             cells.append(_launch_text(k))
         table.add_row(*cells)
     console.print(table)
+
+
+def _short_path(path: str, keep: int = 4) -> str:
+    """The outermost op and the innermost ones: where the call entered and what launched."""
+    parts = path.split(PATH_SEP)
+    if len(parts) <= keep:
+        return path
+    return PATH_SEP.join([parts[0], "…", *parts[-(keep - 2):]])
 
 
 def _kernel_label(k: KernelStat) -> Text:

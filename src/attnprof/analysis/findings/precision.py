@@ -113,10 +113,20 @@ def detect_safe_softmax(ctx: FindingContext) -> list[Finding]:
             rule="safe-softmax", severity="info", region=region.name,
             title="softmax runs the safe (reference) path",
             evidence=evidence,
-            fix=("expected of the math backend (fully masked rows give 0, not NaN); a fused "
-                 "backend handles this inside its kernel. Hand-written attention whose rows "
-                 "always keep one key can call softmax directly"),
+            fix=_safe_softmax_fix(ctx, hits),
             data={"per_forward": len(hits) / view.n, "us_per_forward": total,
                   "overhead_us_per_forward": overhead},
         ))
     return findings
+
+
+def _safe_softmax_fix(ctx: FindingContext, hits: list[int]) -> str:
+    """The fix depends on who called the safe path: SDPA math, eager flex, or user code."""
+    if any(ctx.under(i, "FlexAttention") or ctx.under(i, "flex_attention") for i in hits):
+        return ("flex_attention ran eagerly, through the reference softmax: compile it "
+                "(torch.compile(flex_attention)) so the softmax is fused into one kernel")
+    if any(ctx.under(i, "_scaled_dot_product_attention_math") for i in hits):
+        return ("expected of the math backend (fully masked rows give 0, not NaN); a fused "
+                "backend (flash, memory-efficient, cuDNN) handles this inside its kernel")
+    return ("if every row keeps at least one key (causal or padding masks usually do), call "
+            "torch.softmax directly, or use F.scaled_dot_product_attention with a fused backend")
