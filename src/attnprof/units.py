@@ -5,7 +5,7 @@ One definition, so a finding's "512.0 KiB" and the table beside it always agree.
 
 from __future__ import annotations
 
-__all__ = ["format_bytes", "format_us"]
+__all__ = ["counted", "format_bytes", "format_us"]
 
 
 def format_bytes(n: float | None, missing: str = "—") -> str:
@@ -27,3 +27,8 @@ def format_us(us: float | None, missing: str = "—") -> str:
     if us >= 1e3:
         return f"{us / 1e3:.2f} ms"
     return f"{us:.1f} µs"
+
+
+def counted(n: float, noun: str, plural: str | None = None) -> str:
+    """``counted(1, "kernel")`` -> ``"1 kernel"``; ``2`` or ``0.5`` -> ``"... kernels"``."""
+    return f"{n:g} {noun if n == 1 else (plural or noun + 's')}"

@@ -183,3 +183,13 @@ def test_kernels_group_by_op_path_not_by_user_annotation(load_public: Any) -> No
     assert not [k for k in region.kernels if k.call_path and "[param|" in k.call_path]
     sgemm = [k for k in region.kernels if k.name == "ampere_sgemm_32x32_sliced1x4_tn"]
     assert [(k.count, k.call_path) for k in sgemm] == [(6, "aten::linear › aten::addmm")]
+
+
+def test_a_step_left_open_is_cut_at_the_last_recorded_event(load_public: Any) -> None:
+    # triton_example's ProfilerStep#1 claims 13.3 s in a 0.36 s capture; its real work, the
+    # compiled region, is 1.35 ms. CPU time must not count seconds nothing accounts for.
+    _, report = load_public("triton_example.json.gz")
+    (region,) = report.regions
+    assert 1_350 < region.cpu_us_per_forward < 2_000
+    (finding,) = report.findings_for("cpu-bound")
+    assert any("1 kernel per forward" in e for e in finding.evidence)

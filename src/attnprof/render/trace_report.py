@@ -10,11 +10,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text  # every string from a trace goes in a Text: names like
-# "[param|cuda]" must not be read as rich markup
 
-from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
 from attnprof.analysis.kernel_stats import PATH_SEP
-from attnprof.units import format_bytes, format_us
+
+# "[param|cuda]" must not be read as rich markup
+from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
+from attnprof.units import counted, format_bytes, format_us
 
 __all__ = ["fmt_size", "fmt_us", "render_trace_report"]
 
@@ -57,9 +58,10 @@ def _header(report: TraceReport) -> Text:
 
 def _render_region(region: RegionReport, console: Console, top: int) -> None:
     unit = "kernels" if region.kernel_source == "kernels" else "leaf compute ops"
+    noun = unit[:-1]
     title = Text(f"\n{region.name}", style="bold")
-    title.append(f" — {region.instances} forward{'s' if region.instances != 1 else ''}, "
-                 f"{_count(region.kernels_per_forward)} {unit} per forward, ")
+    title.append(f" — {counted(region.instances, 'forward')}, "
+                 f"{counted(round(region.kernels_per_forward, 2), noun)} per forward, ")
     title.append(region.verdict, style=_VERDICT_STYLE.get(region.verdict, ""))
     console.print(title)
     _kernel_table(region, console, top, unit)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from attnprof.analysis.findings.context import FindingContext, us_text
 from attnprof.analysis.report import Finding
+from attnprof.units import counted
 
 __all__ = ["detect_cpu_bound"]
 
@@ -31,7 +32,8 @@ def detect_cpu_bound(ctx: FindingContext) -> list[Finding]:
         evidence = [
             f"CPU dispatch {us_text(cpu)} per forward vs device busy {us_text(device)} "
             f"({cpu / device:.1f}×)",
-            f"{region.kernels_per_forward:g} kernels per forward, mean {us_text(mean)} each"
+            f"{counted(region.kernels_per_forward, 'kernel')} per forward, "
+            f"mean {us_text(mean)} each"
             + (" (tiny: launch overhead dominates)" if mean < _TINY_US else ""),
         ]
         if region.idle_us is not None:

@@ -17,6 +17,7 @@ import numpy as np
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
 from attnprof.analysis.report import Finding
 from attnprof.analysis.tensor_args import tensor_args
+from attnprof.units import counted
 
 __all__ = ["detect_uncompiled_flex"]
 
@@ -58,7 +59,7 @@ def detect_uncompiled_flex(ctx: FindingContext) -> list[Finding]:
             else set()
         kernels = [d for i, _ in eager for d in ctx.devices_under(i).tolist()]
         if kernels:
-            evidence.append(f"{len(kernels) / n:g} kernels per forward instead of one fused "
+            evidence.append(f"{counted(len(kernels) / n, 'kernel')} per forward instead of one fused "
                             f"flex kernel ({us_text(ctx.device_us(np.array(kernels)) / n)})")
         elif leaves:
             count = sum(1 for i, _ in eager for j in ctx.subtree(i) if j in leaves)

@@ -16,6 +16,7 @@ import numpy as np
 
 from attnprof.analysis.findings.context import FindingContext, us_text
 from attnprof.analysis.report import Finding
+from attnprof.units import counted
 
 __all__ = ["detect_mask_rebuild"]
 
@@ -73,7 +74,7 @@ def _finding(ctx: FindingContext, region: str, n: int, found: list[int]) -> Find
     device = [d for i in found for d in ctx.devices_under(i).tolist()]
     if device:
         pos = np.array(device)
-        evidence.append(f"{len(device) / n:g} kernels per forward building it "
+        evidence.append(f"{counted(len(device) / n, 'kernel')} per forward building it "
                         f"({us_text(ctx.device_us(pos) / n)} per forward)")
     return Finding(
         rule="mask-rebuilt", severity="warning", region=region,

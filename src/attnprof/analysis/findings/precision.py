@@ -17,6 +17,7 @@ from attnprof.analysis.kernel_names import decode_kernel_name
 from attnprof.analysis.region_view import RegionView
 from attnprof.analysis.report import Finding
 from attnprof.analysis.tensor_args import HALF_TYPES, tensor_args
+from attnprof.units import counted
 
 __all__ = ["detect_fp32_upcast", "detect_safe_softmax"]
 
@@ -107,7 +108,7 @@ def detect_safe_softmax(ctx: FindingContext) -> list[Finding]:
         kernels = [d for i in hits for d in ctx.devices_under(i).tolist()]
         if kernels:
             shorts = [decode_kernel_name(n).short for n in ctx.device_names(np.array(kernels))]
-            evidence.append(f"{len(kernels) / view.n:g} kernels per forward instead of one "
+            evidence.append(f"{counted(len(kernels) / view.n, 'kernel')} per forward instead of one "
                             f"({', '.join(shorts)})")
         findings.append(Finding(
             rule="safe-softmax", severity="info", region=region.name,
