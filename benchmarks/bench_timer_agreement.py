@@ -25,18 +25,18 @@ from attnprof.variants import Variant
 from attnprof.workload import Workload
 
 
-def attnprof_median_ms(step, device: str, min_time: float) -> float:  # noqa: ANN001
+def attnprof_median_ms(step, device: str, min_time: float) -> float:
     timing = time_step(step, device=device, plan=TimingPlan(min_time_s=min_time))
     return statistics.median(timing.samples_ms)
 
 
-def torch_benchmark_median_ms(step, min_time: float) -> float:  # noqa: ANN001
+def torch_benchmark_median_ms(step, min_time: float) -> float:
     timer = tub.Timer(stmt="step()", globals={"step": step},
                       num_threads=torch.get_num_threads())
     return timer.blocked_autorange(min_run_time=min_time).median * 1e3
 
 
-def do_bench_median_ms(step) -> float:  # noqa: ANN001
+def do_bench_median_ms(step) -> float:
     from triton.testing import do_bench
 
     return float(do_bench(step, warmup=25, rep=200, return_mode="median"))

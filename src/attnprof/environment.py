@@ -5,7 +5,8 @@ from __future__ import annotations
 import platform
 import sys
 
-from attnprof import __version__, device as device_mod
+from attnprof import __version__
+from attnprof import device as device_mod
 from attnprof.record import Environment
 
 

@@ -59,6 +59,7 @@ class Bound(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             return f"{_num(self.min)} … {_num(self.max)}{u}"
         if self.max is not None:
             return f"≤ {_num(self.max)}{u}"
+        assert self.min is not None  # a loaded bound has a count, min or max
         return f"≥ {_num(self.min)}{u}"
 
     def holds(self, value: float) -> bool:

@@ -40,7 +40,8 @@ def canonical_dtype(name: str) -> str:
 
 @dataclass(frozen=True)
 class Workload:
-    """One attention problem: q is [batch, heads, seq, head_dim], k/v [batch, kv_heads, kv_seq, head_dim].
+    """One attention problem: q is [batch, heads, seq, head_dim], k/v
+    [batch, kv_heads, kv_seq, head_dim].
 
     ``kv_heads`` < ``heads`` is grouped-query attention (MQA when 1). ``kv_seq`` of ``None``
     means "same as ``seq``". In ``decode`` mode each measured step is one new query token

@@ -84,7 +84,7 @@ def cpu_reports(request: pytest.FixtureRequest, cpu_record: RunRecord) -> dict[s
 def load_public(public_traces: Path) -> Any:
     """``load_public(name)``: (trace, report) of a public trace, loaded and analysed once."""
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def load(name: str) -> tuple[Any, TraceReport]:
         trace = load_trace(public_traces / name)
         return trace, analyze_trace(trace)
@@ -97,7 +97,7 @@ _RUNTIME = {"cuda_runtime", "cuda_driver"}
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def raw_device_summary(path: Path) -> dict[str, Any]:
     """Independent device-event counts and fsum durations from plain ``json.load``.
 

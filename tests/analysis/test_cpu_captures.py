@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import pairwise
 
 from attnprof.analysis.report import Finding, TraceReport
 from attnprof.workload import Workload
@@ -99,7 +100,7 @@ def test_flex_eager_is_flagged_uncompiled(cpu_reports: dict[str, TraceReport],
     # Call paths name each op once: vmap nests aten::le in itself, shown as one step.
     for kernel in report.regions[0].kernels:
         steps = (kernel.call_path or "").split(" › ")
-        assert all(a != b for a, b in zip(steps, steps[1:])), kernel.call_path
+        assert all(a != b for a, b in pairwise(steps)), kernel.call_path
 
 
 def test_gqa_repeat_kv_is_flagged_for_materialised_kv(

@@ -37,7 +37,7 @@ def wrong(q, k, v, **kwargs):
 
 
 @pytest.fixture
-def user_file(tmp_path):  # noqa: ANN201
+def user_file(tmp_path):
     path = tmp_path / "my_attn.py"
     path.write_text(SDPA_LIKE_FILE)
     return path

@@ -16,7 +16,7 @@ TINY = Workload(batch=1, heads=2, seq=32, head_dim=16)
 
 
 @pytest.fixture(scope="module")
-def record(fast_settings) -> RunRecord:  # noqa: ANN001
+def record(fast_settings) -> RunRecord:
     return compare(TINY, ["naive", "sdpa-efficient"], settings=fast_settings)
 
 

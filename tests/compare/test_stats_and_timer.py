@@ -41,7 +41,7 @@ class FakeClock:
         return self.now
 
 
-def _step(clock: FakeClock, durations: list[float]):  # noqa: ANN202
+def _step(clock: FakeClock, durations: list[float]):
     calls = iter(durations)
 
     def step() -> None:

@@ -25,7 +25,7 @@ CPU_REFUSALS_BACKWARD = {"flex": "does not support backward on CPU",
 
 @pytest.mark.parametrize("mode", ["forward", "forward+backward", "decode"])
 @pytest.mark.parametrize("name", list(REGISTRY))
-def test_variant_runs_or_says_why(name: str, mode: str, fast_settings) -> None:  # noqa: ANN001
+def test_variant_runs_or_says_why(name: str, mode: str, fast_settings) -> None:
     w = TINY.replace(mode=mode, kv_heads=2)
     record = compare(w, [name], settings=fast_settings)
     (row,) = record.results
@@ -44,7 +44,7 @@ def test_variant_runs_or_says_why(name: str, mode: str, fast_settings) -> None: 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("name", ["naive", "sdpa", "sdpa-math", "gqa-repeat-kv", "mha-module"])
 def test_16_bit_outputs_are_within_their_tolerance(name: str, dtype: str,
-                                                   fast_settings) -> None:  # noqa: ANN001
+                                                   fast_settings) -> None:
     record = compare(TINY.replace(dtype=dtype), [name], settings=fast_settings)
     (row,) = record.results
     assert row.status == "ok", row.reason
@@ -52,14 +52,14 @@ def test_16_bit_outputs_are_within_their_tolerance(name: str, dtype: str,
     assert row.max_abs_error > 0  # 16-bit arithmetic really is inexact
 
 
-def test_sdpa_backend_is_read_from_the_ops(fast_settings) -> None:  # noqa: ANN001
+def test_sdpa_backend_is_read_from_the_ops(fast_settings) -> None:
     record = compare(TINY, ["sdpa-math", "sdpa-flash", "naive"], settings=fast_settings)
     assert record.result("sdpa-math").sdpa_backend == "math"
     assert record.result("sdpa-flash").sdpa_backend == "flash (CPU)"
     assert record.result("naive").sdpa_backend is None
 
 
-def test_flex_reports_compile_time_apart_from_latency(fast_settings) -> None:  # noqa: ANN001
+def test_flex_reports_compile_time_apart_from_latency(fast_settings) -> None:
     record = compare(TINY, ["flex", "flex-eager"], settings=fast_settings)
     flex, eager = record.result("flex"), record.result("flex-eager")
     assert flex.status == eager.status == "ok"
@@ -70,14 +70,14 @@ def test_flex_reports_compile_time_apart_from_latency(fast_settings) -> None:  #
     assert any("not compiled" in n for n in eager.notes)
 
 
-def test_sliding_window_is_checked_against_a_windowed_reference(fast_settings) -> None:  # noqa: ANN001
+def test_sliding_window_is_checked_against_a_windowed_reference(fast_settings) -> None:
     record = compare(TINY, ["sliding-window", "sdpa"], settings=fast_settings)
     window, full = record.result("sliding-window"), record.result("sdpa")
     assert window.within_tolerance and full.within_tolerance
     assert window.flops < full.flops  # fewer admitted pairs
 
 
-def test_user_variant_from_a_file(user_file, fast_settings) -> None:  # noqa: ANN001
+def test_user_variant_from_a_file(user_file, fast_settings) -> None:
     spec = f"{user_file}:my_attention"
     record = compare(TINY.replace(kv_heads=2), [spec], settings=fast_settings)
     (row,) = record.results
@@ -85,14 +85,14 @@ def test_user_variant_from_a_file(user_file, fast_settings) -> None:  # noqa: AN
     assert row.within_tolerance
 
 
-def test_user_variant_from_a_module_path(fast_settings) -> None:  # noqa: ANN001
+def test_user_variant_from_a_module_path(fast_settings) -> None:
     spec = "torch.nn.functional:scaled_dot_product_attention"
     (row,) = compare(TINY, [spec], settings=fast_settings).results
     assert row.status == "ok" and row.within_tolerance
 
 
 def test_a_failing_or_wrong_user_variant_does_not_stop_the_run(user_file,
-                                                               fast_settings) -> None:  # noqa: ANN001
+                                                               fast_settings) -> None:
     names = [f"{user_file}:broken", f"{user_file}:wrong", "sdpa"]
     broken, wrong, sdpa = compare(TINY, names, settings=fast_settings).results
     assert broken.status == "error" and broken.reason == "ValueError: user bug"

@@ -12,7 +12,8 @@ from attnprof.workload import Workload, canonical_dtype, default_workload
 @pytest.mark.parametrize(
     ("changes", "needle"),
     [
-        ({"heads": 8, "kv_heads": 3}, "--kv-heads 3 does not divide --heads 8; use one of 1, 2, 4, 8"),
+        ({"heads": 8, "kv_heads": 3},
+         "--kv-heads 3 does not divide --heads 8; use one of 1, 2, 4, 8"),
         ({"seq": 0}, "--seq must be a positive integer, got 0"),
         ({"batch": -1}, "--batch must be a positive integer, got -1"),
         ({"heads": 0}, "--heads must be a positive integer"),
@@ -95,7 +96,7 @@ def test_absent_cuda_device_is_a_usage_error() -> None:
 
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    with pytest.raises(UsageError, match="no CUDA device is available.*use --device cpu"):
+    with pytest.raises(UsageError, match=r"no CUDA device is available.*use --device cpu"):
         check_device("cuda")
 
 

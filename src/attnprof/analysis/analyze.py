@@ -122,5 +122,5 @@ def _workload(meta: dict[str, Any] | None) -> Workload | None:
         return None
     try:
         return Workload.from_dict(data).validate()
-    except Exception:  # noqa: BLE001 - metadata from another version: analyse without it
+    except Exception:  # metadata from another version: analyse without it
         return None

@@ -62,7 +62,9 @@ def is_structural(ops: OpIndex, i: int) -> bool:
     if ops.annotation[i]:
         return not _COMPILED_GRAPH.match(name)
     dims = ops.input_dims(i)
-    return bool(dims) and all(_is_scalar(d) for d in dims)
+    if not dims:
+        return False
+    return all(_is_scalar(d) for d in dims)
 
 
 def _is_scalar(dims: object) -> bool:

@@ -16,13 +16,13 @@ unlinked belongs to no region: it is never assigned by time.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from attnprof.analysis.kernel_names import decode_kernel_name
 from attnprof.analysis.breakdown import DEVICE_CATEGORIES
+from attnprof.analysis.kernel_names import decode_kernel_name
 from attnprof.analysis.op_index import OpIndex
 
 __all__ = ["DeviceEvents", "link_device_events"]
@@ -102,11 +102,11 @@ def link_device_events(ops: OpIndex) -> DeviceEvents:
                         where_pid=where_pid, where_ts=where_ts)
 
 
-def _categories(cats: list[int], names: np.ndarray, cat_ids: dict[int, str],
+def _categories(cats: list[int], names: np.ndarray, cat_ids: Mapping[int, str],
                 text: Callable[[int], str]) -> tuple[str, ...]:
     comm = {i for i in np.unique(names).tolist() if decode_kernel_name(text(i)).family == "nccl"}
     out = []
-    for c, nm in zip(cats, names.tolist()):
+    for c, nm in zip(cats, names.tolist(), strict=True):
         kind = cat_ids[c]
         out.append("communication" if kind == "compute" and nm in comm else kind)
     return tuple(out)

@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from typing import Any
 
 import msgspec
 import numpy as np
 
-from attnprof.trace import EventTable, Trace
+from attnprof.trace import Trace
 
 __all__ = ["OpIndex", "index_cpu_ops"]
 
@@ -170,7 +171,7 @@ def _nest(pid: np.ndarray, tid: np.ndarray, start: np.ndarray, end: np.ndarray
     s_list, e_list = start.tolist(), end.tolist()
     par = [-1] * n
     lst = list(range(n))
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in pairwise(bounds):
         threads[(int(pid[lo]), int(tid[lo]))] = (lo, hi)
         stack: list[int] = []
         for i in range(lo, hi):

@@ -72,7 +72,7 @@ def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]
         OpStat(name=strings[int(sid)], count=int(c), per_forward=int(c) / n,
                self_us=float(s), total_us=float(t))
         for sid, c, s, t in zip(names.tolist(), counts.tolist(), name_self.tolist(),
-                                name_total.tolist())
+                                name_total.tolist(), strict=True)
     ]
     stats.sort(key=lambda s: (-s.self_us, s.name))
 

@@ -69,17 +69,18 @@ def find_regions(ops: OpIndex, pattern: str | None = None) -> list[Region]:
     ann = ops.annotation.tolist()
     if pattern is not None:
         rx = re.compile(pattern)
-        chosen = [i for i, (n, a) in enumerate(zip(names, ann)) if a and rx.search(n)]
+        chosen = [i for i, (n, a) in enumerate(zip(names, ann, strict=True)) if a and rx.search(n)]
         if not chosen:
-            seen = list(dict.fromkeys(n for n, a in zip(names, ann) if a))
+            seen = list(dict.fromkeys(n for n, a in zip(names, ann, strict=True) if a))
             listing = ", ".join(repr(n) for n in seen[:8]) or "none"
             raise UsageError(f"--region {pattern!r} matches no annotation in "
                              f"{ops.trace.meta.source}; its annotations: {listing}")
         return _grouped(ops, names, chosen)
-    ours = [i for i, (n, a) in enumerate(zip(names, ann)) if a and n.startswith(ATTNPROF_PREFIX)]
+    ours = [i for i, (n, a) in enumerate(zip(names, ann, strict=True))
+            if a and n.startswith(ATTNPROF_PREFIX)]
     if ours:
         return _grouped(ops, names, ours)
-    steps = [i for i, (n, a) in enumerate(zip(names, ann)) if a and _STEP.match(n)]
+    steps = [i for i, (n, a) in enumerate(zip(names, ann, strict=True)) if a and _STEP.match(n)]
     if steps:
         return [Region(PROFILER_STEP, _instances(ops, steps))]
     if len(ops) == 0:

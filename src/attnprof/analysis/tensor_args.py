@@ -50,7 +50,7 @@ def tensor_args(ops: OpIndex, i: int) -> list[TensorArg]:
     if not dims or not types:
         return []
     out = []
-    for d, ty in zip(dims, types):
+    for d, ty in zip(dims, types, strict=False):  # a foreign trace's lists may differ
         if isinstance(d, list) and d and all(type(x) is int for x in d) and isinstance(ty, str):
             out.append(TensorArg(tuple(d), ty))
     return out

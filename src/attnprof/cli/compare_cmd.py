@@ -59,8 +59,8 @@ def run_comparison(args: argparse.Namespace, console: Any, *, variants: list[str
     from attnprof.atomic import check_trace_dir, check_writable
     from attnprof.errors import UsageError
     from attnprof.measure.timer import TimingPlan
-    from attnprof.runner import Settings, compare, prepare
     from attnprof.render.progress import ComparisonProgress
+    from attnprof.runner import Settings, compare, prepare
     from attnprof.trace.capture import CaptureSpec
 
     if args.min_time is not None and args.min_time <= 0:

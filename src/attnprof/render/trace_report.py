@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text  # every string from a trace goes in a Text: names like
+
+# Every string from a trace goes in a Text: names like "[param|cuda]" must not be read as
+# rich markup.
+from rich.text import Text
 
 from attnprof.analysis.kernel_stats import PATH_SEP
-
-# "[param|cuda]" must not be read as rich markup
 from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
 from attnprof.units import counted, format_bytes, format_us
 
@@ -102,8 +103,9 @@ def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -
     if on_device:
         table.add_column("launch", overflow="fold", ratio=1)
     for k in rows:
-        cells = [_kernel_label(k) if on_device else Text(k.name), _count(k.per_forward), fmt_us(k.mean_us), f"{k.share:.0%}",
-                 Text(_short_path(k.call_path or k.launched_by or "—"))]
+        cells: list[str | Text] = [_kernel_label(k) if on_device else Text(k.name),
+                                   _count(k.per_forward), fmt_us(k.mean_us), f"{k.share:.0%}",
+                                   Text(_short_path(k.call_path or k.launched_by or "—"))]
         if on_device:
             cells.append(_launch_text(k))
         table.add_row(*cells)

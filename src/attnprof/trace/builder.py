@@ -176,13 +176,13 @@ class TableBuilder:
         except (OverflowError, TypeError, ValueError):
             pass
         # Walk in event order, pid before tid, so label ids do not depend on batching.
-        for i in [i for i in range(n) if type(pids[i]) is not int or type(tids[i]) is not int]:  # noqa: E721
+        for i in [i for i in range(n) if type(pids[i]) is not int or type(tids[i]) is not int]:
             pids[i] = self._track_id(pids[i])
             tids[i] = self._track_id(tids[i])
         return int_column(pids).astype(np.int64), int_column(tids).astype(np.int64)
 
     def _track_id(self, value: int | str) -> int:
-        if type(value) is int:  # noqa: E721
+        if type(value) is int:
             return i64(value)
         if not isinstance(value, str) or not value:
             return -1
@@ -212,7 +212,7 @@ class TableBuilder:
         if big.size:
             # Epoch-like stamps: a float64 of the absolute value has lost digits, so the
             # origin is subtracted first, exactly.
-            is_int = np.array([type(values[i]) is int for i in big.tolist()], dtype=bool)  # noqa: E721
+            is_int = np.array([type(values[i]) is int for i in big.tolist()], dtype=bool)
             ints, decimals = big[is_int], big[~is_int]
             if ints.size:
                 out[ints] = ints_minus([values[i] for i in ints.tolist()], origin)
@@ -235,8 +235,8 @@ class TableBuilder:
             a = args[i]
             g, b = a.grid, a.block
             key = (
-                (tuple(g) if type(g) is list and len(g) == 3 else dims(g))  # noqa: E721
-                + (tuple(b) if type(b) is list and len(b) == 3 else dims(b)),  # noqa: E721
+                (tuple(g) if type(g) is list and len(g) == 3 else dims(g))
+                + (tuple(b) if type(b) is list and len(b) == 3 else dims(b)),
                 a.registers_per_thread,
                 a.shared_memory,
                 a.blocks_per_sm,

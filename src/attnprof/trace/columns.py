@@ -24,8 +24,8 @@ __all__ = [
     "float_column",
     "i64",
     "id_column",
-    "int_or_hex",
     "int_column",
+    "int_or_hex",
     "ints_minus",
     "narrow",
 ]
@@ -108,7 +108,7 @@ def float_column(values: Sequence[Any]) -> np.ndarray:
 
 def int_or_hex(value: Any) -> int:
     """A stream or flow id written as a string ("0x0", "7"); -1 when it is not a number."""
-    if type(value) is int:  # noqa: E721 - bool is not an id
+    if type(value) is int:  # bool is not an id
         return value
     try:
         return int(value, 0) if isinstance(value, str) else -1
@@ -125,14 +125,14 @@ def char_code(text: str) -> bytes:
 
 def i64(value: Any) -> int:
     """``value`` if it is an int that fits int64, else -1."""
-    return value if type(value) is int and _I64_MIN <= value <= _I64_MAX else -1  # noqa: E721
+    return value if type(value) is int and _I64_MIN <= value <= _I64_MAX else -1
 
 
 def as_float(value: Any) -> float:
-    if type(value) is float:  # noqa: E721
+    if type(value) is float:
         return value
     try:
-        return float(value) if type(value) is int else math.nan  # noqa: E721
+        return float(value) if type(value) is int else math.nan
     except OverflowError:
         return math.nan
 

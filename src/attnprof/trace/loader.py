@@ -54,7 +54,7 @@ def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> 
     row (``meta.n_dropped``); a file that cannot be read as a trace at all raises
     :class:`~attnprof.errors.UsageError` naming the file and the fix.
     """
-    if type(chunk_bytes) is not int or chunk_bytes < 1:  # noqa: E721 - bool is not a size
+    if type(chunk_bytes) is not int or chunk_bytes < 1:  # bool is not a size
         raise UsageError(
             f"chunk_bytes={chunk_bytes!r} is not a positive byte count; use e.g. 16 << 20"
         )
@@ -272,7 +272,7 @@ def _meta(
 
 
 def _int(value: Any) -> int | None:
-    return value if type(value) is int else None  # noqa: E721 - bool is not a count
+    return value if type(value) is int else None  # bool is not a count
 
 
 def _text(value: Any) -> str | None:

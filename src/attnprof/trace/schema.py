@@ -155,7 +155,7 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 
 def _opt_int(value: Any) -> int | None:
-    if type(value) is int and _INT64[0] <= value <= _INT64[1]:  # noqa: E721 - not bool
+    if type(value) is int and _INT64[0] <= value <= _INT64[1]:  # not bool
         return value
     return None
 
@@ -166,9 +166,9 @@ def _int(value: Any) -> int:
 
 
 def _float(value: Any) -> float:
-    if type(value) is float:  # noqa: E721
+    if type(value) is float:
         return value
-    if type(value) is int:  # noqa: E721
+    if type(value) is int:
         try:
             return float(value)
         except OverflowError:

@@ -52,7 +52,7 @@ class Source:
                 gz = f.read(2) == b"\x1f\x8b"  # by content: names lie
             if gz:
                 return gzip.GzipFile(path, "rb")
-            return open(path, "rb")  # noqa: SIM115 - closed by Source.close
+            return open(path, "rb")  # closed by Source.close
         except FileNotFoundError:
             raise UsageError(f"trace file not found: {path}; check the path") from None
         except OSError as e:

@@ -141,7 +141,7 @@ class MemoryRecords:
 
 def _gather(rows: np.ndarray, values: np.ndarray, fill: float) -> np.ndarray:
     """``values[rows]`` with ``fill`` where ``rows`` is -1."""
-    out = np.full((len(rows),) + values.shape[1:], fill, dtype=values.dtype)
+    out = np.full((len(rows), *values.shape[1:]), fill, dtype=values.dtype)
     ok = rows >= 0
     out[ok] = values[rows[ok]]
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ContextManager
+from typing import TYPE_CHECKING
 
 from attnprof.workload import Workload
 
@@ -43,7 +43,7 @@ class Built:
     """
 
     call: AttentionCall
-    context: Callable[[], ContextManager[object]] = contextlib.nullcontext
+    context: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
     notes: tuple[str, ...] = ()
 
 

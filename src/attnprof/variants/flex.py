@@ -8,14 +8,14 @@ The block mask is built once per workload, outside the measured call.
 
 from __future__ import annotations
 
-from attnprof.variants.base import Built, Support, SUPPORTED, Variant
+from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import flex_mask_mod
 from attnprof.workload import Workload
 
 
 def _supports(w: Workload) -> Support:
     try:
-        import torch.nn.attention.flex_attention  # noqa: F401
+        import torch.nn.attention.flex_attention  # a probe: torch>=2.5 has it
     except ImportError:
         import torch
 
@@ -35,7 +35,7 @@ def _build(w: Workload, compiled: bool, window: int | None = None) -> Built:
     fn = torch.compile(flex_attention, dynamic=False) if compiled else flex_attention
     gqa = w.groups > 1
 
-    def call(q, k, v):  # noqa: ANN001, ANN202 - tensors in, tensor out
+    def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return fn(q, k, v, block_mask=block_mask, enable_gqa=gqa)
 
     notes = () if compiled else ("not compiled: materialises the full score matrix",)

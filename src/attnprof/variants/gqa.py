@@ -7,9 +7,14 @@ SDPA index the shared heads instead (on backends that support it; others fall ba
 
 from __future__ import annotations
 
-from attnprof.variants.base import Built, Support, SUPPORTED, Variant
+from typing import TYPE_CHECKING
+
+from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import expand_kv
 from attnprof.workload import Workload
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _supports_native(w: Workload) -> Support:
@@ -37,7 +42,7 @@ def _build_native(w: Workload) -> Built:
 
     causal = w.is_causal
 
-    def call(q, k, v):  # noqa: ANN001, ANN202
+    def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
     return Built(call=call, notes=_notes(w))
@@ -48,7 +53,7 @@ def _build_repeat(w: Workload) -> Built:
 
     causal, groups = w.is_causal, w.groups
 
-    def call(q, k, v):  # noqa: ANN001, ANN202
+    def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         k, v = expand_kv(k, groups), expand_kv(v, groups)
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 

@@ -7,10 +7,14 @@ decode query it means "sees the whole cache".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
+
+#: flex_attention's ``mask_mod(b, h, q_idx, kv_idx) -> allowed``, on index tensors.
+MaskMod = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tensor"], "torch.Tensor"]
 
 
 def allowed_mask(q_len: int, k_len: int, causal: bool, window: int | None,
@@ -32,13 +36,14 @@ def allowed_mask(q_len: int, k_len: int, causal: bool, window: int | None,
     return allowed
 
 
-def flex_mask_mod(q_len: int, k_len: int, causal: bool, window: int | None):  # noqa: ANN201
+def flex_mask_mod(q_len: int, k_len: int, causal: bool, window: int | None) -> MaskMod | None:
     """The same mask as :func:`allowed_mask`, as a flex_attention ``mask_mod`` (or ``None``)."""
     if not causal and window is None:
         return None
     offset = k_len - q_len
 
-    def mask_mod(b, h, q_idx, kv_idx):  # noqa: ANN001, ANN202 - flex's own signature
+    def mask_mod(b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor,
+                 kv_idx: torch.Tensor) -> torch.Tensor:  # flex's own signature
         pos = q_idx + offset
         ok = kv_idx <= pos if causal else kv_idx >= 0
         if window is not None:

@@ -9,10 +9,21 @@ nothing, so the reason states what the backend needs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from typing import TYPE_CHECKING, TypedDict
 
 from attnprof.variants.base import Built, Variant
 from attnprof.workload import Workload
+
+if TYPE_CHECKING:
+    import torch
+
+
+class _SdpaKwargs(TypedDict, total=False):
+    is_causal: bool
+    enable_gqa: bool  # passed only when K/V heads are grouped
+
 
 #: variant name -> SDPBackend member name
 PINNED: dict[str, str] = {
@@ -39,11 +50,11 @@ _REFUSAL_MARKERS = ("No available kernel", "No viable backend")
 def _build(w: Workload, backend: str | None) -> Built:
     import torch.nn.functional as F
 
-    kwargs: dict[str, bool] = {"is_causal": w.is_causal}
+    kwargs: _SdpaKwargs = {"is_causal": w.is_causal}
     if w.groups > 1:
         kwargs["enable_gqa"] = True
 
-    def call(q, k, v):  # noqa: ANN001, ANN202 - tensors in, tensor out
+    def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, **kwargs)
 
     if backend is None:
@@ -51,7 +62,7 @@ def _build(w: Workload, backend: str | None) -> Built:
     return Built(call=call, context=functools.partial(_pin, backend))
 
 
-def _pin(backend: str):  # noqa: ANN202 - a context manager
+def _pin(backend: str) -> contextlib.AbstractContextManager[None]:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     return sdpa_kernel(getattr(SDPBackend, backend))

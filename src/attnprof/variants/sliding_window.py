@@ -7,9 +7,14 @@ flash backend (which takes no arbitrary mask), a cost the comparison makes visib
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attnprof.variants.base import Built, Variant
 from attnprof.variants.masks import allowed_mask
 from attnprof.workload import Workload
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _build(w: Workload) -> Built:
@@ -18,7 +23,7 @@ def _build(w: Workload) -> Built:
     mask = allowed_mask(w.q_len, w.k_len, w.is_causal, w.window, w.device)
     gqa = w.groups > 1
 
-    def call(q, k, v):  # noqa: ANN001, ANN202
+    def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
 
     notes = (f"window {w.window}",)

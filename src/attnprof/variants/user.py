@@ -14,11 +14,14 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.variants.base import Built, Variant
 from attnprof.workload import Workload
+
+if TYPE_CHECKING:
+    import torch
 
 
 def is_user_spec(name: str) -> bool:
@@ -79,7 +82,7 @@ def user_variant(spec: str) -> Variant:
         if w.groups > 1:
             kwargs["enable_gqa"] = True
 
-        def call(q, k, v):  # noqa: ANN001, ANN202
+        def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             return fn(q, k, v, **kwargs)
 
         return Built(call=call)

@@ -41,7 +41,7 @@ class FindingContext:
 
     def regions(self) -> Iterator[tuple[RegionReport, RegionView]]:
         """Each region's report with its view."""
-        return zip(self.report.regions, self.views)
+        return zip(self.report.regions, self.views, strict=True)
 
     def variant(self, region: RegionReport) -> str | None:
         """The attnprof variant a region measured (``attnprof::sdpa-flash`` -> ``sdpa-flash``)."""

@@ -125,7 +125,7 @@ def _looks_like_kv(ctx: FindingContext, op: int, copy_op: int, w: Workload | Non
         # repeat_interleave/repeat read (B, Hkv, S, D); expand + reshape reads the expanded
         # (B, Hkv, groups, S, D) view. Either way the copy holds all query heads' worth.
         expanded = w.batch * w.heads * w.k_len * w.head_dim
-        return (d == kv or d == grouped) and out[0].numel == expanded
+        return d in (kv, grouped) and out[0].numel == expanded
     # No workload: only the unambiguous form, a repeat of a 4-D (B, H, S, D) tensor that
     # writes more elements than it reads (a 5-D reshape could be anything in a foreign model).
     return ctx.ops.names[op] != "aten::reshape" and len(d) == 4 and out[0].numel > src[0].numel

@@ -59,8 +59,8 @@ def detect_uncompiled_flex(ctx: FindingContext) -> list[Finding]:
             else set()
         kernels = [d for i, _ in eager for d in ctx.devices_under(i).tolist()]
         if kernels:
-            evidence.append(f"{counted(len(kernels) / n, 'kernel')} per forward instead of one fused "
-                            f"flex kernel ({us_text(ctx.device_us(np.array(kernels)) / n)})")
+            evidence.append(f"{counted(len(kernels) / n, 'kernel')} per forward instead of one "
+                            f"fused flex kernel ({us_text(ctx.device_us(np.array(kernels)) / n)})")
         elif leaves:
             count = sum(1 for i, _ in eager for j in ctx.subtree(i) if j in leaves)
             evidence.append(f"{count / n:g} compute ops per forward instead of one fused kernel")

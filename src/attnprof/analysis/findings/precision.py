@@ -108,8 +108,8 @@ def detect_safe_softmax(ctx: FindingContext) -> list[Finding]:
         kernels = [d for i in hits for d in ctx.devices_under(i).tolist()]
         if kernels:
             shorts = [decode_kernel_name(n).short for n in ctx.device_names(np.array(kernels))]
-            evidence.append(f"{counted(len(kernels) / view.n, 'kernel')} per forward instead of one "
-                            f"({', '.join(shorts)})")
+            evidence.append(f"{counted(len(kernels) / view.n, 'kernel')} per forward instead "
+                            f"of one ({', '.join(shorts)})")
         findings.append(Finding(
             rule="safe-softmax", severity="info", region=region.name,
             title="softmax runs the safe (reference) path",

@@ -101,12 +101,12 @@ def _from_shapes(ctx: FindingContext, view: RegionView) -> tuple[list[str], int]
         args = tensor_args(ctx.ops, i)
         if len(args) >= 2 and _is_qk(args[0], args[1]):
             key = (args[0].dims[-2], args[1].dims[-1])
-            products.setdefault(key, (i, list(args[0].dims[:-1]) + [args[1].dims[-1]]))
+            products.setdefault(key, (i, [*args[0].dims[:-1], args[1].dims[-1]]))
     for i in ctx.ops_named(view, _SOFTMAX):
         args = tensor_args(ctx.ops, i)
         if not args or len(args[0].dims) < 3:
             continue
-        key = args[0].dims[-2:]
+        key = (args[0].dims[-2], args[0].dims[-1])
         if key in products:
             op, shape = products[key]
             arg = args[0]
