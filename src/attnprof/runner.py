@@ -4,13 +4,17 @@ Each variant is isolated: a refusal becomes ``unsupported`` with PyTorch's reaso
 out of memory becomes ``oom``, any other exception becomes ``error`` with its message, and
 the next variant runs regardless. All variants see the same seeded inputs, and every output
 is checked against one float64 reference per mask.
+
+Variants are timed in interleaved rounds after all of them are built and warmed up (see
+:mod:`attnprof.measure.timer`), so a machine that slows down mid-run slows them all alike.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,12 +26,13 @@ from attnprof.device import GiB, check_against_device, default_device, memory_ca
 from attnprof.environment import collect_environment
 from attnprof.measure.accuracy import TOLERANCE, max_abs_error, reference_output
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
-from attnprof.measure.memory import profile_step
+from attnprof.measure.memory import MemoryProfile, profile_step
 from attnprof.measure.stats import summarize
-from attnprof.measure.timer import TimingPlan, time_step
+from attnprof.measure.timer import Timing, TimingPlan, Warmup, round_sizes, take_samples, warm_up
 from attnprof.record import Latency, RunRecord, VariantResult
 from attnprof.trace.capture import CaptureSpec, capture_trace, trace_file_name
 from attnprof.variants import Variant, resolve_variants
+from attnprof.variants.base import Built
 from attnprof.workload import Workload, default_workload
 
 if TYPE_CHECKING:
@@ -96,9 +101,20 @@ def compare(workload: Workload | None = None,
     )
     inputs = make_inputs(workload, settings.seed)
     references: dict[int | None, torch.Tensor] = {}
-    for variant in chosen:
-        record.results.append(
-            measure_variant(variant, workload, inputs, settings, references, progress))
+    # Build and warm every variant, time them all in interleaved rounds, then finish each
+    # (memory, accuracy, trace) and hand the record over after every one: what finished is
+    # saved even if a later variant crashes the process.
+    outcomes: list[VariantResult | _Armed] = [
+        _arm(variant, workload, inputs, settings, progress) for variant in chosen]
+    _time_in_rounds([o for o in outcomes if isinstance(o, _Armed)], workload, settings,
+                    progress)
+    for i, outcome in enumerate(outcomes):
+        if isinstance(outcome, _Armed):
+            outcomes[i] = outcome = _finish(outcome, workload, inputs, settings, references,
+                                            progress)
+        record.results.append(outcome)
+        if progress is not None:
+            progress(outcome.variant, "done")
         if on_result is not None:
             on_result(record)
         _release(workload.device)
@@ -111,56 +127,132 @@ def compare(workload: Workload | None = None,
 def measure_variant(variant: Variant, w: Workload, inputs: Inputs, settings: Settings,
                     references: dict[int | None, torch.Tensor],
                     progress: Progress | None = None) -> VariantResult:
-    """Measure one variant; never raises for a variant's own failure."""
-    def phase(name: str) -> None:
-        if progress is not None:
-            progress(variant.name, name)
+    """Measure one variant alone; never raises for a variant's own failure."""
+    armed = _arm(variant, w, inputs, settings, progress)
+    if isinstance(armed, VariantResult):
+        return armed
+    _time_in_rounds([armed], w, settings, progress)
+    return _finish(armed, w, inputs, settings, references, progress)
 
-    base = {"variant": variant.name, "family": variant.family, "summary": variant.summary}
-    support = variant.supports(w)
-    if not support.ok:
-        return VariantResult(**base, status="unsupported", reason=support.reason)
-    too_big = _predicted_oom(variant, w)
-    if too_big:
-        return VariantResult(**base, status="oom", reason=too_big)
-    caught: list[str] = []
-    try:
-        phase("building")
-        built = variant.build(w)
-        step = make_step(built.call, inputs, w.mode)
-        phase("compiling" if variant.compiled else "timing")
+
+@dataclass
+class _Armed:
+    """A variant built and warmed up, collecting its samples round by round."""
+
+    variant: Variant
+    built: Built
+    step: Callable[[], object]
+    warm: Warmup
+    samples_ms: list[float] = field(default_factory=list)
+    dispatch_ms: list[float] = field(default_factory=list)
+    caught: list[str] = field(default_factory=list)  # PyTorch's warnings so far
+    failure: VariantResult | None = None  # set when a timing round raised
+
+    @contextlib.contextmanager
+    def running(self, w: Workload) -> Iterator[None]:
+        """The variant's own context, grad mode, and warnings caught into ``caught``."""
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("default")  # once per call site, not once per sample
             try:
-                with built.context(), grad_mode(w.mode):
-                    timing = time_step(step, device=w.device, plan=settings.plan)
-                    memory = None
-                    if settings.measure_memory:
-                        phase("memory")
-                        memory = profile_step(step, w.device)
+                with self.built.context(), grad_mode(w.mode):
+                    yield
             finally:
-                caught = _messages(seen)
+                self.caught = list(dict.fromkeys([*self.caught, *_messages(seen)]))
+
+
+def _arm(variant: Variant, w: Workload, inputs: Inputs, settings: Settings,
+         progress: Progress | None) -> VariantResult | _Armed:
+    """Check support, build, run the first call (the compile) and warm up."""
+    support = variant.supports(w)
+    result: VariantResult | _Armed
+    if not support.ok:
+        result = _row(variant, status="unsupported", reason=support.reason)
+    elif too_big := _predicted_oom(variant, w):
+        result = _row(variant, status="oom", reason=too_big)
+    else:
+        armed = None
+        try:
+            _phase(progress, variant, "building")
+            built = variant.build(w)
+            step = make_step(built.call, inputs, w.mode)
+            _phase(progress, variant, "compiling" if variant.compiled else "warming up")
+            armed = _Armed(variant, built, step, Warmup(0.0, 0, 0))
+            with armed.running(w):
+                armed.warm = warm_up(step, device=w.device, plan=settings.plan)
+            result = armed
+        except BaseException as exc:  # isolation: every failure becomes a row
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            result = _failure(variant, exc, armed.caught if armed else [], w)
+    _phase(progress, variant, "ready")
+    return result
+
+
+def _time_in_rounds(armed: list[_Armed], w: Workload, settings: Settings,
+                    progress: Progress | None) -> None:
+    """Take every variant's samples, a slice of each per round (see measure.timer)."""
+    plans = {id(a): round_sizes(a.warm.samples, settings.plan.rounds) for a in armed}
+    rounds = max((len(p) for p in plans.values()), default=0)
+    for r in range(rounds):
+        for a in armed:
+            sizes = plans[id(a)]
+            if a.failure is not None or r >= len(sizes):
+                continue
+            _phase(progress, a.variant, f"timing, round {r + 1} of {rounds}")
+            try:
+                with a.running(w):
+                    a.step()  # one untimed call: the others ran since this one last did
+                    samples, dispatch = take_samples(a.step, sizes[r], device=w.device)
+            except BaseException as exc:  # isolation, as in _arm
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
+                a.failure = _failure(a.variant, exc, a.caught, w)
+                continue
+            a.samples_ms.extend(samples)
+            a.dispatch_ms.extend(dispatch)
+
+
+def _finish(a: _Armed, w: Workload, inputs: Inputs, settings: Settings,
+            references: dict[int | None, torch.Tensor],
+            progress: Progress | None) -> VariantResult:
+    """Memory, accuracy and trace of a timed variant, and its row."""
+    if a.failure is not None:
+        return a.failure
+    variant = a.variant
+    try:
+        memory = None
+        with a.running(w):
+            if settings.measure_memory:
+                _phase(progress, variant, "memory")
+                memory = profile_step(a.step, w.device)
         error = None
         if settings.check_accuracy:
-            phase("accuracy")
+            _phase(progress, variant, "accuracy")
             window = variant.window(w)
             if window not in references:
                 references[window] = reference_output(inputs, w, window)
-            with built.context(), grad_mode("forward"):
-                out = built.call(inputs.q, inputs.k, inputs.v)
+            with a.built.context(), grad_mode("forward"):
+                out = a.built.call(inputs.q, inputs.k, inputs.v)
             error = max_abs_error(out, references[window])
             del out
         trace = None
         if settings.trace_dir is not None:
-            phase("tracing")
-            trace = _capture(variant, w, built, step, settings)
-    except BaseException as exc:  # noqa: BLE001 - isolation: every failure becomes a row
+            _phase(progress, variant, "tracing")
+            trace = _capture(variant, w, a.built, a.step, settings)
+    except BaseException as exc:  # isolation, as in _arm
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        return _failure(base, variant, exc, caught, w)
-    row = _ok_row(base, variant, w, timing, memory, error, built.notes, caught)
+        return _failure(variant, exc, a.caught, w)
+    timing = Timing(a.samples_ms, a.dispatch_ms, a.warm.first_call_s, a.warm.calls,
+                    device_timed=w.device.startswith("cuda"))
+    row = _ok_row(variant, w, timing, memory, error, a.built.notes, a.caught)
     row.trace = trace
     return row
+
+
+def _phase(progress: Progress | None, variant: Variant, name: str) -> None:
+    if progress is not None:
+        progress(variant.name, name)
 
 
 def _capture(variant: Variant, w: Workload, built: Any, step: Callable[[], object],
@@ -174,7 +266,12 @@ def _capture(variant: Variant, w: Workload, built: Any, step: Callable[[], objec
     return str(path)
 
 
-def _ok_row(base: dict[str, str], variant: Variant, w: Workload, timing: Any, memory: Any,
+def _row(variant: Variant, **fields: Any) -> VariantResult:
+    return VariantResult(variant=variant.name, family=variant.family, summary=variant.summary,
+                         **fields)
+
+
+def _ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile | None,
             error: float | None, notes: tuple[str, ...], caught: list[str]) -> VariantResult:
     stats = summarize(timing.samples_ms)
     seconds = stats.median / 1e3
@@ -184,8 +281,8 @@ def _ok_row(base: dict[str, str], variant: Variant, w: Workload, timing: Any, me
     tflops = costs.achieved_rate(flops, seconds)
     gbps = costs.achieved_rate(moved, seconds)
     backend = sdpa_backend(memory.op_names) if memory else None
-    return VariantResult(
-        **base, status="ok",
+    return _row(
+        variant, status="ok",
         latency_ms=Latency(median=stats.median, iqr=stats.iqr, q1=stats.q1, q3=stats.q3,
                            min=stats.minimum, max=stats.maximum, count=stats.count,
                            noisy=stats.noisy, samples=timing.samples_ms),
@@ -207,17 +304,17 @@ def _ok_row(base: dict[str, str], variant: Variant, w: Workload, timing: Any, me
     )
 
 
-def _failure(base: dict[str, str], variant: Variant, exc: BaseException, caught: list[str],
+def _failure(variant: Variant, exc: BaseException, caught: list[str],
              w: Workload) -> VariantResult:
     refusal = variant.explain_refusal(exc, caught, w)
     if refusal is None and isinstance(exc, NotImplementedError):
         # PyTorch's way of declaring a combination unsupported; its message says which.
         refusal = f"PyTorch: {_one_line(str(exc))}"
     if refusal is not None:
-        return VariantResult(**base, status="unsupported", reason=refusal, warnings=caught)
+        return _row(variant, status="unsupported", reason=refusal, warnings=caught)
     message = f"{type(exc).__name__}: {_one_line(str(exc))}"
     status = "oom" if _is_oom(exc) else "error"
-    return VariantResult(**base, status=status, reason=message, warnings=caught)
+    return _row(variant, status=status, reason=message, warnings=caught)
 
 
 def _is_oom(exc: BaseException) -> bool:

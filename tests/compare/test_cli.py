@@ -84,7 +84,18 @@ def test_list_variants(tmp_path: Path) -> None:
 
 
 INTERRUPTING = '''
+import torch
+
+
 def stop(q, k, v, **kwargs):
+    # Runs normally while being built, warmed up and timed; Ctrl-C arrives during its
+    # memory profile, after the variants before it have finished.
+    if torch.autograd.profiler._is_profiler_enabled:
+        raise KeyboardInterrupt
+    return q * 1
+
+
+def stop_at_once(q, k, v, **kwargs):
     raise KeyboardInterrupt
 '''
 
@@ -100,3 +111,15 @@ def test_interrupted_run_keeps_what_finished(tmp_path: Path) -> None:
     assert data["status"] == "partial"
     assert [r["variant"] for r in data["results"]] == ["naive", "sdpa"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json", "stopper.py"]
+
+
+def test_interrupted_before_anything_finished_writes_nothing(tmp_path: Path) -> None:
+    # Variants are timed together once all are warmed up, so a Ctrl-C while warming up
+    # leaves nothing finished: no file, and the message says so.
+    (tmp_path / "stopper.py").write_text(INTERRUPTING)
+    out = tmp_path / "run.json"
+    result = attnprof(*SMALL, "--variants", "naive,stopper.py:stop_at_once",
+                      "--json", str(out), cwd=tmp_path)
+    assert result.returncode == 130
+    assert "no variant had finished" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stopper.py"]

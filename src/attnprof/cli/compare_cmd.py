@@ -74,13 +74,22 @@ def run_comparison(args: argparse.Namespace, console: Any, *, variants: list[str
     min_time = args.min_time or (1.0 if workload.device_type == "cuda" else 0.4)
     settings = Settings(plan=TimingPlan(min_time_s=min_time), seed=args.seed,
                         trace_dir=traces, trace=CaptureSpec(steps=trace_steps))
-    save = (lambda rec: rec.save(json_path)) if json_path else None
+    saved: list[bool] = []  # whether this run wrote json_path yet
+
+    def save(record: Any) -> None:
+        record.save(json_path)
+        saved.append(True)
+
     with ComparisonProgress(console, [v.name for v in chosen]) as progress:
         try:
             return compare(workload, chosen, settings=settings,
-                           progress=progress.update, on_result=save)
+                           progress=progress.update,
+                           on_result=save if json_path else None)
         except KeyboardInterrupt:
-            if json_path:
+            if json_path and saved:
                 print(f"attnprof: interrupted; finished variants are in {json_path}",
+                      file=sys.stderr)
+            elif json_path:
+                print(f"attnprof: interrupted; no variant had finished, {json_path} not written",
                       file=sys.stderr)
             raise

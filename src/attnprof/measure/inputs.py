@@ -12,6 +12,7 @@ gives the same numbers on every machine. The *step* is what one timed sample run
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -76,6 +77,7 @@ def make_step(call: AttentionCall, inputs: Inputs, mode: str) -> Callable[[], ob
         return train_step
     if mode == "decode":
         k_new, v_new = inputs.k_new, inputs.v_new
+        assert k_new is not None and v_new is not None, "decode inputs carry the new token"
 
         def decode_step() -> object:
             k[:, :, -1:].copy_(k_new)
@@ -86,7 +88,7 @@ def make_step(call: AttentionCall, inputs: Inputs, mode: str) -> Callable[[], ob
     return lambda: call(q, k, v)
 
 
-def grad_mode(mode: str):  # noqa: ANN201 - a torch grad-mode context manager
+def grad_mode(mode: str) -> contextlib.AbstractContextManager[object]:
     """Autograd on for training steps, off otherwise (inference has no graph to build)."""
     import torch
 

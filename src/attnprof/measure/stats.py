@@ -46,6 +46,6 @@ def summarize(samples: list[float]) -> Summary:
     if len(samples) == 1:
         x = samples[0]
         return Summary(x, x, x, x, x, 1)
-    q1, med, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
     return Summary(statistics.median(samples), q1, q3, min(samples), max(samples),
                    len(samples))

@@ -7,6 +7,13 @@ than by the GPU running them. Between CUDA samples the L2 cache is flushed by ov
 buffer larger than it, outside the events, so one sample's inputs are not served warm from
 L2 to the next (the same practice as ``triton.testing.do_bench``).
 
+A comparison does not sample its variants one after another: it warms every variant up,
+then takes their samples in rounds, a slice of each variant's samples per round
+(:func:`warm_up`, :func:`take_samples`). A machine whose speed drifts (turbo and thermal
+limits on a laptop, neighbours on a shared host) then slows every variant alike instead of
+whichever one happened to run during the slow minute, the remedy Google Benchmark offers
+as random interleaving.
+
 The clock is injectable so tests can drive the sample-count logic deterministically.
 """
 
@@ -31,6 +38,8 @@ class TimingPlan:
     min_samples: int = 10
     max_samples: int = 2000
     min_warmup_calls: int = 2
+    #: Rounds a comparison spreads each variant's samples over (see the module doc).
+    rounds: int = 5
 
     def sample_count(self, per_call_s: float) -> int:
         """Samples to take so that sampling lasts about ``min_time_s``, within the bounds."""
@@ -52,6 +61,15 @@ class Timing:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Warmup:
+    """What warming a step up found: its first call, and how many samples to take."""
+
+    first_call_s: float
+    calls: int
+    samples: int
+
+
 def time_step(step: Callable[[], object], *, device: str = "cpu",
               plan: TimingPlan | None = None, clock: Clock = time.perf_counter,
               sync: Callable[[], None] | None = None) -> Timing:
@@ -60,6 +78,16 @@ def time_step(step: Callable[[], object], *, device: str = "cpu",
     The very first call is timed on its own (``first_call_s``): for compiled variants it is
     the compile, and it is never mixed into the latency samples.
     """
+    warm = warm_up(step, device=device, plan=plan, clock=clock, sync=sync)
+    samples, dispatch = take_samples(step, warm.samples, device=device, clock=clock)
+    return Timing(samples, dispatch, warm.first_call_s, warm.calls,
+                  device_timed=device.startswith("cuda"))
+
+
+def warm_up(step: Callable[[], object], *, device: str = "cpu",
+            plan: TimingPlan | None = None, clock: Clock = time.perf_counter,
+            sync: Callable[[], None] | None = None) -> Warmup:
+    """Time the first call alone, warm up for ``plan.warmup_s``, and size the sampling."""
     plan = plan or TimingPlan()
     if sync is None:
         from attnprof.device import synchronize
@@ -78,16 +106,26 @@ def time_step(step: Callable[[], object], *, device: str = "cpu",
         calls += 1
     sync()
     per_call = (clock() - start) / calls
-    n = plan.sample_count(per_call)
+    return Warmup(first, calls, plan.sample_count(per_call))
+
+
+def take_samples(step: Callable[[], object], n: int, *, device: str = "cpu",
+                 clock: Clock = time.perf_counter) -> tuple[list[float], list[float]]:
+    """``n`` samples of a warm step, ms, and the CPU time spent issuing each (dispatch)."""
     if device.startswith("cuda"):
-        samples, dispatch = _sample_cuda(step, n, device, clock)
-        return Timing(samples, dispatch, first, calls, device_timed=True)
+        return _sample_cuda(step, n, device, clock)
     samples = []
     for _ in range(n):
         t0 = clock()
         step()
         samples.append((clock() - t0) * 1e3)
-    return Timing(samples, list(samples), first, calls)
+    return samples, list(samples)
+
+
+def round_sizes(n: int, rounds: int) -> list[int]:
+    """Split ``n`` samples over at most ``rounds`` rounds, as evenly as possible."""
+    rounds = max(1, min(rounds, n))
+    return [n // rounds + (1 if r < n % rounds else 0) for r in range(rounds)]
 
 
 def _sample_cuda(step: Callable[[], object], n: int, device: str,
@@ -106,5 +144,5 @@ def _sample_cuda(step: Callable[[], object], n: int, device: str,
         dispatch.append((clock() - t0) * 1e3)
         ends[i].record()
     torch.cuda.synchronize(device)
-    samples = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
     return samples, dispatch

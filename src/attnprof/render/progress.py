@@ -9,21 +9,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 
 class ComparisonProgress:
-    """``update(variant, phase)`` advances the bar when a new variant starts."""
+    """A bar of two steps per variant: built and warmed up (``ready``), then ``done``.
+
+    ``update(variant, phase)`` is the runner's progress callback; any other phase (building,
+    compiling, a timing round, tracing) only changes the description.
+    """
 
     def __init__(self, console: Console, variants: list[str]) -> None:
         self._progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-        self._task = self._progress.add_task("starting", total=len(variants))
-        self._current: str | None = None
+        self._task = self._progress.add_task("starting", total=2 * len(variants))
 
     def update(self, variant: str, phase: str) -> None:
-        if variant != self._current:
-            if self._current is not None:
-                self._progress.advance(self._task)
-            self._current = variant
-        self._progress.update(self._task, description=f"{variant}: {phase}")
+        if phase in ("ready", "done"):
+            self._progress.advance(self._task)
+        else:
+            self._progress.update(self._task, description=f"{variant}: {phase}")
 
     def __enter__(self) -> ComparisonProgress:
         self._progress.start()

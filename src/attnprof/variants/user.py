@@ -60,6 +60,8 @@ def _load_file(spec: str, path: Path) -> Any:
         raise UsageError(f"variant {spec!r}: file {str(path)!r} does not exist; "
                          "check the path (relative to the current directory)")
     name = f"attnprof_user_{abs(hash(str(path.resolve())))}"
+    if name in sys.modules:  # two variants from one file share its module and its state
+        return sys.modules[name]
     mod_spec = importlib.util.spec_from_file_location(name, path)
     if mod_spec is None or mod_spec.loader is None:
         raise UsageError(f"variant {spec!r}: cannot load {str(path)!r} as a Python module")

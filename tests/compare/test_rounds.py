@@ -1,0 +1,91 @@
+"""Interleaved timing: every variant is warmed up first, then sampled a slice per round."""
+
+from __future__ import annotations
+
+import sys
+from itertools import groupby
+from pathlib import Path
+
+import pytest
+
+from attnprof.measure.timer import TimingPlan, round_sizes
+from attnprof.runner import Settings, compare
+
+RECORDING = '''
+import torch.nn.functional as F
+
+CALLS = []
+
+
+def _sdpa(q, k, v, attn_mask=None, is_causal=False, scale=None, enable_gqa=False):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal,
+                                          scale=scale, enable_gqa=enable_gqa)
+
+
+def first(q, k, v, **kwargs):
+    CALLS.append("first")
+    return _sdpa(q, k, v, **kwargs)
+
+
+def second(q, k, v, **kwargs):
+    CALLS.append("second")
+    return _sdpa(q, k, v, **kwargs)
+
+
+def failing_late(q, k, v, **kwargs):
+    CALLS.append("failing_late")
+    if len([c for c in CALLS if c == "failing_late"]) > 3:  # after its warm-up
+        raise RuntimeError("broke while being timed")
+    return _sdpa(q, k, v, **kwargs)
+'''
+
+TINY = {"batch": 1, "heads": 2, "kv_heads": 2, "seq": 16, "head_dim": 8, "device": "cpu"}
+
+
+@pytest.mark.parametrize(("n", "rounds", "sizes"), [
+    (10, 5, [2, 2, 2, 2, 2]),
+    (11, 5, [3, 2, 2, 2, 2]),
+    (3, 5, [1, 1, 1]),  # never an empty round
+    (7, 1, [7]),
+])
+def test_samples_are_split_evenly_over_rounds(n: int, rounds: int, sizes: list[int]) -> None:
+    assert round_sizes(n, rounds) == sizes
+    assert sum(sizes) == n
+
+
+def test_variants_are_timed_in_alternating_rounds(tmp_path: Path) -> None:
+    path = tmp_path / "recording.py"
+    path.write_text(RECORDING)
+    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
+                      min_warmup_calls=1, rounds=3)
+    record = compare(variants=[f"{path}:first", f"{path}:second"],
+                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False),
+                     **TINY)
+    assert [r.status for r in record.results] == ["ok", "ok"]
+    assert [r.latency_ms.count for r in record.results] == [6, 6]
+    calls = _calls_of(path)
+    blocks = [(name, len(list(run))) for name, run in groupby(calls)]
+    # Both warm up (first call + one warm-up call) before either is timed; then three
+    # rounds of one untimed call and two samples each, alternating.
+    assert blocks == [("first", 2), ("second", 2)] + [("first", 3), ("second", 3)] * 3
+
+
+def test_a_variant_failing_in_a_round_is_an_error_row_and_the_rest_go_on(
+        tmp_path: Path) -> None:
+    path = tmp_path / "recording.py"
+    path.write_text(RECORDING)
+    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
+                      min_warmup_calls=1, rounds=3)
+    record = compare(variants=[f"{path}:failing_late", f"{path}:second"],
+                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False),
+                     **TINY)
+    failed, ok = record.results
+    assert failed.status == "error" and "broke while being timed" in (failed.reason or "")
+    assert ok.status == "ok" and ok.latency_ms.count == 6
+
+
+def _calls_of(path: Path) -> list[str]:
+    # Both variants come from one file, so they share its module (and its CALLS).
+    (module,) = [m for m in list(sys.modules.values())
+                 if getattr(m, "__file__", None) == str(path)]
+    return list(module.CALLS)
