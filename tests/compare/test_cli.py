@@ -32,6 +32,7 @@ def attnprof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["--seq", "abc"], "invalid int value: 'abc'"),
         (["--mode", "train"], "invalid choice: 'train'"),
         (["--min-time", "0"], "--min-time must be positive"),
+        (["--rounds", "0"], "--rounds must be a positive integer, got 0"),
         (["--batch", "100000", "--seq", "100000"], "GiB"),
     ],
 )

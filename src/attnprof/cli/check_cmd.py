@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from attnprof.cli.workload_args import add_workload_arguments
+from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "check"
 
@@ -29,9 +29,7 @@ def add_parser(sub: Any) -> None:
     add_workload_arguments(p)
     p.add_argument("--steps", type=int, default=3, metavar="N",
                    help="profiled steps when TARGET is a variant (default 3)")
-    p.add_argument("--min-time", type=float, default=None, metavar="S",
-                   help="seconds of sampling when TARGET is a variant")
-    p.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    add_timing_arguments(p)
     p.set_defaults(run=run)
 
 

@@ -7,7 +7,11 @@ import sys
 from typing import Any
 
 from attnprof.cli.parser import csv_list
-from attnprof.cli.workload_args import add_workload_arguments, workload_fields
+from attnprof.cli.workload_args import (
+    add_timing_arguments,
+    add_workload_arguments,
+    workload_fields,
+)
 
 NAME = "compare"
 
@@ -21,9 +25,7 @@ def add_parser(sub: Any) -> None:
                         "(default: all built-in); see --list-variants")
     p.add_argument("--list-variants", action="store_true", help="list variants and exit")
     p.add_argument("--json", metavar="PATH", help="write the run record (JSON) to PATH")
-    p.add_argument("--min-time", type=float, default=None, metavar="S",
-                   help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    add_timing_arguments(p)
     p.add_argument("--trace", metavar="DIR",
                    help="also write a torch.profiler trace (.json.gz) of each variant to DIR")
     p.add_argument("--trace-steps", type=int, default=3, metavar="N",
@@ -65,6 +67,8 @@ def run_comparison(args: argparse.Namespace, console: Any, *, variants: list[str
 
     if args.min_time is not None and args.min_time <= 0:
         raise UsageError(f"--min-time must be positive, got {args.min_time}")
+    if args.rounds < 1:
+        raise UsageError(f"--rounds must be a positive integer, got {args.rounds}")
     if json_path:
         check_writable(json_path)
     traces = check_trace_dir(trace_dir) if trace_dir else None
@@ -72,8 +76,8 @@ def run_comparison(args: argparse.Namespace, console: Any, *, variants: list[str
         raise UsageError(f"--trace-steps must be a positive integer, got {trace_steps}")
     workload, chosen = prepare(None, variants, **workload_fields(args))
     min_time = args.min_time or (1.0 if workload.device_type == "cuda" else 0.4)
-    settings = Settings(plan=TimingPlan(min_time_s=min_time), seed=args.seed,
-                        trace_dir=traces, trace=CaptureSpec(steps=trace_steps))
+    settings = Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds),
+                        seed=args.seed, trace_dir=traces, trace=CaptureSpec(steps=trace_steps))
     saved: list[bool] = []  # whether this run wrote json_path yet
 
     def save(record: Any) -> None:

@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from attnprof.cli.parser import csv_list
-from attnprof.cli.workload_args import add_workload_arguments
+from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "profile"
 DEFAULT_OUT = "attnprof-traces"
@@ -33,9 +33,7 @@ def add_parser(sub: Any) -> None:
                    help="profiled steps (forwards) per trace (default 3)")
     p.add_argument("--json", metavar="PATH",
                    help="write the run record, with each variant's analysis, to PATH")
-    p.add_argument("--min-time", type=float, default=None, metavar="S",
-                   help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    add_timing_arguments(p)
     p.add_argument("--top", type=int, default=15, metavar="N", help="rows per table (default 15)")
     p.set_defaults(run=run)
 

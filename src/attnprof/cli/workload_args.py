@@ -31,3 +31,13 @@ def workload_fields(args: argparse.Namespace) -> dict[str, Any]:
     names = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
              "causal", "mode", "window")
     return {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+
+
+def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--min-time``, ``--rounds`` and ``--seed``: how a measuring command samples."""
+    parser.add_argument("--min-time", type=float, default=None, metavar="S",
+                        help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
+    parser.add_argument("--rounds", type=int, default=5, metavar="N",
+                        help="interleaved rounds the variants' samples are spread over, so "
+                             "machine drift hits all alike (default 5; 1 = one after another)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the inputs")
