@@ -28,7 +28,8 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
     settings = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=2,
                                         max_samples=3, min_warmup_calls=1),
                         trace_dir=tmp_path_factory.mktemp("traces"), trace=CaptureSpec(steps=2))
-    return compare(WORKLOAD, ["naive", "naive-inplace", "sdpa-flash"], settings=settings)
+    return compare(WORKLOAD, ["naive", "naive-inplace", "sdpa-flash", "sdpa-math"],
+                   settings=settings)
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +88,10 @@ def test_check_exit_codes_on_a_trace(captured: RunRecord, tmp_path: Path) -> Non
     expect.write_text('title = "no hidden copy"\n[[kernel]]\nmatch = "^aten::copy_$"\ncount = 0\n')
     ok = attnprof("check", "--expect", str(expect), inplace, cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "all 1 expectations hold" in ok.stdout
+    assert "the 1 expectation holds" in ok.stdout
     bad = attnprof("check", "--expect", str(expect), naive, cwd=tmp_path)
     assert bad.returncode == 1
-    assert "mismatch" in bad.stdout and "1 of 1 expectations did not hold" in bad.stdout
+    assert "mismatch" in bad.stdout and "1 of 1 expectation did not hold" in bad.stdout
 
 
 def test_check_a_variant_measured_now(tmp_path: Path) -> None:
@@ -122,3 +123,23 @@ def test_check_usage_errors_exit_2(text: str, target: str, needle: str,
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0]
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "expectations"
+
+
+@pytest.mark.parametrize(("example", "variant", "status"), [
+    ("fused-attention.toml", "sdpa-flash", 0),
+    ("fused-attention.toml", "sdpa-math", 1),
+    ("fused-attention.toml", "naive", 1),
+    ("inplace-mask.toml", "naive-inplace", 0),
+    ("inplace-mask.toml", "naive", 1),
+    ("math-backend.toml", "sdpa-math", 0),
+    ("math-backend.toml", "sdpa-flash", 1),
+])
+def test_shipped_examples_say_what_they_promise(example: str, variant: str, status: int,
+                                                captured: RunRecord, tmp_path: Path) -> None:
+    # Each example's header says which variants hold and which fail it; check on the traces.
+    result = attnprof("check", "--expect", str(EXAMPLES / example),
+                      captured.result(variant).trace, cwd=tmp_path)
+    assert result.returncode == status, result.stdout + result.stderr

@@ -28,6 +28,9 @@ def render_check(rows: list[CheckRow], console: Console, *, title: str | None, s
     console.print(table)
     bad = sum(not r.ok for r in rows)
     if bad:
-        console.print(f"[bold red]{bad} of {len(rows)} expectations did not hold[/bold red]")
+        verb = "expectation did not hold" if len(rows) == 1 else "expectations did not hold"
+        console.print(f"[bold red]{bad} of {len(rows)} {verb}[/bold red]")
+    elif len(rows) == 1:
+        console.print("[green]the 1 expectation holds[/green]")
     else:
         console.print(f"[green]all {len(rows)} expectations hold[/green]")
