@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.record import RunRecord, VariantResult
+from attnprof.units import format_bytes
 from attnprof.variants.base import Variant
 
 _STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}
@@ -26,13 +27,6 @@ def fmt_ms(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 1000 else f"{value:.0f}"
-
-
-def fmt_bytes(value: int | float | None) -> str:
-    if value is None:
-        return "—"
-    mib = value / (1 << 20)
-    return f"{mib:.1f} MiB" if mib < 1024 else f"{mib / 1024:.2f} GiB"
 
 
 def fmt_rate(value: float | None, digits: int = 3) -> str:
@@ -101,7 +95,7 @@ def render_compare(record: RunRecord, console: Console) -> None:
         if cuda:
             row.append(fmt_ms(r.cpu_dispatch_ms))
         row += [fmt_rate(r.tflops_per_s), fmt_rate(r.gbytes_per_s),
-                fmt_bytes(r.peak_memory_bytes), fmt_error(r), Text(_notes(r))]
+                format_bytes(r.peak_memory_bytes), fmt_error(r), Text(_notes(r))]
         table.add_row(*row)
     console.print(table)
     _footer(record, console)
