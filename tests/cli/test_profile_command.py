@@ -44,3 +44,21 @@ def test_profile_refuses_bad_input_before_running(tmp_path: Path,
     assert "--out" in capsys.readouterr().err
     assert main(["profile", "naive", "--json", str(tmp_path / "no" / "r.json")]) == 2
     assert not any(tmp_path.glob("*.gz"))
+
+
+def test_compare_with_traces_summarises_each_variants_warnings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, record_path = tmp_path / "traces", tmp_path / "run.json"
+    small = SMALL[:-2]  # without --steps, a profile flag
+    code = main(["compare", "--variants", "naive,sdpa-flash", *small, "--trace", str(out),
+                 "--trace-steps", "2", "--json", str(record_path)])
+    assert code == 0
+    text = capsys.readouterr().out
+    summary = text[text.index("what the traces show"):].splitlines()
+    naive_line = next(line for line in summary if "│ naive " in line)
+    assert "(hidden-copy)" in naive_line
+    flash_line = next(line for line in summary if "│ sdpa-flash " in line)
+    assert "no warnings" in flash_line
+    record = RunRecord.load(record_path)  # the saved record carries the analyses too
+    assert record.result("naive").analysis is not None
+    assert record.result("naive").analysis.findings_for("hidden-copy")

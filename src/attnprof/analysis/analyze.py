@@ -14,7 +14,7 @@ imports torch.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from attnprof.analysis.report import (
 )
 from attnprof.trace import Trace
 from attnprof.workload import Workload
+
+if TYPE_CHECKING:
+    from attnprof.record import RunRecord
 
 __all__ = ["analyze_trace", "breakdown_report", "trace_device"]
 
@@ -124,3 +127,17 @@ def _workload(meta: dict[str, Any] | None) -> Workload | None:
         return Workload.from_dict(data).validate()
     except Exception:  # metadata from another version: analyse without it
         return None
+
+
+def analyze_record(record: RunRecord) -> None:
+    """Analyse every trace a run wrote and attach the report to its variant's row.
+
+    The row goes along (its warnings explain SDPA refusals), and so does the workload, so
+    the rules can judge sizes against the shapes that ran.
+    """
+    from attnprof.trace import load_trace
+
+    workload = record.workload_spec()
+    for row in record.results:
+        if row.trace:
+            row.analysis = analyze_trace(load_trace(row.trace), result=row, workload=workload)

@@ -72,9 +72,9 @@ def _from_trace(path: str) -> Any:
 
 
 def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
+    from attnprof.analysis.analyze import analyze_record
     from attnprof.analysis.expectations_check import Measured
     from attnprof.cli.compare_cmd import run_comparison
-    from attnprof.cli.profile_cmd import analyse_record
     from attnprof.errors import UsageError
 
     if args.steps <= 0:
@@ -82,7 +82,7 @@ def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str
     with tempfile.TemporaryDirectory(prefix="attnprof-check-") as tmp:
         record = run_comparison(args, console, variants=[args.target], trace_dir=tmp,
                                 trace_steps=args.steps)
-        analyse_record(record)
+        analyze_record(record)
     (row,) = record.results
     if row.status != "ok" or row.analysis is None:
         raise UsageError(f"variant {args.target!r} did not run here ({row.status}: "

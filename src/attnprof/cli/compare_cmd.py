@@ -44,7 +44,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     record = run_comparison(args, console, variants=args.variants, json_path=args.json,
                             trace_dir=args.trace, trace_steps=args.trace_steps)
+    if args.trace:
+        from attnprof.analysis.analyze import analyze_record
+
+        analyze_record(record)
+        if args.json:
+            record.save(args.json)
     render_compare(record, console)
+    if args.trace:
+        from attnprof.render.trace_report import render_findings_by_variant
+
+        render_findings_by_variant(record, console)
     if args.json:
         console.print(f"[dim]record written to {args.json}[/dim]")
     return 0

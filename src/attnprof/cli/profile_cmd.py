@@ -39,6 +39,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attnprof.analysis.analyze import analyze_record
     from attnprof.atomic import check_trace_dir
     from attnprof.cli.compare_cmd import run_comparison
     from attnprof.errors import UsageError
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     variants = [name for group in args.variants for name in group]
     record = run_comparison(args, console, variants=variants, json_path=args.json,
                             trace_dir=args.out, trace_steps=args.steps)
-    analyse_record(record)
+    analyze_record(record)
     if args.json:
         record.save(args.json)
     render_compare(record, console)
@@ -67,14 +68,3 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         console.print(f"[dim]record written to {args.json}[/dim]")
     return 0
-
-
-def analyse_record(record: Any) -> None:
-    """Analyse every trace the run wrote and attach the report to its variant's row."""
-    from attnprof.analysis.analyze import analyze_trace
-    from attnprof.trace import load_trace
-
-    workload = record.workload_spec()
-    for row in record.results:
-        if row.trace:
-            row.analysis = analyze_trace(load_trace(row.trace), result=row, workload=workload)

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from attnprof.analysis.kernel_stats import PATH_SEP
 from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
+from attnprof.record import RunRecord
 from attnprof.units import counted, format_bytes, format_us
 
 __all__ = ["fmt_size", "fmt_us", "render_trace_report"]
@@ -215,3 +216,31 @@ def _render_findings(findings: list[Finding], console: Console) -> None:
         for line in f.evidence:
             console.print(Text(f"    • {line}"))
         console.print(Text(f"    fix: {f.fix}", style="green"))
+
+
+def render_findings_by_variant(record: RunRecord, console: Console) -> None:
+    """Under a comparison: each traced variant's warnings in one line apiece.
+
+    The full explanation (tables, evidence, fixes) is ``attnprof analyze`` of the trace;
+    this is the part that changes a choice between variants.
+    """
+    traced = [r for r in record.results if r.analysis is not None]
+    if not traced:
+        return
+    table = Table(title="what the traces show (warnings and worse; details: attnprof "
+                        "analyze TRACE)", title_justify="left")
+    table.add_column("variant", style="bold", no_wrap=True)
+    table.add_column("findings", overflow="fold", ratio=1)
+    for row in traced:
+        assert row.analysis is not None
+        serious = [f for f in row.analysis.findings if f.severity != "info"]
+        cell = Text()
+        for f in serious:
+            if cell:
+                cell.append("\n")
+            cell.append(f"{f.severity} ", style=_SEVERITY_STYLE.get(f.severity, ""))
+            cell.append(f"{f.title} ({f.rule})")
+        if not serious:
+            cell.append("no warnings", style="green")
+        table.add_row(Text(row.variant), cell)
+    console.print(table)
