@@ -16,9 +16,10 @@ from attnprof.cli.main import main
 
 def test_every_public_trace_exits_0_with_a_breakdown(
         public_traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The folder stands for its traces, in name order (its README and LICENSE are skipped).
     paths = sorted(str(p) for p in public_traces.glob("*.json.gz"))
     out = tmp_path / "analysis.json"
-    assert main(["analyze", *paths, "--json", str(out), "--top", "5"]) == 0
+    assert main(["analyze", str(public_traces), "--json", str(out), "--top", "5"]) == 0
     text = capsys.readouterr().out
     record = msgspec.json.decode(out.read_bytes(), type=AnalysisRecord)
     assert [r.source for r in record.reports] == paths
@@ -44,6 +45,14 @@ def test_unreadable_traces_fail_in_one_line_without_output(
     err = capsys.readouterr().err.strip()
     assert err.startswith("attnprof: error:") and "\n" not in err and says in err
     assert not out.exists()
+
+
+def test_a_folder_without_traces_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("not a trace")
+    assert main(["analyze", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "no .json or .json.gz trace" in line and str(tmp_path) in line
 
 
 def test_missing_file_and_bad_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,10 @@
 """``attnprof analyze TRACE...``: explain torch.profiler traces, without importing torch.
 
 Each trace is loaded, analysed (regions, kernels per forward, op tree, time, memory,
-findings) and printed. Every trace is read and analysed before anything is printed or
-written, so an unreadable file fails the command at once, with no output file.
+findings) and printed. A folder stands for the traces in it (``*.json``, ``*.json.gz``, in
+name order), as written by ``compare --trace`` or one file per rank by a distributed run.
+Every trace is read and analysed before anything is printed or written, so an unreadable
+file fails the command at once, with no output file.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ def add_parser(sub: Any) -> None:
                        description="Analyse torch.profiler Chrome traces (.json or .json.gz): "
                                    "kernels per forward, op tree, CPU vs device time, memory "
                                    "and findings with evidence and fixes.")
-    p.add_argument("traces", nargs="+", metavar="TRACE", help="trace files to analyse")
+    p.add_argument("traces", nargs="+", metavar="TRACE",
+                   help="trace files to analyse, or folders of them")
     p.add_argument("--json", metavar="PATH", help="write the analysis (JSON) to PATH")
     p.add_argument("--top", type=int, default=15, metavar="N",
                    help="rows per table (default 15)")
@@ -48,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
         except re.error as exc:
             raise UsageError(f"--region {args.region!r} is not a regular expression ({exc})"
                              ) from None
-    reports = [analyze_trace(load_trace(path), region_pattern=args.region)
-               for path in args.traces]
+    paths = [p for given in args.traces for p in expand_trace_paths(given)]
+    reports = [analyze_trace(load_trace(path), region_pattern=args.region) for path in paths]
     console = make_console()
     for report in reports:
         render_trace_report(report, console, top=args.top)
@@ -57,3 +60,20 @@ def run(args: argparse.Namespace) -> int:
         write_analysis_json(args.json, reports)
         console.print(f"[dim]analysis written to {args.json}[/dim]")
     return 0
+
+
+def expand_trace_paths(given: str) -> list[str]:
+    """A file as given; a folder as the ``.json``/``.json.gz`` files in it, by name."""
+    from pathlib import Path
+
+    from attnprof.errors import UsageError
+
+    path = Path(given)
+    if not path.is_dir():
+        return [given]
+    found = sorted(str(p) for p in path.iterdir()
+                   if p.is_file() and p.name.endswith((".json", ".json.gz")))
+    if not found:
+        raise UsageError(f"{given} is a folder with no .json or .json.gz trace in it; pass "
+                         "trace files or a folder of them")
+    return found
