@@ -41,9 +41,26 @@ def test_refused_backend_reason_is_pytorchs_own_words() -> None:
     assert row.status == "unsupported"
     assert row.reason.startswith("PyTorch refused: ")
     assert "Flash attention" in row.reason or "flash" in row.reason.lower()
+    # Flash's own failed check, not the other backends' "runtime disabled" by the pin.
+    assert "dtype" in row.reason and "runtime disabled" not in row.reason, row.reason
 
 
 def test_math_backend_is_slower_than_flash_on_bf16() -> None:
     record = compare(SMALL, ["sdpa-math", "sdpa-flash"], settings=QUICK)
     math, flash = record.result("sdpa-math"), record.result("sdpa-flash")
     assert math.peak_memory_bytes > flash.peak_memory_bytes  # S×S fp32 scores
+
+
+def test_dispatch_of_a_gpu_bound_step_is_not_its_device_time() -> None:
+    # One ~0.3 ms flash kernel issued in ~0.03 ms: 600 samples in one round would fill
+    # CUDA's launch queue (~1000 launches) unless the timer keeps few samples in flight, and
+    # from then on every launch would wait for the GPU and read as dispatch time.
+    w = SMALL.replace(batch=8, heads=16, seq=2048, head_dim=128)
+    plan = TimingPlan(warmup_s=0.05, min_time_s=0.2, min_samples=600, max_samples=600,
+                      rounds=1)
+    settings = Settings(plan=plan, check_accuracy=False)
+    (row,) = compare(w, ["sdpa-flash"], settings=settings).results
+    assert row.status == "ok", row.reason
+    assert row.latency_ms is not None and row.latency_ms.count == 600
+    assert row.cpu_dispatch_ms is not None and row.device_ms is not None
+    assert row.cpu_dispatch_ms < 0.5 * row.device_ms, (row.cpu_dispatch_ms, row.device_ms)
