@@ -5,7 +5,10 @@ two CUDA events around the call, and the CPU time spent issuing the call is kept
 (dispatch), because a short attention is often bound by the CPU launching kernels rather
 than by the GPU running them. Between CUDA samples the L2 cache is flushed by overwriting a
 buffer larger than it, outside the events, so one sample's inputs are not served warm from
-L2 to the next (the same practice as ``triton.testing.do_bench``).
+L2 to the next (the same practice as ``triton.testing.do_bench``). At most
+:data:`IN_FLIGHT` samples are queued ahead of the GPU: CUDA's launch queue holds about a
+thousand launches, and once it is full every launch waits for the GPU, so the dispatch time
+of a GPU-bound step would read as its device time.
 
 A comparison does not sample its variants one after another: it warms every variant up,
 then takes their samples in rounds, a slice of each variant's samples per round
@@ -25,8 +28,13 @@ from dataclasses import dataclass, field
 
 Clock = Callable[[], float]
 
-#: Bytes written between CUDA samples to evict L2 (H100/H200 L2 is 50 MB; 256 MB is ample).
+#: Bytes written between CUDA samples to evict L2 (H100 L2 is 50 MB, H200 60 MB; 256 MB is
+#: ample).
 L2_FLUSH_BYTES = 256 << 20
+#: CUDA samples queued ahead of the GPU at most: enough that the GPU never waits for the CPU
+#: between samples, few enough (a few launches each) to stay far below the launch queue's
+#: depth, so that issuing a sample never blocks on a full queue (see the module doc).
+IN_FLIGHT = 4
 
 
 @dataclass(frozen=True)
@@ -132,17 +140,22 @@ def _sample_cuda(step: Callable[[], object], n: int, device: str,
                  clock: Clock) -> tuple[list[float], list[float]]:
     import torch
 
-    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device=device)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    dispatch = []
-    for i in range(n):
-        flush.zero_()
-        starts[i].record()
-        t0 = clock()
-        step()
-        dispatch.append((clock() - t0) * 1e3)
-        ends[i].record()
-    torch.cuda.synchronize(device)
-    samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+    # Events record on the current device's stream: make it the measured device's, or on
+    # cuda:N they would time an idle stream of cuda:0.
+    with torch.cuda.device(device):
+        flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device=device)
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        dispatch = []
+        for i in range(n):
+            if i >= IN_FLIGHT:
+                ends[i - IN_FLIGHT].synchronize()  # outside the clock and the events
+            flush.zero_()
+            starts[i].record()
+            t0 = clock()
+            step()
+            dispatch.append((clock() - t0) * 1e3)
+            ends[i].record()
+        torch.cuda.synchronize(device)
+        samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
     return samples, dispatch
