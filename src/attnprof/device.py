@@ -30,15 +30,18 @@ def check_device(device: str) -> None:
     """Raise :class:`UsageError` unless ``device`` names a device present on this machine."""
     import torch
 
-    kind, _, index = device.partition(":")
+    kind, colon, index = device.partition(":")
     if kind == "cpu":
         return
     if kind == "cuda":
+        if colon and not index.isdigit():  # "cuda:" or "cuda:x": torch.device would raise
+            raise UsageError(f"--device {device}: a CUDA device is cuda or cuda:N "
+                             "(N a device index, e.g. cuda:0)")
         if not torch.cuda.is_available():
             raise UsageError(f"--device {device}: no CUDA device is available on this machine "
                              "(torch.cuda.is_available() is False); use --device cpu")
         count = torch.cuda.device_count()
-        if index and (not index.isdigit() or int(index) >= count):
+        if index and int(index) >= count:
             raise UsageError(f"--device {device}: this machine has {count} CUDA device(s); "
                              f"use cuda:0 to cuda:{count - 1}")
         return

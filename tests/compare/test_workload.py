@@ -100,6 +100,13 @@ def test_absent_cuda_device_is_a_usage_error() -> None:
         check_device("cuda")
 
 
+@pytest.mark.parametrize("device", ["cuda:", "cuda:x", "cuda:-1"])
+def test_malformed_cuda_index_is_a_usage_error(device: str) -> None:
+    # Checked before CUDA's presence: torch.device() would raise a bare RuntimeError.
+    with pytest.raises(UsageError, match=rf"--device {device}: a CUDA device is cuda or cuda:N"):
+        check_device(device)
+
+
 @pytest.mark.parametrize("device", ["tpu", "vulkan:0"])
 def test_unknown_device_is_a_usage_error(device: str) -> None:
     with pytest.raises(UsageError, match=f"unknown device '{device}'"):
