@@ -8,6 +8,7 @@ so it runs here; tests/gpu checks the real thing.
 
 from __future__ import annotations
 
+from attnprof.analysis.sdpa_backend import router_reasons
 from attnprof.variants import get_variant
 from attnprof.variants.sdpa import refusal_reasons
 from attnprof.workload import Workload
@@ -85,3 +86,25 @@ def test_a_cut_short_location_suffix_is_dropped() -> None:
     assert refusal_reasons("FLASH_ATTENTION", warnings) == [
         "Flash attention kernel not used because: Flash attention requires q,k,v to have "
         "the same last dimension"]
+
+
+def test_the_routers_reasons_are_one_line_per_refused_backend() -> None:
+    # Auto dispatch that fell back to math: each fused backend's own checks, headers kept
+    # with them; "runtime disabled" sections and unrelated warnings left out.
+    warnings = [
+        "some unrelated deprecation",
+        "Memory efficient kernel not used because:",
+        "Both fused kernels require query, key and value to have the same dtype",
+        "Flash attention kernel not used because:",
+        "Flash attention only supports head dimension <= 256 (Triggered internally at "
+        "/pytorch/aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:123.)",
+        "Flash attention requires q, k, v to have the same dtype",
+        "cuDNN attention kernel not used because:",
+        "cuDNN attention has been runtime disabled.",
+    ]
+    assert router_reasons(warnings) == [
+        "Memory efficient kernel not used because: Both fused kernels require query, key and "
+        "value to have the same dtype",
+        "Flash attention kernel not used because: Flash attention only supports head "
+        "dimension <= 256; Flash attention requires q, k, v to have the same dtype",
+    ]

@@ -9,16 +9,17 @@ nothing, so the reason states what the backend needs.
 On CUDA the warnings come in sections, one per fused backend, each a header warning
 (``"Flash attention kernel not used because:"``) followed by one warning per failed check;
 with a backend pinned, the other backends' sections only say they were runtime disabled.
-Only the pinned backend's own checks explain the refusal (:func:`refusal_reasons`).
+Only the pinned backend's own checks explain the refusal
+(:func:`attnprof.analysis.sdpa_backend.refusal_reasons`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from typing import TYPE_CHECKING, TypedDict
 
+from attnprof.analysis.sdpa_backend import refusal_reasons
 from attnprof.variants.base import Built, Variant
 from attnprof.workload import Workload
 
@@ -52,19 +53,6 @@ _NEEDS: dict[str, str] = {
 
 _REFUSAL_MARKERS = ("No available kernel", "No viable backend")
 
-#: The name PyTorch's CUDA dispatcher heads each fused backend's section with, lower-cased
-#: ("Memory efficient kernel not used because:", "cuDNN attention kernel not used because:").
-_SECTION_NAMES: dict[str, str] = {
-    "FLASH_ATTENTION": "flash attention",
-    "EFFICIENT_ATTENTION": "memory efficient",
-    "CUDNN_ATTENTION": "cudnn attention",
-}
-_HEADER = re.compile(r"^(?P<name>.+?) kernel not used because:?$", re.IGNORECASE)
-# TORCH_WARN appends where in ATen it fired (last, possibly cut short by the runner's
-# one-line limit); it says nothing to the user.
-_TRIGGERED = re.compile(r"\s*\(Triggered internally at .*$")
-
-
 def _build(w: Workload, backend: str | None) -> Built:
     import torch.nn.functional as F
 
@@ -94,33 +82,6 @@ def _explain_refusal(backend: str, exc: BaseException, warnings: list[str],
     if said:
         return "PyTorch refused: " + " | ".join(said)
     return f"PyTorch refused without a reason on {w.device_type}: {_NEEDS[backend]}"
-
-
-def refusal_reasons(backend: str, warnings: list[str]) -> list[str]:
-    """What PyTorch said about refusing ``backend`` (an ``SDPBackend`` member name).
-
-    The pinned backend's section of the dispatcher's debug warnings, its header first; the
-    other sections only say those backends were disabled by the pin. When that section is
-    missing or empty (Python shows a repeated warning once; some checks warn once per
-    process), every warning but the headers and the "runtime disabled" ones is kept.
-    """
-    want = _SECTION_NAMES.get(backend)
-    section: str | None = None
-    header, mine, others = "", [], []
-    for raw in warnings:
-        text = _TRIGGERED.sub("", raw).strip()
-        if m := _HEADER.match(text):
-            section = m.group("name").strip().lower()
-            if section == want:
-                header = text
-            continue
-        if want is not None and section == want:
-            mine.append(text)
-        elif "runtime disabled" not in text:
-            others.append(text)
-    if mine:
-        return [f"{header} {mine[0]}", *mine[1:]]
-    return others
 
 
 SDPA = Variant(

@@ -17,7 +17,7 @@ import numpy as np
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
 from attnprof.analysis.kernel_names import decode_kernel_name
 from attnprof.analysis.report import Finding
-from attnprof.analysis.sdpa_backend import BACKEND_OPS
+from attnprof.analysis.sdpa_backend import BACKEND_OPS, router_reasons
 from attnprof.analysis.tensor_args import tensor_args
 
 __all__ = ["EXPECTED_BACKENDS", "detect_gqa_math_fallback", "report_sdpa_backend"]
@@ -93,7 +93,7 @@ def report_sdpa_backend(ctx: FindingContext) -> list[Finding]:
 
 def _router_warnings(result: object) -> list[str]:
     said = list(getattr(result, "warnings", None) or [])
-    return [f"PyTorch: {w}" for w in said if "kernel not used" in w or "because" in w]
+    return [f"PyTorch: {line}" for line in router_reasons(said)]
 
 
 def detect_gqa_math_fallback(ctx: FindingContext) -> list[Finding]:
