@@ -106,8 +106,18 @@ def compare(workload: Workload | None = None,
     # saved even if a later variant crashes the process.
     outcomes: list[VariantResult | _Armed] = [
         _arm(variant, workload, inputs, settings, progress) for variant in chosen]
-    _time_in_rounds([o for o in outcomes if isinstance(o, _Armed)], workload, settings,
-                    progress)
+    try:
+        _time_in_rounds([o for o in outcomes if isinstance(o, _Armed)], workload, settings,
+                        progress)
+    except KeyboardInterrupt:
+        # Stopped mid-rounds: every variant has the samples of the rounds that ran, spread
+        # over the same stretch of time, so they are still comparable. Keep them (latency
+        # only; memory, accuracy and trace were not taken) and stop.
+        record.results.extend(_interrupted_row(o, workload) if isinstance(o, _Armed) else o
+                              for o in outcomes)
+        if on_result is not None:
+            on_result(record)
+        raise
     for i, outcome in enumerate(outcomes):
         if isinstance(outcome, _Armed):
             outcomes[i] = outcome = _finish(outcome, workload, inputs, settings, references,
@@ -248,6 +258,20 @@ def _finish(a: _Armed, w: Workload, inputs: Inputs, settings: Settings,
     row = _ok_row(variant, w, timing, memory, error, a.built.notes, a.caught)
     row.trace = trace
     return row
+
+
+def _interrupted_row(a: _Armed, w: Workload) -> VariantResult:
+    """The row of a variant whose timing rounds were cut short by Ctrl-C."""
+    if a.failure is not None:
+        return a.failure
+    if not a.samples_ms:
+        return _row(a.variant, status="error", reason="interrupted before any sample",
+                    warnings=a.caught)
+    timing = Timing(a.samples_ms, a.dispatch_ms, a.warm.first_call_s, a.warm.calls,
+                    device_timed=w.device.startswith("cuda"))
+    note = (f"interrupted: {len(a.samples_ms)} of {a.warm.samples} samples; memory, "
+            "accuracy and trace not taken")
+    return _ok_row(a.variant, w, timing, None, None, (*a.built.notes, note), a.caught)
 
 
 def _phase(progress: Progress | None, variant: Variant, name: str) -> None:

@@ -32,6 +32,15 @@ def second(q, k, v, **kwargs):
     return _sdpa(q, k, v, **kwargs)
 
 
+def stopped_in_round_two(q, k, v, **kwargs):
+    CALLS.append("stopped")
+    # 2 calls warming up, then 3 per round (an untimed call and 2 samples): call 6 is the
+    # first of round two.
+    if CALLS.count("stopped") == 6:
+        raise KeyboardInterrupt
+    return _sdpa(q, k, v, **kwargs)
+
+
 def failing_late(q, k, v, **kwargs):
     CALLS.append("failing_late")
     if len([c for c in CALLS if c == "failing_late"]) > 3:  # after its warm-up
@@ -89,3 +98,23 @@ def _calls_of(path: Path) -> list[str]:
     (module,) = [m for m in list(sys.modules.values())
                  if getattr(m, "__file__", None) == str(path)]
     return list(module.CALLS)
+
+
+def test_ctrl_c_during_the_rounds_keeps_the_samples_taken(tmp_path: Path) -> None:
+    path = tmp_path / "recording.py"
+    path.write_text(RECORDING)
+    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
+                      min_warmup_calls=1, rounds=3)
+    saved = []
+    with pytest.raises(KeyboardInterrupt):
+        compare(variants=[f"{path}:second", f"{path}:stopped_in_round_two"],
+                settings=Settings(plan=plan, measure_memory=False, check_accuracy=False),
+                on_result=saved.append, **TINY)
+    (record,) = saved
+    assert record.status == "partial"
+    second, stopped = record.results
+    # Round one finished for both, round two only for the variant before the stop.
+    assert (second.status, second.latency_ms.count) == ("ok", 4)
+    assert (stopped.status, stopped.latency_ms.count) == ("ok", 2)
+    assert any("interrupted: 2 of 6 samples" in n for n in stopped.notes)
+    assert stopped.max_abs_error is None and stopped.peak_memory_bytes is None
