@@ -158,6 +158,11 @@ class _Armed:
     caught: list[str] = field(default_factory=list)  # PyTorch's warnings so far
     failure: VariantResult | None = None  # set when a timing round raised
 
+    def timing(self, w: Workload) -> Timing:
+        """The samples taken so far, with the warm-up's first call."""
+        return Timing(self.samples_ms, self.dispatch_ms, self.warm.first_call_s,
+                      self.warm.calls, device_timed=w.device.startswith("cuda"))
+
     @contextlib.contextmanager
     def running(self, w: Workload) -> Iterator[None]:
         """The variant's own context, grad mode, and warnings caught into ``caught``."""
@@ -253,9 +258,7 @@ def _finish(a: _Armed, w: Workload, inputs: Inputs, settings: Settings,
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return _failure(variant, exc, a.caught, w)
-    timing = Timing(a.samples_ms, a.dispatch_ms, a.warm.first_call_s, a.warm.calls,
-                    device_timed=w.device.startswith("cuda"))
-    row = _ok_row(variant, w, timing, memory, error, a.built.notes, a.caught)
+    row = _ok_row(variant, w, a.timing(w), memory, error, a.built.notes, a.caught)
     row.trace = trace
     return row
 
@@ -267,11 +270,9 @@ def _interrupted_row(a: _Armed, w: Workload) -> VariantResult:
     if not a.samples_ms:
         return _row(a.variant, status="error", reason="interrupted before any sample",
                     warnings=a.caught)
-    timing = Timing(a.samples_ms, a.dispatch_ms, a.warm.first_call_s, a.warm.calls,
-                    device_timed=w.device.startswith("cuda"))
     note = (f"interrupted: {len(a.samples_ms)} of {a.warm.samples} samples; memory, "
             "accuracy and trace not taken")
-    return _ok_row(a.variant, w, timing, None, None, (*a.built.notes, note), a.caught)
+    return _ok_row(a.variant, w, a.timing(w), None, None, (*a.built.notes, note), a.caught)
 
 
 def _phase(progress: Progress | None, variant: Variant, name: str) -> None:
