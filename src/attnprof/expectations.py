@@ -7,7 +7,7 @@ with what ran. Every key is optional::
     region = "sdpa-flash"          # which region (variant) to check; default: the only one
 
     [per_forward]
-    kernels = { max = 1 }          # kernels per forward (leaf compute ops on CPU traces)
+    kernels = { max = 1 }          # kernels per forward (compute ops on CPU traces)
     latency_ms = { max = 2.0 }     # measured median, or per-forward time from the trace
     peak_memory_mib = { max = 64 }
 

@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.analysis.compute_ops import METADATA_OPS, compute_leaves, is_structural
+from attnprof.analysis.compute_ops import (
+    METADATA_OPS,
+    compute_ops,
+    is_structural,
+)
 from attnprof.analysis.device_events import link_device_events
 from attnprof.analysis.op_index import index_cpu_ops
 from attnprof.analysis.region_passes import REGION_PASSES, build_region_report
@@ -63,19 +67,43 @@ def test_ops_nest_by_time_on_their_thread(cpu_record: RunRecord) -> None:
     assert ops.enclosing(-5, -5, mid) == -1
 
 
-def test_leaf_compute_ops_exclude_metadata_and_scalar_work(cpu_record: RunRecord) -> None:
+def test_compute_ops_exclude_metadata_and_scalar_work(cpu_record: RunRecord) -> None:
     ops = index_cpu_ops(load_trace(cpu_record.result("naive").trace))
-    leaves = compute_leaves(ops, range(len(ops))).tolist()
-    names = {ops.names[i] for i in leaves}
+    found, work = compute_ops(ops, range(len(ops)))
+    names = {ops.names[i] for i in found.tolist()}
     assert not names & METADATA_OPS
     assert {"aten::bmm", "aten::_softmax", "aten::copy_", "aten::masked_fill_",
             "aten::mul"} <= names
-    for i in leaves:
+    for i, us in zip(found.tolist(), work.tolist(), strict=True):
         assert not is_structural(ops, i)
-        assert not any(not is_structural(ops, j) for j in range(i + 1, int(ops.last[i]) + 1))
+        below = [j for j in range(i + 1, int(ops.last[i]) + 1) if not is_structural(ops, j)]
+        # A leaf: no work below, all its time is its work. Here every compute op is one.
+        assert not below and us == pytest.approx(float(ops.dur[i]))
     # aten::mul converts its Python scalar with to/_to_copy/copy_ on 0-d tensors: not work.
-    mul = next(i for i in leaves if ops.names[i] == "aten::mul")
+    mul = next(i for i in found.tolist() if ops.names[i] == "aten::mul")
     assert int(ops.last[mul]) > mul  # it has children, all scalar conversions
+
+
+def test_a_parent_doing_its_own_work_is_a_compute_op_too(cpu_record: RunRecord) -> None:
+    # The math backend's safe softmax calls aten::all, which fills its output (aten::fill_,
+    # a compute op) and then reduces in its own time: two pieces of work, as on a GPU.
+    # The rule is structural (only initialising work below), so it holds at any shape.
+    ops = index_cpu_ops(load_trace(cpu_record.result("sdpa-math").trace))
+    found, work = compute_ops(ops, range(len(ops)))
+    chosen = dict(zip(found.tolist(), work.tolist(), strict=True))
+    alls = [i for i in range(len(ops)) if ops.names[i] == "aten::all"]
+    assert alls
+    for i in alls:
+        fills = [j for j in ops.children(i) if ops.names[j] == "aten::fill_"]
+        assert fills and all(j in chosen for j in fills)
+        assert i in chosen  # the working parent, beside its child
+        # Its work is its own time: the child's is not counted twice.
+        own = float(ops.dur[i]) - sum(float(ops.dur[j]) for j in ops.children(i))
+        assert chosen[i] == pytest.approx(own)
+    # Wrappers and factories stay out: aten::ones' fill is all it does.
+    assert not {ops.names[i] for i in chosen} & {"aten::_safe_softmax", "aten::matmul",
+                                                  "aten::_scaled_dot_product_attention_math",
+                                                  "aten::ones", "aten::masked_fill"}
 
 
 def test_profiler_steps_are_regions_without_attnprof_annotations(

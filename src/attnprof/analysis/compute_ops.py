@@ -1,10 +1,16 @@
 """Which CPU ops did work: on a CPU-only trace they play the role of kernels.
 
-On a GPU an expert counts kernels per forward. A CPU trace has no kernels, but its *leaf
-compute ops* are the same thing: the innermost ATen ops that actually touch tensor data
+On a GPU an expert counts kernels per forward. A CPU trace has no kernels, but its *compute
+ops* are the same thing: the innermost ATen ops that actually touch tensor data
 (``aten::bmm``, ``aten::_softmax``, the ``aten::copy_`` inside a clone, the fused
 ``aten::_scaled_dot_product_flash_attention_for_cpu``). An op is one when it is not
-*structural* and none of the ops it called is a compute op.
+*structural* and none of the ops it called is a compute op (a *leaf*), or when the only work
+it called was initialising its output (a *working parent*: ``aten::all`` fills its output
+with ``aten::fill_``, then reduces in its own time — on a GPU, two kernels). Factories
+(``aten::ones`` = allocate + ``fill_``) are not working parents: the fill is all they do.
+The rule is structural, not a share of time, so counts do not change with the shape. A
+compute op's *work time* is its duration less that of the compute ops it called, so no
+time is counted twice.
 
 Structural ops do no arithmetic on tensor data, so counting them would make "kernels per
 forward" depend on how ATen happens to decompose an op rather than on the work done:
@@ -29,7 +35,7 @@ import numpy as np
 
 from attnprof.analysis.op_index import OpIndex
 
-__all__ = ["METADATA_OPS", "compute_leaves", "is_structural"]
+__all__ = ["FACTORY_OPS", "INIT_OPS", "METADATA_OPS", "compute_ops", "is_structural"]
 
 METADATA_OPS: frozenset[str] = frozenset({
     # views and aliases
@@ -52,6 +58,14 @@ _BOOKKEEPING = re.compile(
     r"^(?:TorchDynamo|Torch-Compiled Region|Pregraph bytecode|AOTDispatcher|CompiledFunction)"
 )
 _COMPILED_GRAPH = re.compile(r"^## Call CompiledFxGraph")
+#: Ops that only initialise their output; a parent whose only work is these does its own.
+INIT_OPS: frozenset[str] = frozenset({"aten::fill_", "aten::zero_"})
+#: Factories: allocation plus an initialising fill, and nothing else.
+FACTORY_OPS: frozenset[str] = frozenset({
+    "aten::ones", "aten::zeros", "aten::full", "aten::ones_like", "aten::zeros_like",
+    "aten::full_like", "aten::new_ones", "aten::new_zeros", "aten::new_full",
+    "aten::scalar_tensor", "aten::empty_like", "aten::fill_", "aten::zero_",
+})
 
 
 def is_structural(ops: OpIndex, i: int) -> bool:
@@ -72,17 +86,28 @@ def _is_scalar(dims: object) -> bool:
     return isinstance(dims, list) and not dims
 
 
-def compute_leaves(ops: OpIndex, span: range) -> np.ndarray:
-    """Positions in ``span`` of the leaf compute ops, in time order per thread."""
+def compute_ops(ops: OpIndex, span: range) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``span`` of the compute ops, in time order per thread, and their work
+    time in µs (see the module doc)."""
     if len(span) == 0:
-        return np.empty(0, dtype=np.int64)
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
     lo, hi = span.start, span.stop
+    names = [ops.name_of(i) for i in span]
     work = np.array([not is_structural(ops, i) for i in span], dtype=bool)
     has_work_below = np.zeros(hi - lo, dtype=bool)
-    parent = ops.parent
+    only_init_below = np.ones(hi - lo, dtype=bool)  # every compute-bearing child initialises
+    below_us = np.zeros(hi - lo, dtype=np.float64)  # time of the compute-bearing children
+    parent, dur = ops.parent, ops.dur
     # Children come after their parent, so one backward sweep carries "work below" upward.
     for k in range(hi - lo - 1, -1, -1):
         p = int(parent[lo + k]) - lo
         if 0 <= p < hi - lo and (work[k] or has_work_below[k]):
             has_work_below[p] = True
-    return np.flatnonzero(work & ~has_work_below) + lo
+            below_us[p] += float(dur[lo + k])
+            if names[k] not in INIT_OPS or has_work_below[k]:
+                only_init_below[p] = False
+    factory = np.array([n in FACTORY_OPS for n in names], dtype=bool)
+    working_parent = work & has_work_below & only_init_below & ~factory
+    chosen = np.flatnonzero((work & ~has_work_below) | working_parent)
+    own = dur[lo:hi] - below_us
+    return chosen + lo, np.maximum(own[chosen], 0.0)

@@ -68,12 +68,10 @@ def measure_device_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str
 
 
 def _cpu_only(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
-    # No device timeline: split the CPU time into leaf compute ops and everything else
+    # No device timeline: split the CPU time into compute ops' work and everything else
     # (Python, dispatcher, allocation), the CPU analogue of busy vs idle.
     n = view.n or 1
-    ops = view.ops
-    compute = math.fsum(float(ops.end[i] - ops.start[i]) for leaves in view.compute_of
-                        for i in leaves.tolist()) / n
+    compute = math.fsum(us for work in view.compute_us_of for us in work.tolist()) / n
     cpu = float(fields.get("cpu_us_per_forward", 0.0))
     return {"device_us_per_forward": None, "idle_us": None, "gaps": [],
             "categories_us": {"compute": compute, "framework": max(cpu - compute, 0.0)}}

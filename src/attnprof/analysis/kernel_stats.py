@@ -5,7 +5,7 @@ call path): the same ``aten::copy_`` reached through ``repeat_interleave`` and t
 ``masked_fill`` is two rows, because an expert reads them as two different costs. Rows come
 in the order they first ran, the order in which one reads a trace.
 
-On a CPU-only trace the rows are the leaf compute ops (:mod:`attnprof.analysis.compute_ops`)
+On a CPU-only trace the rows are the compute ops (:mod:`attnprof.analysis.compute_ops`)
 and ``launched_by`` is the op that called them.
 """
 
@@ -108,14 +108,15 @@ def _device_groups(view: RegionView) -> dict[tuple[int, tuple[int, ...]], _Group
 def _cpu_groups(view: RegionView) -> dict[tuple[int, tuple[int, ...]], _Group]:
     ops = view.ops
     groups: dict[tuple[int, tuple[int, ...]], _Group] = {}
-    for k, leaves in enumerate(view.compute_of):
+    for k, (found, work_us) in enumerate(zip(view.compute_of, view.compute_us_of,
+                                             strict=True)):
         root, t0 = view.instance_root(k), view.instances[k].start
-        for i in leaves.tolist():
+        for i, us in zip(found.tolist(), work_us.tolist(), strict=True):
             key = (int(ops.name[i]), _path(view, i, root, include_self=False))
             g = groups.get(key)
             if g is None:
                 g = groups[key] = _Group(key[0], key[1], (k, float(ops.start[i]) - t0), "cpu-op")
-            g.durs.append(float(ops.end[i] - ops.start[i]))
+            g.durs.append(us)
     return groups
 
 

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from attnprof.analysis.compute_ops import compute_leaves
+from attnprof.analysis.compute_ops import compute_ops
 from attnprof.analysis.device_events import DeviceEvents
 from attnprof.analysis.op_index import OpIndex
 from attnprof.analysis.regions import WHOLE_TRACE, Instance, Region
@@ -25,6 +25,7 @@ from attnprof.analysis.regions import WHOLE_TRACE, Instance, Region
 __all__ = ["RegionView", "view_regions"]
 
 _NONE = np.empty(0, dtype=np.int64)
+_NO_TIME = np.empty(0, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class RegionView:
     devices: DeviceEvents
     op_spans: tuple[tuple[range, ...], ...]  # per instance: op position ranges
     device_of: tuple[np.ndarray, ...]  # positions in ``devices``, per instance
-    #: Whether the trace has any device event; if not, leaf compute ops stand in for kernels.
+    #: Whether the trace has any device event; if not, compute ops stand in for kernels.
     on_device: bool
     #: The trace's device: "cpu", "cuda" or "rocm" (a GPU trace may lack device events).
     trace_device: str = "cpu"
@@ -55,12 +56,23 @@ class RegionView:
         return len(self.region.instances)
 
     @cached_property
+    def _compute(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        found = []
+        for spans in self.op_spans:
+            parts = [compute_ops(self.ops, r) for r in spans]
+            found.append((np.concatenate([p for p, _ in parts] or [_NONE]),
+                          np.concatenate([w for _, w in parts] or [_NO_TIME])))
+        return tuple(found)
+
+    @property
     def compute_of(self) -> tuple[np.ndarray, ...]:
-        """Leaf compute ops per instance (see :mod:`attnprof.analysis.compute_ops`)."""
-        return tuple(
-            np.concatenate([compute_leaves(self.ops, r) for r in spans] or [_NONE])
-            for spans in self.op_spans
-        )
+        """Compute ops per instance (see :mod:`attnprof.analysis.compute_ops`)."""
+        return tuple(positions for positions, _ in self._compute)
+
+    @property
+    def compute_us_of(self) -> tuple[np.ndarray, ...]:
+        """The work time of each of :attr:`compute_of`, µs."""
+        return tuple(work for _, work in self._compute)
 
     def instance_counts(self, positions: list[int] | np.ndarray) -> np.ndarray:
         """How many of the op ``positions`` fall inside each instance (one count each).

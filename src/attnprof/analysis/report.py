@@ -45,7 +45,7 @@ Verdict = Literal["cpu-bound", "device-bound", "cpu-only", "unknown"]
 
 
 class KernelStat(msgspec.Struct, kw_only=True):
-    """One kernel name (or, on CPU-only traces, one leaf compute op) within a region.
+    """One kernel name (or, on CPU-only traces, one compute op) within a region.
 
     Launch properties (``grid`` ... ``occupancy``) are those of the first launch seen when
     all launches agree, else ``None``; ``note`` says why one is absent when that matters
@@ -124,7 +124,7 @@ class RegionReport(msgspec.Struct, kw_only=True):
     largest_allocation_bytes: int | None
     largest_allocation_op: str | None
     sdpa_backend: str | None
-    #: "kernels" (device events) or "cpu-ops" (leaf compute ops on a CPU-only trace).
+    #: "kernels" (device events) or "cpu-ops" (compute ops on a CPU-only trace).
     kernel_source: str = "kernels"
     #: Which allocator the memory figures are from: "cuda" or "cpu" (None: no [memory] events).
     memory_device: str | None = None

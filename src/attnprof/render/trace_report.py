@@ -59,7 +59,7 @@ def _header(report: TraceReport) -> Text:
 
 
 def _render_region(region: RegionReport, console: Console, top: int) -> None:
-    unit = "kernels" if region.kernel_source == "kernels" else "leaf compute ops"
+    unit = "kernels" if region.kernel_source == "kernels" else "compute ops"
     noun = unit[:-1]
     title = Text(f"\n{region.name}", style="bold")
     title.append(f" — {counted(region.instances, 'forward')}, "

@@ -72,7 +72,7 @@ def _no_device(ctx: FindingContext) -> Finding:
             rule="cpu-only", severity="info", region=None,
             title="CPU-only trace: no device timeline",
             evidence=["no kernel, memcpy or memset events: dispatch vs device time and idle "
-                      "gaps cannot be judged; leaf compute ops stand in for kernels"],
+                      "gaps cannot be judged; compute ops stand in for kernels"],
             fix="capture on a GPU (attnprof profile --device cuda) to see kernels and idle time",
             data={"regions": regions})
     return Finding(
