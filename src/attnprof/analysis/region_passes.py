@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from attnprof.analysis.attention_share import measure_attention
 from attnprof.analysis.device_events import RUNTIME_CATEGORIES
 from attnprof.analysis.device_time import judge_boundness, measure_device_time
 from attnprof.analysis.kernel_stats import summarize_kernels
@@ -97,6 +98,7 @@ REGION_PASSES: tuple[RegionPass, ...] = (
     summarize_ops,
     measure_device_time,
     measure_memory,
+    measure_attention,
     identify_sdpa_backend,
     judge_boundness,
 )

@@ -128,6 +128,10 @@ class RegionReport(msgspec.Struct, kw_only=True):
     kernel_source: str = "kernels"
     #: Which allocator the memory figures are from: "cuda" or "cpu" (None: no [memory] events).
     memory_device: str | None = None
+    #: Work inside recognised attention (SDPA, flex, fused-attention kernels) per forward, µs,
+    #: and its share of all the region's work (None when the region did no work).
+    attention_us_per_forward: float = 0.0
+    attention_share: float | None = None
 
 
 class Finding(msgspec.Struct, kw_only=True):

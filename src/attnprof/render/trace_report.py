@@ -70,6 +70,11 @@ def _render_region(region: RegionReport, console: Console, top: int) -> None:
     _time_table(region, console)
     _op_table(region, console, top)
     extras = []
+    if region.attention_share:
+        work = "device time" if region.kernel_source == "kernels" else "compute time"
+        extras.append(f"attention: {fmt_us(region.attention_us_per_forward)} per forward, "
+                      f"{region.attention_share:.0%} of the {work} (SDPA, flex and fused "
+                      "attention kernels; hand-written attention is not recognised)")
     if region.sdpa_backend:
         extras.append(f"SDPA backend: {region.sdpa_backend}")
     if region.peak_memory_bytes is not None:

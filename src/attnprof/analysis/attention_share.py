@@ -1,0 +1,76 @@
+"""How much of a forward is attention: the "locate" question, asked of any trace.
+
+A region pass (see :mod:`attnprof.analysis.region_passes`). Work counts as attention when
+it ran inside a recognised attention op — ``aten::scaled_dot_product_attention`` and the
+backend ops it routes to, flex_attention's op — or, on a GPU, when the kernel itself is a
+fused-attention kernel (flash, memory-efficient, cuDNN attention, flex/Triton attention),
+which catches compiled graphs and CUDA graphs whose launching CPU op says nothing.
+
+Work is device time on a GPU trace (kernels, copies and sets, durations summed) and the
+compute ops' work time on a CPU trace, so the share is of the same quantity the kernel
+table shows. Hand-written attention (``q @ k.T``, ``softmax``, ``@ v``) has no op that
+names it, so it is not recognised: the share is a floor, and the report says so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from attnprof.analysis.kernel_names import decode_kernel_name
+from attnprof.analysis.op_index import OpIndex
+from attnprof.analysis.region_view import RegionView
+
+__all__ = ["ATTENTION_OP", "measure_attention"]
+
+#: CPU ops that are attention, whatever ran below them.
+ATTENTION_OP = re.compile(
+    r"^aten::_?scaled_dot_product|^aten::_(?:flash|efficient)_attention|FlexAttention"
+    r"|flex_attention"
+)
+
+
+def measure_attention(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields ``attention_us_per_forward`` and ``attention_share`` (None: no work at all)."""
+    inside = _inside_attention(view.ops)
+    total = attention = 0.0
+    if view.on_device:
+        dev = view.devices
+        fused = _fused_attention_names(view.ops, dev.name)
+        for positions in view.device_of:
+            us = (dev.end[positions] - dev.start[positions]).astype(np.float64)
+            op = dev.op[positions]
+            mine = np.isin(dev.name[positions], fused)
+            mine |= (op >= 0) & inside[np.clip(op, 0, None)]
+            total += math.fsum(us.tolist())
+            attention += math.fsum(us[mine].tolist())
+    else:
+        for found, work in zip(view.compute_of, view.compute_us_of, strict=True):
+            total += math.fsum(work.tolist())
+            attention += math.fsum(work[inside[found]].tolist())
+    n = view.n or 1
+    return {"attention_us_per_forward": attention / n,
+            "attention_share": attention / total if total > 0 else None}
+
+
+def _inside_attention(ops: OpIndex) -> np.ndarray:
+    """Per op: is it, or does it run inside, an attention op (subtrees are contiguous)."""
+    n = len(ops)
+    if n == 0:
+        return np.zeros(1, dtype=bool)  # indexable by a clipped -1
+    roots = np.flatnonzero(np.isin(ops.name, ops.trace.events.strings.ids_matching(ATTENTION_OP)))
+    depth = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(depth, roots, 1)
+    np.add.at(depth, ops.last[roots] + 1, -1)
+    return np.cumsum(depth[:n]) > 0
+
+
+def _fused_attention_names(ops: OpIndex, names: np.ndarray) -> np.ndarray:
+    """The name ids, among ``names``, of fused-attention kernels (decoded once per name)."""
+    strings = ops.trace.events.strings
+    return np.array([i for i in np.unique(names).tolist()
+                     if decode_kernel_name(strings[i]).is_attention], dtype=names.dtype)

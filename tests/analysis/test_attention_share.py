@@ -1,0 +1,74 @@
+"""How much of a forward is attention, on real CPU captures of variants and of a model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attnprof.analysis.analyze import analyze_trace
+from attnprof.analysis.report import TraceReport
+from attnprof.trace import load_trace
+
+FUSED_CPU = "aten::_scaled_dot_product_flash_attention_for_cpu"
+
+
+def test_attention_variants_are_all_attention_and_hand_written_is_not_recognised(
+        cpu_reports: dict[str, TraceReport]) -> None:
+    share = {name: r.regions[0].attention_share for name, r in cpu_reports.items()}
+    assert share["sdpa-flash"] == 1.0 and share["sdpa-math"] == 1.0
+    assert share["flex-eager"] == 1.0
+    # Hand-written attention has no op that names it: a floor of 0, said in the report.
+    assert share["naive"] == 0.0 and share["naive-inplace"] == 0.0
+    # repeat_interleave's copies run before SDPA, outside it.
+    region = cpu_reports["gqa-repeat-kv"].regions[0]
+    copies = sum(k.total_us for k in region.kernels if k.name == "aten::copy_")
+    fused = sum(k.total_us for k in region.kernels if k.name == FUSED_CPU)
+    assert region.attention_share == pytest.approx(fused / (fused + copies))
+
+
+@pytest.fixture(scope="module")
+def encoder_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A foreign trace of a small transformer encoder layer: attention among other work."""
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=256,
+                                             dropout=0.0, batch_first=True)
+    layer.train()  # the eval fast path fuses the whole layer into one op
+    x = torch.randn(2, 128, 64)
+    path = tmp_path_factory.mktemp("encoder") / "encoder.json"
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU],
+                                  schedule=schedule(wait=1, warmup=1, active=2)) as prof:
+        for _ in range(4):
+            layer(x)
+            prof.step()
+    prof.export_chrome_trace(str(path))
+    return path
+
+
+def test_a_models_attention_share_matches_its_fused_ops(encoder_trace: Path) -> None:
+    report = analyze_trace(load_trace(encoder_trace))
+    (region,) = report.regions
+    assert region.instances == 2
+    share = region.attention_share
+    assert share is not None and 0.0 < share < 1.0
+    # Independently, from the raw events: SDPA on CPU ran one fused op per forward, and that
+    # op is all the attention there was.
+    events = json.loads(encoder_trace.read_text())["traceEvents"]
+    steps = [e for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+             and e["name"].startswith("ProfilerStep#")]
+    fused = [e for e in events if e.get("ph") == "X" and e["name"] == FUSED_CPU
+             and any(s["ts"] <= e["ts"] <= s["ts"] + s["dur"] for s in steps)]
+    assert len(fused) == 2
+    expected = sum(e["dur"] for e in fused) / 2
+    assert region.attention_us_per_forward == pytest.approx(expected)
+
+
+def test_gpu_traces_without_attention_say_zero(load_public: Any) -> None:
+    _, report = load_public("a100_alexnet_inference.json.gz")
+    assert report.regions[0].attention_share == 0.0
+    assert report.regions[0].attention_us_per_forward == 0.0
