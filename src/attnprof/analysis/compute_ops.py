@@ -70,7 +70,7 @@ FACTORY_OPS: frozenset[str] = frozenset({
 
 def is_structural(ops: OpIndex, i: int) -> bool:
     """True when op ``i`` does no arithmetic on tensor data (see the module doc)."""
-    name = ops.name_of(i)
+    name = ops.names[i]
     if name in METADATA_OPS or _BOOKKEEPING.match(name):
         return True
     if ops.annotation[i]:
@@ -92,22 +92,23 @@ def compute_ops(ops: OpIndex, span: range) -> tuple[np.ndarray, np.ndarray]:
     if len(span) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
     lo, hi = span.start, span.stop
-    names = [ops.name_of(i) for i in span]
-    work = np.array([not is_structural(ops, i) for i in span], dtype=bool)
-    has_work_below = np.zeros(hi - lo, dtype=bool)
-    only_init_below = np.ones(hi - lo, dtype=bool)  # every compute-bearing child initialises
-    below_us = np.zeros(hi - lo, dtype=np.float64)  # time of the compute-bearing children
-    parent, dur = ops.parent, ops.dur
+    names = ops.names[lo:hi]
+    work = [not is_structural(ops, i) for i in span]
+    size = hi - lo
+    has_work_below = [False] * size
+    only_init_below = [True] * size  # every compute-bearing child only initialises
+    below_us = [0.0] * size  # time of the compute-bearing children
+    parent = (ops.parent[lo:hi] - lo).tolist()
+    dur = ops.dur[lo:hi].tolist()
     # Children come after their parent, so one backward sweep carries "work below" upward.
-    for k in range(hi - lo - 1, -1, -1):
-        p = int(parent[lo + k]) - lo
-        if 0 <= p < hi - lo and (work[k] or has_work_below[k]):
+    for k in range(size - 1, -1, -1):
+        p = parent[k]
+        if 0 <= p < size and (work[k] or has_work_below[k]):
             has_work_below[p] = True
-            below_us[p] += float(dur[lo + k])
+            below_us[p] += dur[k]
             if names[k] not in INIT_OPS or has_work_below[k]:
                 only_init_below[p] = False
-    factory = np.array([n in FACTORY_OPS for n in names], dtype=bool)
-    working_parent = work & has_work_below & only_init_below & ~factory
-    chosen = np.flatnonzero((work & ~has_work_below) | working_parent)
-    own = dur[lo:hi] - below_us
-    return chosen + lo, np.maximum(own[chosen], 0.0)
+    chosen = [k for k in range(size) if work[k] and (
+        not has_work_below[k] or (only_init_below[k] and names[k] not in FACTORY_OPS))]
+    own = [max(dur[k] - below_us[k], 0.0) for k in chosen]
+    return np.array(chosen, dtype=np.int64) + lo, np.array(own, dtype=np.float64)
