@@ -10,8 +10,9 @@ with what ran. Every key is optional::
     kernels = { max = 1 }          # kernels per forward (compute ops on CPU traces)
     latency_ms = { max = 2.0 }     # measured median, or per-forward time from the trace
     peak_memory_mib = { max = 64 }
+    attention_share = { min = 0.9 }  # share of the work in SDPA/flex/fused attention
 
-    [[kernel]]                     # kernels (or CPU leaf ops) matching a regular expression
+    [[kernel]]                     # kernels (or CPU compute ops) matching a regex
     match = "flash"
     count = 1                      # exact count per forward ...
 
@@ -81,6 +82,9 @@ class PerForward(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     kernels: Bound | None = None
     latency_ms: Bound | None = None
     peak_memory_mib: Bound | None = None
+    #: Share (0-1) of the forward's work inside recognised attention (SDPA, flex, fused
+    #: attention kernels): how much of a model step is attention.
+    attention_share: Bound | None = None
 
 
 class Expectations(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -94,7 +98,8 @@ class Expectations(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     def is_empty(self) -> bool:
         pf = self.per_forward
-        return not (self.kernel or self.op or pf.kernels or pf.latency_ms or pf.peak_memory_mib)
+        return not (self.kernel or self.op or pf.kernels or pf.latency_ms or pf.peak_memory_mib
+                    or pf.attention_share)
 
 
 def load_expectations(path: str | Path) -> Expectations:
@@ -121,7 +126,8 @@ def _check_semantics(exp: Expectations, p: Path) -> None:
                          "bound or a [[kernel]] / [[op]] entry")
     named = [("per_forward.kernels", exp.per_forward.kernels),
              ("per_forward.latency_ms", exp.per_forward.latency_ms),
-             ("per_forward.peak_memory_mib", exp.per_forward.peak_memory_mib)]
+             ("per_forward.peak_memory_mib", exp.per_forward.peak_memory_mib),
+             ("per_forward.attention_share", exp.per_forward.attention_share)]
     named += [(f"kernel #{i + 1}", b) for i, b in enumerate(exp.kernel)]
     named += [(f"op #{i + 1}", b) for i, b in enumerate(exp.op)]
     for where, bound in named:
@@ -134,6 +140,10 @@ def _check_semantics(exp: Expectations, p: Path) -> None:
             if value is not None and value < 0:
                 raise UsageError(f"expectations file {str(p)!r}: {where} {key} must not be "
                                  f"negative, got {_num(value)}")
+        if where == "per_forward.attention_share" and any(
+                v is not None and v > 1 for v in (bound.count, bound.min, bound.max)):
+            raise UsageError(f"expectations file {str(p)!r}: {where} is a share between 0 and "
+                             "1 (0.9 = 90%), not a percentage")
         if bound.min is not None and bound.max is not None and bound.min > bound.max:
             raise UsageError(f"expectations file {str(p)!r}: {where} has min {_num(bound.min)} "
                              f"> max {_num(bound.max)}")

@@ -143,3 +143,12 @@ def test_shipped_examples_say_what_they_promise(example: str, variant: str, stat
     result = attnprof("check", "--expect", str(EXAMPLES / example),
                       captured.result(variant).trace, cwd=tmp_path)
     assert result.returncode == status, result.stdout + result.stderr
+
+
+def test_attention_share_bounds(reports: dict[str, TraceReport]) -> None:
+    exp = Expectations(per_forward=PerForward(attention_share=Bound(min=0.9)))
+    (flash,) = check_expectations(exp, pick_region(reports["sdpa-flash"], None))
+    assert flash.ok and flash.observed == "1"
+    # Hand-written attention is not recognised as attention: the bound fails, visibly.
+    (naive,) = check_expectations(exp, pick_region(reports["naive"], None))
+    assert not naive.ok and naive.observed == "0"

@@ -17,6 +17,7 @@ region = "sdpa-flash"
 kernels = { max = 1 }
 latency_ms = { max = 2.5 }
 peak_memory_mib = { min = 0, max = 64 }
+attention_share = { min = 0.9 }
 
 [[kernel]]
 match = "flash"
@@ -44,6 +45,7 @@ def test_documented_format_loads(tmp_path: Path) -> None:
     assert exp.region == "sdpa-flash"
     assert exp.per_forward.kernels == Bound(max=1)
     assert exp.per_forward.latency_ms.max == 2.5
+    assert exp.per_forward.attention_share == Bound(min=0.9)
     assert [k.match for k in exp.kernel] == ["flash", "Memcpy|copy"]
     assert exp.kernel[0].count == 1 and exp.kernel[1].max == 0
     assert exp.op[0].match == "aten::_safe_softmax"
@@ -61,6 +63,7 @@ def test_documented_format_loads(tmp_path: Path) -> None:
         ("[[kernel]]\nmatch = '(unclosed'\ncount = 1\n", "is not a regular expression"),
         ("[per_forward]\nkernel = { max = 1 }\n", "unknown field `kernel`"),
         ("title = 'nothing'\n", "expects nothing"),
+        ("[per_forward]\nattention_share = { min = 90 }\n", "a share between 0 and 1"),
         ("[[kernel]\nmatch = 1", "is not valid TOML"),
     ],
 )

@@ -64,16 +64,24 @@ def check_expectations(exp: Expectations, region: RegionReport,
     measured = measured or Measured()
     rows: list[CheckRow] = []
     pf = exp.per_forward
-    unit = "kernels" if region.kernel_source == "kernels" else "leaf ops"
+    unit = "kernels" if region.kernel_source == "kernels" else "compute ops"
     if pf.kernels is not None:
         rows.append(_bound_row(f"{unit} per forward", pf.kernels, region.kernels_per_forward))
     if pf.latency_ms is not None:
         rows.append(_latency_row(pf.latency_ms, region, measured))
     if pf.peak_memory_mib is not None:
         rows.append(_memory_row(pf.peak_memory_mib, region, measured))
+    if pf.attention_share is not None:
+        if region.attention_share is None:
+            rows.append(CheckRow("attention share", pf.attention_share.describe(),
+                                 "no work in the region", False, ""))
+        else:
+            rows.append(_bound_row("attention share", pf.attention_share,
+                                   round(region.attention_share, 4), "",
+                                   "SDPA/flex ops and fused attention kernels"))
     names = [(k.name, k.short, k.per_forward) for k in region.kernels]
     for bound in exp.kernel:
-        rows.append(_pattern_row("kernel" if region.kernel_source == "kernels" else "leaf op",
+        rows.append(_pattern_row("kernel" if region.kernel_source == "kernels" else "compute op",
                                  bound, names))
     ops = [(o.name, o.name, o.per_forward) for o in region.ops]
     for bound in exp.op:
