@@ -22,7 +22,7 @@ from attnprof.runner import Settings, compare
 
 def medians(variants: list[str], rounds: int, min_time: float) -> dict[str, float]:
     settings = Settings(plan=TimingPlan(min_time_s=min_time, rounds=rounds),
-                        measure_memory=False, check_accuracy=False)
+                        measure_memory=False, check_accuracy=False, measure_ceilings=False)
     record = compare(variants=variants, settings=settings)
     return {r.variant: r.latency_ms.median for r in record.results if r.latency_ms}
 

@@ -60,6 +60,9 @@ class VariantResult(msgspec.Struct, kw_only=True):
     tflops_per_s: float | None = None
     bytes_moved: float | None = None
     gbytes_per_s: float | None = None
+    #: tflops_per_s and gbytes_per_s as shares of this machine's measured ceilings (0-1).
+    flops_of_ceiling: float | None = None
+    bandwidth_of_ceiling: float | None = None
     max_abs_error: float | None = None
     tolerance: float | None = None
     within_tolerance: bool | None = None
@@ -89,6 +92,14 @@ class Environment(msgspec.Struct, kw_only=True):
     numpy: str | None = None
 
 
+class Ceilings(msgspec.Struct, kw_only=True):
+    """This machine's best matmul and copy rates, measured in the run (see measure.ceilings)."""
+
+    matmul_tflops_per_s: float
+    bandwidth_gbytes_per_s: float
+    method: str
+
+
 class RunRecord(msgspec.Struct, kw_only=True):
     """One comparison run. ``status`` is ``partial`` until every variant has finished."""
 
@@ -101,6 +112,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     settings: dict[str, Any]
     flops_convention: str
     results: list[VariantResult] = msgspec.field(default_factory=list)
+    ceilings: Ceilings | None = None
 
     def workload_spec(self) -> Workload:
         """The :class:`Workload` this record measured."""

@@ -29,7 +29,7 @@ from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
 from attnprof.measure.memory import MemoryProfile, profile_step
 from attnprof.measure.stats import summarize
 from attnprof.measure.timer import Timing, TimingPlan, Warmup, round_sizes, take_samples, warm_up
-from attnprof.record import Latency, RunRecord, VariantResult
+from attnprof.record import Ceilings, Latency, RunRecord, VariantResult
 from attnprof.trace.capture import CaptureSpec, capture_trace, trace_file_name
 from attnprof.variants import Variant, resolve_variants
 from attnprof.variants.base import Built
@@ -50,13 +50,16 @@ class Settings:
     seed: int = 0
     measure_memory: bool = True
     check_accuracy: bool = True
+    #: Measure this machine's matmul and copy ceilings first (about a second), so rates
+    #: can be read as shares of them.
+    measure_ceilings: bool = True
     #: Write a torch.profiler trace of each variant into this folder (``None``: no trace).
     trace_dir: Path | None = None
     trace: CaptureSpec = field(default_factory=CaptureSpec)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self.plan), "seed": self.seed, "measure_memory": self.measure_memory,
-                "check_accuracy": self.check_accuracy,
+                "check_accuracy": self.check_accuracy, "measure_ceilings": self.measure_ceilings,
                 "trace_dir": None if self.trace_dir is None else str(self.trace_dir),
                 "trace_steps": self.trace.steps}
 
@@ -99,6 +102,10 @@ def compare(workload: Workload | None = None,
         settings=settings.to_dict(),
         flops_convention=costs.FLOPS_CONVENTION,
     )
+    if settings.measure_ceilings:
+        if progress is not None:
+            progress("ceilings", "measuring this machine's matmul and copy ceilings")
+        record.ceilings = _ceilings(workload)
     inputs = make_inputs(workload, settings.seed)
     references: dict[int | None, torch.Tensor] = {}
     # Build and warm every variant, time them all in interleaved rounds, then finish each
@@ -113,15 +120,15 @@ def compare(workload: Workload | None = None,
         # Stopped mid-rounds: every variant has the samples of the rounds that ran, spread
         # over the same stretch of time, so they are still comparable. Keep them (latency
         # only; memory, accuracy and trace were not taken) and stop.
-        record.results.extend(_interrupted_row(o, workload) if isinstance(o, _Armed) else o
-                              for o in outcomes)
+        record.results.extend(_interrupted_row(o, workload, record.ceilings)
+                              if isinstance(o, _Armed) else o for o in outcomes)
         if on_result is not None:
             on_result(record)
         raise
     for i, outcome in enumerate(outcomes):
         if isinstance(outcome, _Armed):
             outcomes[i] = outcome = _finish(outcome, workload, inputs, settings, references,
-                                            progress)
+                                            progress, record.ceilings)
         record.results.append(outcome)
         if progress is not None:
             progress(outcome.variant, "done")
@@ -142,7 +149,7 @@ def measure_variant(variant: Variant, w: Workload, inputs: Inputs, settings: Set
     if isinstance(armed, VariantResult):
         return armed
     _time_in_rounds([armed], w, settings, progress)
-    return _finish(armed, w, inputs, settings, references, progress)
+    return _finish(armed, w, inputs, settings, references, progress, None)
 
 
 @dataclass
@@ -229,7 +236,7 @@ def _time_in_rounds(armed: list[_Armed], w: Workload, settings: Settings,
 
 def _finish(a: _Armed, w: Workload, inputs: Inputs, settings: Settings,
             references: dict[int | None, torch.Tensor],
-            progress: Progress | None) -> VariantResult:
+            progress: Progress | None, ceilings: Ceilings | None) -> VariantResult:
     """Memory, accuracy and trace of a timed variant, and its row."""
     if a.failure is not None:
         return a.failure
@@ -258,12 +265,12 @@ def _finish(a: _Armed, w: Workload, inputs: Inputs, settings: Settings,
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return _failure(variant, exc, a.caught, w)
-    row = _ok_row(variant, w, a.timing(w), memory, error, a.built.notes, a.caught)
+    row = _ok_row(variant, w, a.timing(w), memory, error, a.built.notes, a.caught, ceilings)
     row.trace = trace
     return row
 
 
-def _interrupted_row(a: _Armed, w: Workload) -> VariantResult:
+def _interrupted_row(a: _Armed, w: Workload, ceilings: Ceilings | None) -> VariantResult:
     """The row of a variant whose timing rounds were cut short by Ctrl-C."""
     if a.failure is not None:
         return a.failure
@@ -272,7 +279,8 @@ def _interrupted_row(a: _Armed, w: Workload) -> VariantResult:
                     warnings=a.caught)
     note = (f"interrupted: {len(a.samples_ms)} of {a.warm.samples} samples; memory, "
             "accuracy and trace not taken")
-    return _ok_row(a.variant, w, a.timing(w), None, None, (*a.built.notes, note), a.caught)
+    return _ok_row(a.variant, w, a.timing(w), None, None, (*a.built.notes, note), a.caught,
+                   ceilings)
 
 
 def _phase(progress: Progress | None, variant: Variant, name: str) -> None:
@@ -291,13 +299,26 @@ def _capture(variant: Variant, w: Workload, built: Any, step: Callable[[], objec
     return str(path)
 
 
+def _ceilings(w: Workload) -> Ceilings:
+    from attnprof.measure.ceilings import measure_ceilings
+
+    c = measure_ceilings(w.device, w.dtype)
+    return Ceilings(matmul_tflops_per_s=c.matmul_flops_per_s / 1e12,
+                    bandwidth_gbytes_per_s=c.bandwidth_bytes_per_s / 1e9, method=c.method)
+
+
+def _share(rate: float | None, ceiling: float | None) -> float | None:
+    return rate / ceiling if rate is not None and ceiling else None
+
+
 def _row(variant: Variant, **fields: Any) -> VariantResult:
     return VariantResult(variant=variant.name, family=variant.family, summary=variant.summary,
                          **fields)
 
 
 def _ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile | None,
-            error: float | None, notes: tuple[str, ...], caught: list[str]) -> VariantResult:
+            error: float | None, notes: tuple[str, ...], caught: list[str],
+            ceilings: Ceilings | None) -> VariantResult:
     stats = summarize(timing.samples_ms)
     seconds = stats.median / 1e3
     flops = costs.step_flops(w, variant.window(w))
@@ -321,6 +342,9 @@ def _ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile
         flops=flops, flops_convention=costs.FLOPS_CONVENTION,
         tflops_per_s=None if tflops is None else tflops / 1e12,
         bytes_moved=moved, gbytes_per_s=None if gbps is None else gbps / 1e9,
+        flops_of_ceiling=_share(tflops, ceilings.matmul_tflops_per_s * 1e12 if ceilings else None),
+        bandwidth_of_ceiling=_share(gbps, ceilings.bandwidth_gbytes_per_s * 1e9
+                                    if ceilings else None),
         max_abs_error=error, tolerance=tol,
         within_tolerance=None if error is None else bool(error <= tol),
         sdpa_backend=backend,

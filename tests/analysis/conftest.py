@@ -58,7 +58,7 @@ def cpu_record(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
     settings = Settings(
         plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=2, max_samples=3,
                         min_warmup_calls=1),
-        measure_memory=False, check_accuracy=False,
+        measure_memory=False, check_accuracy=False, measure_ceilings=False,
         trace_dir=tmp_path_factory.mktemp("traces"), trace=CaptureSpec(steps=STEPS),
     )
     record = compare(WORKLOAD, list(VARIANTS), settings=settings)

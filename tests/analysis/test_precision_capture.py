@@ -20,7 +20,7 @@ def bf16_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, TraceRep
     settings = Settings(
         plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=2, max_samples=3,
                         min_warmup_calls=1),
-        measure_memory=False, check_accuracy=False,
+        measure_memory=False, check_accuracy=False, measure_ceilings=False,
         trace_dir=tmp_path_factory.mktemp("bf16"), trace=CaptureSpec(steps=1))
     record = compare(BF16, ["sdpa-math", "sdpa-flash"], settings=settings)
     return {r.variant: analyze_trace(load_trace(r.trace)) for r in record.results}

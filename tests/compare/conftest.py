@@ -9,7 +9,8 @@ from attnprof.runner import Settings
 
 #: Enough samples to exercise the statistics, few enough to keep the suite fast.
 FAST = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=3,
-                                max_samples=5, min_warmup_calls=1))
+                                max_samples=5, min_warmup_calls=1),
+                measure_ceilings=False)
 
 
 @pytest.fixture(scope="session")

@@ -68,7 +68,8 @@ def test_variants_are_timed_in_alternating_rounds(tmp_path: Path) -> None:
     plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
                       min_warmup_calls=1, rounds=3)
     record = compare(variants=[f"{path}:first", f"{path}:second"],
-                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False),
+                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False,
+                                       measure_ceilings=False),
                      **TINY)
     assert [r.status for r in record.results] == ["ok", "ok"]
     assert [r.latency_ms.count for r in record.results] == [6, 6]
@@ -86,7 +87,8 @@ def test_a_variant_failing_in_a_round_is_an_error_row_and_the_rest_go_on(
     plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
                       min_warmup_calls=1, rounds=3)
     record = compare(variants=[f"{path}:failing_late", f"{path}:second"],
-                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False),
+                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False,
+                                       measure_ceilings=False),
                      **TINY)
     failed, ok = record.results
     assert failed.status == "error" and "broke while being timed" in (failed.reason or "")
@@ -108,7 +110,8 @@ def test_ctrl_c_during_the_rounds_keeps_the_samples_taken(tmp_path: Path) -> Non
     saved = []
     with pytest.raises(KeyboardInterrupt):
         compare(variants=[f"{path}:second", f"{path}:stopped_in_round_two"],
-                settings=Settings(plan=plan, measure_memory=False, check_accuracy=False),
+                settings=Settings(plan=plan, measure_memory=False, check_accuracy=False,
+                                       measure_ceilings=False),
                 on_result=saved.append, **TINY)
     (record,) = saved
     assert record.status == "partial"

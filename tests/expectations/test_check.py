@@ -27,7 +27,8 @@ WORKLOAD = Workload(batch=1, heads=2, seq=32, head_dim=16)
 def captured(tmp_path_factory: pytest.TempPathFactory) -> RunRecord:
     settings = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=2,
                                         max_samples=3, min_warmup_calls=1),
-                        trace_dir=tmp_path_factory.mktemp("traces"), trace=CaptureSpec(steps=2))
+                        trace_dir=tmp_path_factory.mktemp("traces"), trace=CaptureSpec(steps=2),
+                        measure_ceilings=False)
     return compare(WORKLOAD, ["naive", "naive-inplace", "sdpa-flash", "sdpa-math"],
                    settings=settings)
 

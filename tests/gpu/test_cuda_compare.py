@@ -11,7 +11,8 @@ from attnprof.workload import Workload
 
 pytestmark = pytest.mark.gpu
 
-QUICK = Settings(plan=TimingPlan(warmup_s=0.02, min_time_s=0.05, min_samples=5))
+QUICK = Settings(plan=TimingPlan(warmup_s=0.02, min_time_s=0.05, min_samples=5),
+                 measure_ceilings=False)
 SMALL = Workload(batch=2, heads=8, seq=512, head_dim=64, dtype="bfloat16", device="cuda")
 
 
@@ -43,6 +44,17 @@ def test_refused_backend_reason_is_pytorchs_own_words() -> None:
     assert "Flash attention" in row.reason or "flash" in row.reason.lower()
     # Flash's own failed check, not the other backends' "runtime disabled" by the pin.
     assert "dtype" in row.reason and "runtime disabled" not in row.reason, row.reason
+
+
+def test_flash_reaches_a_sane_share_of_the_measured_matmul_ceiling() -> None:
+    settings = Settings(plan=QUICK.plan, check_accuracy=False)
+    record = compare(SMALL.replace(batch=8, heads=16, seq=2048, head_dim=128), ["sdpa-flash"],
+                     settings=settings)
+    ceilings, (row,) = record.ceilings, record.results
+    # An H200 does several hundred dense bf16 TFLOP/s and several TB/s of copies.
+    assert ceilings is not None and ceilings.matmul_tflops_per_s > 50
+    assert ceilings.bandwidth_gbytes_per_s > 500
+    assert row.flops_of_ceiling is not None and 0.05 < row.flops_of_ceiling < 1.2
 
 
 def test_math_backend_is_slower_than_flash_on_bf16() -> None:

@@ -35,6 +35,12 @@ def fmt_rate(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
+def _with_share(rate: float | None, share: float | None) -> str:
+    """``0.0609 (51%)``: the rate and its share of the machine's measured ceiling."""
+    text = fmt_rate(rate)
+    return text if share is None else f"{text} ({share:.0%})"
+
+
 def fmt_error(r: VariantResult) -> Text:
     if r.max_abs_error is None:
         return Text("—")
@@ -94,7 +100,8 @@ def render_compare(record: RunRecord, console: Console) -> None:
             fmt_ms(lat.median if lat else None), _spread(r)]
         if cuda:
             row.append(fmt_ms(r.cpu_dispatch_ms))
-        row += [fmt_rate(r.tflops_per_s), fmt_rate(r.gbytes_per_s),
+        row += [_with_share(r.tflops_per_s, r.flops_of_ceiling),
+                _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling),
                 format_bytes(r.peak_memory_bytes), fmt_error(r), Text(_notes(r))]
         table.add_row(*row)
     console.print(table)
@@ -109,6 +116,11 @@ def _footer(record: RunRecord, console: Console) -> None:
     console.print(f"[dim]latency: median over the samples, {how}; IQR/median > 10% is "
                   "marked noisy[/dim]")
     console.print(f"[dim]FLOPs: {record.flops_convention}[/dim]")
+    if record.ceilings is not None:
+        c = record.ceilings
+        console.print(f"[dim](%): share of this machine's ceilings, measured in this run: "
+                      f"matmul {fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
+                      f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})[/dim]")
     if memory:
         console.print(f"[dim]peak mem: {', '.join(sorted(memory))}; max err: max |out − "
                       "float64 reference| on the same inputs[/dim]")
