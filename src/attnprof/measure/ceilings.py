@@ -6,7 +6,7 @@ the library's best kernel), so attnprof measures two ceilings on the machine its
 the workload's dtype, with the same timer as the variants:
 
 * **matmul**: one square ``torch.mm``, 2·n³ FLOPs per call — the best dense throughput the
-  BLAS reaches here. n doubles from 256 until one call takes 20 ms (compute-bound) or n
+  BLAS reaches here. n doubles from 256 until one call takes 10 ms (compute-bound) or n
   reaches 8192, so the yardstick costs well under a second even where a dtype is slow
   (bf16 on a CPU without AMX runs at a fraction of a GFLOP/s);
 * **memory bandwidth**: one copy of a buffer far larger than the caches (256 MiB on a CPU,
@@ -29,7 +29,7 @@ __all__ = ["Ceilings", "measure_ceilings"]
 
 #: Short: the ceilings are a yardstick, measured once per run.
 _PLAN = TimingPlan(warmup_s=0.05, min_time_s=0.2, min_samples=3, max_samples=200)
-_COMPUTE_BOUND_S = 0.02
+_COMPUTE_BOUND_S = 0.01
 _MAX_N = 8192
 
 
