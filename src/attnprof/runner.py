@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnprof import costs
-from attnprof.analysis.sdpa_backend import sdpa_backend
-from attnprof.device import GiB, check_against_device, default_device, memory_capacity_bytes
+from attnprof.device import check_against_device, default_device
 from attnprof.environment import collect_environment
-from attnprof.measure.accuracy import TOLERANCE, max_abs_error, reference_output
+from attnprof.measure.accuracy import max_abs_error, reference_output
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
-from attnprof.measure.memory import MemoryProfile, profile_step
-from attnprof.measure.stats import summarize
+from attnprof.measure.memory import profile_step
 from attnprof.measure.timer import Timing, TimingPlan, Warmup, round_sizes, take_samples, warm_up
-from attnprof.record import Ceilings, Latency, RunRecord, VariantResult
+from attnprof.record import Ceilings, RunRecord, VariantResult
+from attnprof.rows import failure_row, messages, ok_row, predicted_oom, row
 from attnprof.trace.capture import CaptureSpec, capture_trace, trace_file_name
 from attnprof.variants import Variant, resolve_variants
 from attnprof.variants.base import Built
@@ -179,7 +178,7 @@ class _Armed:
                 with self.built.context(), grad_mode(w.mode):
                     yield
             finally:
-                self.caught = list(dict.fromkeys([*self.caught, *_messages(seen)]))
+                self.caught = list(dict.fromkeys([*self.caught, *messages(seen)]))
 
 
 def _arm(variant: Variant, w: Workload, inputs: Inputs, settings: Settings,
@@ -188,9 +187,9 @@ def _arm(variant: Variant, w: Workload, inputs: Inputs, settings: Settings,
     support = variant.supports(w)
     result: VariantResult | _Armed
     if not support.ok:
-        result = _row(variant, status="unsupported", reason=support.reason)
-    elif too_big := _predicted_oom(variant, w):
-        result = _row(variant, status="oom", reason=too_big)
+        result = row(variant, status="unsupported", reason=support.reason)
+    elif too_big := predicted_oom(variant, w):
+        result = row(variant, status="oom", reason=too_big)
     else:
         armed = None
         try:
@@ -205,7 +204,7 @@ def _arm(variant: Variant, w: Workload, inputs: Inputs, settings: Settings,
         except BaseException as exc:  # isolation: every failure becomes a row
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
-            result = _failure(variant, exc, armed.caught if armed else [], w)
+            result = failure_row(variant, exc, armed.caught if armed else [], w)
     _phase(progress, variant, "ready")
     return result
 
@@ -228,7 +227,7 @@ def _time_in_rounds(armed: list[_Armed], w: Workload, settings: Settings,
             except BaseException as exc:  # isolation, as in _arm
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
-                a.failure = _failure(a.variant, exc, a.caught, w)
+                a.failure = failure_row(a.variant, exc, a.caught, w)
                 continue
             a.samples_ms.extend(samples)
             a.dispatch_ms.extend(dispatch)
@@ -264,8 +263,8 @@ def _finish(a: _Armed, w: Workload, inputs: Inputs, settings: Settings,
     except BaseException as exc:  # isolation, as in _arm
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        return _failure(variant, exc, a.caught, w)
-    row = _ok_row(variant, w, a.timing(w), memory, error, a.built.notes, a.caught, ceilings)
+        return failure_row(variant, exc, a.caught, w)
+    row = ok_row(variant, w, a.timing(w), memory, error, a.built.notes, a.caught, ceilings)
     row.trace = trace
     return row
 
@@ -275,11 +274,11 @@ def _interrupted_row(a: _Armed, w: Workload, ceilings: Ceilings | None) -> Varia
     if a.failure is not None:
         return a.failure
     if not a.samples_ms:
-        return _row(a.variant, status="error", reason="interrupted before any sample",
+        return row(a.variant, status="error", reason="interrupted before any sample",
                     warnings=a.caught)
     note = (f"interrupted: {len(a.samples_ms)} of {a.warm.samples} samples; memory, "
             "accuracy and trace not taken")
-    return _ok_row(a.variant, w, a.timing(w), None, None, (*a.built.notes, note), a.caught,
+    return ok_row(a.variant, w, a.timing(w), None, None, (*a.built.notes, note), a.caught,
                    ceilings)
 
 
@@ -305,97 +304,6 @@ def _ceilings(w: Workload) -> Ceilings:
     c = measure_ceilings(w.device, w.dtype)
     return Ceilings(matmul_tflops_per_s=c.matmul_flops_per_s / 1e12,
                     bandwidth_gbytes_per_s=c.bandwidth_bytes_per_s / 1e9, method=c.method)
-
-
-def _share(rate: float | None, ceiling: float | None) -> float | None:
-    return rate / ceiling if rate is not None and ceiling else None
-
-
-def _row(variant: Variant, **fields: Any) -> VariantResult:
-    return VariantResult(variant=variant.name, family=variant.family, summary=variant.summary,
-                         **fields)
-
-
-def _ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile | None,
-            error: float | None, notes: tuple[str, ...], caught: list[str],
-            ceilings: Ceilings | None) -> VariantResult:
-    stats = summarize(timing.samples_ms)
-    seconds = stats.median / 1e3
-    flops = costs.step_flops(w, variant.window(w))
-    moved = costs.step_bytes(w)
-    tol = TOLERANCE[w.dtype]
-    tflops = costs.achieved_rate(flops, seconds)
-    gbps = costs.achieved_rate(moved, seconds)
-    backend = sdpa_backend(memory.op_names) if memory else None
-    return _row(
-        variant, status="ok",
-        latency_ms=Latency(median=stats.median, iqr=stats.iqr, q1=stats.q1, q3=stats.q3,
-                           min=stats.minimum, max=stats.maximum, count=stats.count,
-                           noisy=stats.noisy, samples=timing.samples_ms),
-        timing="cuda-events" if timing.device_timed else "wall",
-        cpu_dispatch_ms=summarize(timing.dispatch_ms).median,
-        device_ms=stats.median if timing.device_timed else None,
-        compile_time_s=timing.first_call_s if variant.compiled else None,
-        first_call_s=timing.first_call_s,
-        peak_memory_bytes=memory.peak_bytes if memory else None,
-        peak_memory_method=memory.method if memory else None,
-        flops=flops, flops_convention=costs.FLOPS_CONVENTION,
-        tflops_per_s=None if tflops is None else tflops / 1e12,
-        bytes_moved=moved, gbytes_per_s=None if gbps is None else gbps / 1e9,
-        flops_of_ceiling=_share(tflops, ceilings.matmul_tflops_per_s * 1e12 if ceilings else None),
-        bandwidth_of_ceiling=_share(gbps, ceilings.bandwidth_gbytes_per_s * 1e9
-                                    if ceilings else None),
-        max_abs_error=error, tolerance=tol,
-        within_tolerance=None if error is None else bool(error <= tol),
-        sdpa_backend=backend,
-        ops=list(memory.op_names) if memory else [],
-        notes=list(notes), warnings=caught,
-    )
-
-
-def _failure(variant: Variant, exc: BaseException, caught: list[str],
-             w: Workload) -> VariantResult:
-    refusal = variant.explain_refusal(exc, caught, w)
-    if refusal is None and isinstance(exc, NotImplementedError):
-        # PyTorch's way of declaring a combination unsupported; its message says which.
-        refusal = f"PyTorch: {_one_line(str(exc))}"
-    if refusal is not None:
-        return _row(variant, status="unsupported", reason=refusal, warnings=caught)
-    message = f"{type(exc).__name__}: {_one_line(str(exc))}"
-    status = "oom" if _is_oom(exc) else "error"
-    return _row(variant, status=status, reason=message, warnings=caught)
-
-
-def _is_oom(exc: BaseException) -> bool:
-    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
-        return True
-    text = str(exc).lower()
-    return "out of memory" in text or "can't allocate memory" in text
-
-
-def _predicted_oom(variant: Variant, w: Workload) -> str | None:
-    """A reason not to run a variant that would certainly exhaust memory, else ``None``.
-
-    On CPU the kernel's OOM killer ends the whole process instead of raising, so a variant
-    that materialises B·H·Sq·Sk fp32 scores far beyond memory must not be attempted.
-    """
-    if not variant.materializes_scores:
-        return None
-    need = costs.resident_bytes(w) + 3 * costs.score_matrix_bytes(w, element_bytes=4)
-    have = memory_capacity_bytes(w.device)
-    if need <= 0.9 * have:
-        return None
-    return (f"not run: materialising the scores needs about {need / GiB:.1f} GiB, "
-            f"{w.device} has {have / GiB:.1f} GiB; use a fused variant or a smaller shape")
-
-
-def _messages(seen: list[warnings.WarningMessage]) -> list[str]:
-    return list(dict.fromkeys(_one_line(str(m.message)) for m in seen))
-
-
-def _one_line(text: str, limit: int = 400) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _release(device: str) -> None:
