@@ -62,37 +62,17 @@ def test_samples_are_split_evenly_over_rounds(n: int, rounds: int, sizes: list[i
     assert sum(sizes) == n
 
 
-def test_variants_are_timed_in_alternating_rounds(tmp_path: Path) -> None:
-    path = tmp_path / "recording.py"
-    path.write_text(RECORDING)
-    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
-                      min_warmup_calls=1, rounds=3)
-    record = compare(variants=[f"{path}:first", f"{path}:second"],
-                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False,
-                                       measure_ceilings=False),
-                     **TINY)
-    assert [r.status for r in record.results] == ["ok", "ok"]
-    assert [r.latency_ms.count for r in record.results] == [6, 6]
-    calls = _calls_of(path)
-    blocks = [(name, len(list(run))) for name, run in groupby(calls)]
-    # Both warm up (first call + one warm-up call) before either is timed; then three
-    # rounds of one untimed call and two samples each, alternating.
-    assert blocks == [("first", 2), ("second", 2)] + [("first", 3), ("second", 3)] * 3
+#: Six samples in three rounds of two, one warm-up call: calls can be counted exactly.
+THREE_ROUNDS = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6,
+                                        max_samples=6, min_warmup_calls=1, rounds=3),
+                        measure_memory=False, check_accuracy=False, measure_ceilings=False)
 
 
-def test_a_variant_failing_in_a_round_is_an_error_row_and_the_rest_go_on(
-        tmp_path: Path) -> None:
+def _recording(tmp_path: Path, *names: str) -> tuple[Path, list[str]]:
+    """The recording module written to ``tmp_path``, and variant specs for ``names``."""
     path = tmp_path / "recording.py"
     path.write_text(RECORDING)
-    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
-                      min_warmup_calls=1, rounds=3)
-    record = compare(variants=[f"{path}:failing_late", f"{path}:second"],
-                     settings=Settings(plan=plan, measure_memory=False, check_accuracy=False,
-                                       measure_ceilings=False),
-                     **TINY)
-    failed, ok = record.results
-    assert failed.status == "error" and "broke while being timed" in (failed.reason or "")
-    assert ok.status == "ok" and ok.latency_ms.count == 6
+    return path, [f"{path}:{name}" for name in names]
 
 
 def _calls_of(path: Path) -> list[str]:
@@ -102,17 +82,30 @@ def _calls_of(path: Path) -> list[str]:
     return list(module.CALLS)
 
 
+def test_variants_are_timed_in_alternating_rounds(tmp_path: Path) -> None:
+    path, specs = _recording(tmp_path, "first", "second")
+    record = compare(variants=specs, settings=THREE_ROUNDS, **TINY)
+    assert [r.status for r in record.results] == ["ok", "ok"]
+    assert [r.latency_ms.count for r in record.results] == [6, 6]
+    blocks = [(name, len(list(run))) for name, run in groupby(_calls_of(path))]
+    # Both warm up (first call + one warm-up call) before either is timed; then three
+    # rounds of one untimed call and two samples each, alternating.
+    assert blocks == [("first", 2), ("second", 2)] + [("first", 3), ("second", 3)] * 3
+
+
+def test_a_variant_failing_in_a_round_is_an_error_row_and_the_rest_go_on(
+        tmp_path: Path) -> None:
+    _, specs = _recording(tmp_path, "failing_late", "second")
+    failed, ok = compare(variants=specs, settings=THREE_ROUNDS, **TINY).results
+    assert failed.status == "error" and "broke while being timed" in (failed.reason or "")
+    assert ok.status == "ok" and ok.latency_ms.count == 6
+
+
 def test_ctrl_c_during_the_rounds_keeps_the_samples_taken(tmp_path: Path) -> None:
-    path = tmp_path / "recording.py"
-    path.write_text(RECORDING)
-    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
-                      min_warmup_calls=1, rounds=3)
+    _, specs = _recording(tmp_path, "second", "stopped_in_round_two")
     saved = []
     with pytest.raises(KeyboardInterrupt):
-        compare(variants=[f"{path}:second", f"{path}:stopped_in_round_two"],
-                settings=Settings(plan=plan, measure_memory=False, check_accuracy=False,
-                                       measure_ceilings=False),
-                on_result=saved.append, **TINY)
+        compare(variants=specs, settings=THREE_ROUNDS, on_result=saved.append, **TINY)
     (record,) = saved
     assert record.status == "partial"
     second, stopped = record.results
