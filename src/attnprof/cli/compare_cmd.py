@@ -25,6 +25,8 @@ def add_parser(sub: Any) -> None:
                         "(default: all built-in); see --list-variants")
     p.add_argument("--list-variants", action="store_true", help="list variants and exit")
     p.add_argument("--json", metavar="PATH", help="write the run record (JSON) to PATH")
+    p.add_argument("--csv", metavar="PATH",
+                   help="write one CSV line per variant (with the workload's fields) to PATH")
     add_timing_arguments(p)
     p.add_argument("--trace", metavar="DIR",
                    help="also write a torch.profiler trace (.json.gz) of each variant to DIR")
@@ -42,8 +44,16 @@ def run(args: argparse.Namespace) -> int:
 
         render_variant_list(list(REGISTRY.values()), console)
         return 0
+    if args.csv:
+        from attnprof.atomic import check_writable
+
+        check_writable(args.csv)
     record = run_comparison(args, console, variants=args.variants, json_path=args.json,
                             trace_dir=args.trace, trace_steps=args.trace_steps)
+    if args.csv:
+        from attnprof.render.report_csv import write_csv
+
+        write_csv(args.csv, record)
     if args.trace:
         from attnprof.analysis.analyze import analyze_record
 
@@ -55,8 +65,9 @@ def run(args: argparse.Namespace) -> int:
         from attnprof.render.trace_report import render_findings_by_variant
 
         render_findings_by_variant(record, console)
-    if args.json:
-        console.print(f"[dim]record written to {args.json}[/dim]")
+    for what, path in (("record", args.json), ("CSV", args.csv)):
+        if path:
+            console.print(f"[dim]{what} written to {path}[/dim]")
     return 0
 
 
