@@ -27,17 +27,20 @@ __all__ = ["failure_row", "is_oom", "messages", "ok_row", "one_line", "predicted
 
 
 def share(rate: float | None, ceiling: float | None) -> float | None:
+    """``rate`` as a share of ``ceiling`` (None when either is unknown)."""
     return rate / ceiling if rate is not None and ceiling else None
 
 
 def row(variant: Variant, **fields: Any) -> VariantResult:
+    """A result row for ``variant`` with the given fields."""
     return VariantResult(variant=variant.name, family=variant.family, summary=variant.summary,
                          **fields)
 
 
 def ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile | None,
-            error: float | None, notes: tuple[str, ...], caught: list[str],
-            ceilings: Ceilings | None) -> VariantResult:
+           error: float | None, notes: tuple[str, ...], caught: list[str],
+           ceilings: Ceilings | None) -> VariantResult:
+    """The row of a measured variant: latency statistics, rates, memory, error, notes."""
     stats = summarize(timing.samples_ms)
     seconds = stats.median / 1e3
     flops = costs.step_flops(w, variant.window(w))
@@ -73,7 +76,8 @@ def ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile 
 
 
 def failure_row(variant: Variant, exc: BaseException, caught: list[str],
-             w: Workload) -> VariantResult:
+                w: Workload) -> VariantResult:
+    """The row of a variant that raised: ``unsupported`` for a refusal, else oom or error."""
     refusal = variant.explain_refusal(exc, caught, w)
     if refusal is None and isinstance(exc, NotImplementedError):
         # PyTorch's way of declaring a combination unsupported; its message says which.
@@ -86,6 +90,7 @@ def failure_row(variant: Variant, exc: BaseException, caught: list[str],
 
 
 def is_oom(exc: BaseException) -> bool:
+    """Whether ``exc`` means the device (or host) ran out of memory."""
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
         return True
     text = str(exc).lower()
@@ -109,9 +114,11 @@ def predicted_oom(variant: Variant, w: Workload) -> str | None:
 
 
 def messages(seen: list[warnings.WarningMessage]) -> list[str]:
+    """Caught warnings as distinct one-line messages, in the order first seen."""
     return list(dict.fromkeys(one_line(str(m.message)) for m in seen))
 
 
 def one_line(text: str, limit: int = 400) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
