@@ -36,11 +36,13 @@ ATTENTION_OP = re.compile(
 
 def measure_attention(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
     """Fields ``attention_us_per_forward`` and ``attention_share`` (None: no work at all)."""
-    inside = _inside_attention(view.ops)
+    ops = view.ops
+    # An empty index still has to answer for the clipped position 0 of unlinked events.
+    inside = ops.inside(ATTENTION_OP) if len(ops) else np.zeros(1, dtype=bool)
     total = attention = 0.0
     if view.on_device:
         dev = view.devices
-        fused = _fused_attention_names(view.ops, dev.name)
+        fused = _fused_attention_names(ops, dev.name)
         for positions in view.device_of:
             us = (dev.end[positions] - dev.start[positions]).astype(np.float64)
             op = dev.op[positions]
@@ -55,18 +57,6 @@ def measure_attention(view: RegionView, fields: Mapping[str, Any]) -> dict[str, 
     n = view.n or 1
     return {"attention_us_per_forward": attention / n,
             "attention_share": attention / total if total > 0 else None}
-
-
-def _inside_attention(ops: OpIndex) -> np.ndarray:
-    """Per op: is it, or does it run inside, an attention op (subtrees are contiguous)."""
-    n = len(ops)
-    if n == 0:
-        return np.zeros(1, dtype=bool)  # indexable by a clipped -1
-    roots = np.flatnonzero(np.isin(ops.name, ops.trace.events.strings.ids_matching(ATTENTION_OP)))
-    depth = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(depth, roots, 1)
-    np.add.at(depth, ops.last[roots] + 1, -1)
-    return np.cumsum(depth[:n]) > 0
 
 
 def _fused_attention_names(ops: OpIndex, names: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ range ``i .. last[i]`` and every region, op-tree and launch lookup is a slice or
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -127,6 +128,26 @@ class OpIndex:
 
     @cached_property
     def _json_cache(self) -> dict[int, list[Any] | None]:
+        return {}
+
+    def inside(self, pattern: re.Pattern[str]) -> np.ndarray:
+        """Per op: whether it, or an op it runs inside, has a name matching ``pattern``.
+
+        A subtree is one contiguous range of positions, so each matching op marks one range
+        (a difference array, then a running sum). Computed once per pattern and index.
+        """
+        cache = self._inside_cache
+        if pattern.pattern not in cache:
+            roots = np.flatnonzero(np.isin(self.name, self.trace.events.strings.ids_matching(
+                pattern)))
+            depth = np.zeros(len(self) + 1, dtype=np.int64)
+            np.add.at(depth, roots, 1)
+            np.add.at(depth, self.last[roots] + 1, -1)
+            cache[pattern.pattern] = np.cumsum(depth[:-1]) > 0
+        return cache[pattern.pattern]
+
+    @cached_property
+    def _inside_cache(self) -> dict[str, np.ndarray]:
         return {}
 
     @cached_property
