@@ -94,11 +94,14 @@ def _grouped(ops: OpIndex, names: list[str], positions: list[int]) -> list[Regio
     groups: dict[str, list[int]] = {}
     for i in positions:
         groups.setdefault(names[i], []).append(i)
-    return [Region(name, _instances(ops, pos)) for name, pos in groups.items()]
-
-
-def _instances(ops: OpIndex, positions: list[int]) -> tuple[Instance, ...]:
     horizon = _last_recorded_end(ops)
+    return [Region(name, _instances(ops, pos, horizon)) for name, pos in groups.items()]
+
+
+def _instances(ops: OpIndex, positions: list[int],
+               horizon: float | None = None) -> tuple[Instance, ...]:
+    if horizon is None:
+        horizon = _last_recorded_end(ops)
     found = [
         Instance(op=i, pid=int(ops.pid[i]), tid=int(ops.tid[i]), start=float(ops.start[i]),
                  end=max(float(ops.start[i]), min(float(ops.end[i]), horizon)))
