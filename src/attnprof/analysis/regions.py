@@ -82,7 +82,7 @@ def find_regions(ops: OpIndex, pattern: str | None = None) -> list[Region]:
         return _grouped(ops, names, ours)
     steps = [i for i, (n, a) in enumerate(zip(names, ann, strict=True)) if a and _STEP.match(n)]
     if steps:
-        return [Region(PROFILER_STEP, _instances(ops, steps))]
+        return [Region(PROFILER_STEP, _instances(ops, steps, _last_recorded_end(ops)))]
     if len(ops) == 0:
         return []
     whole = Instance(op=-1, pid=None, tid=None, start=float(np.min(ops.start)),
@@ -98,10 +98,7 @@ def _grouped(ops: OpIndex, names: list[str], positions: list[int]) -> list[Regio
     return [Region(name, _instances(ops, pos, horizon)) for name, pos in groups.items()]
 
 
-def _instances(ops: OpIndex, positions: list[int],
-               horizon: float | None = None) -> tuple[Instance, ...]:
-    if horizon is None:
-        horizon = _last_recorded_end(ops)
+def _instances(ops: OpIndex, positions: list[int], horizon: float) -> tuple[Instance, ...]:
     found = [
         Instance(op=i, pid=int(ops.pid[i]), tid=int(ops.tid[i]), start=float(ops.start[i]),
                  end=max(float(ops.start[i]), min(float(ops.end[i]), horizon)))
