@@ -17,7 +17,7 @@ import itertools
 import statistics
 
 from attnprof.measure.timer import TimingPlan
-from attnprof.runner import Settings, compare
+from attnprof.run.compare import Settings, compare
 
 
 def medians(variants: list[str], rounds: int, min_time: float) -> dict[str, float]:

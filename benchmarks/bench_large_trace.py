@@ -116,7 +116,7 @@ def _worker(path: Path) -> None:
 
     import numpy as np
 
-    from attnprof.analysis.breakdown import kernel_breakdown
+    from attnprof.analysis.passes.breakdown import kernel_breakdown
     from attnprof.trace import ROW_COLUMNS, load_trace
 
     gc.collect()

@@ -55,7 +55,7 @@ def _reset_peak() -> None:
 
 
 def _work_attnprof(trace: Path) -> dict[str, Any]:
-    from attnprof.analysis.breakdown import kernel_breakdown
+    from attnprof.analysis.passes.breakdown import kernel_breakdown
     from attnprof.trace import load_trace
 
     def run() -> dict[str, Any]:

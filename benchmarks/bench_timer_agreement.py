@@ -20,9 +20,9 @@ import torch.utils.benchmark as tub
 
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.timer import TimingPlan, time_step
-from attnprof.runner import prepare
+from attnprof.run.compare import prepare
+from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
-from attnprof.workload import Workload
 
 
 def attnprof_median_ms(step, device: str, min_time: float) -> float:

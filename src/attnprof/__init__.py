@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from attnprof._version import __version__
 
 if TYPE_CHECKING:
-    from attnprof.record import RunRecord
-    from attnprof.workload import Workload
+    from attnprof.record.run import RunRecord
+    from attnprof.spec.workload import Workload
 
 __all__ = ["RunRecord", "UsageError", "Workload", "__version__", "compare"]
 
 
 def compare(*args: Any, **kwargs: Any) -> RunRecord:
-    """Measure attention variants side by side; see :func:`attnprof.runner.compare`."""
-    from attnprof.runner import compare as _compare
+    """Measure attention variants side by side; see :func:`attnprof.run.compare.compare`."""
+    from attnprof.run.compare import compare as _compare
 
     return _compare(*args, **kwargs)
 
@@ -29,11 +29,11 @@ def compare(*args: Any, **kwargs: Any) -> RunRecord:
 def __getattr__(name: str) -> Any:
     # Lazy re-exports keep ``import attnprof`` free of torch.
     if name == "RunRecord":
-        from attnprof.record import RunRecord
+        from attnprof.record.run import RunRecord
 
         return RunRecord
     if name == "Workload":
-        from attnprof.workload import Workload
+        from attnprof.spec.workload import Workload
 
         return Workload
     if name == "UsageError":

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.analysis.report import TraceReport
+from attnprof.measure.capture import CaptureSpec
 from attnprof.measure.timer import TimingPlan
-from attnprof.record import RunRecord
-from attnprof.runner import Settings, compare
+from attnprof.record.run import RunRecord
+from attnprof.record.trace_report import TraceReport
+from attnprof.run.compare import Settings, compare
+from attnprof.spec.workload import Workload
 from attnprof.trace import Trace, load_trace
-from attnprof.trace.capture import CaptureSpec
-from attnprof.workload import Workload
 
 #: B=1, H=2 sharing one K/V head (so repeat_kv and enable_gqa have work), S=64, D=16.
 WORKLOAD = Workload(batch=1, heads=2, kv_heads=1, seq=64, head_dim=16, device="cpu")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.analysis.report import TraceReport
+from attnprof.record.trace_report import TraceReport
 from attnprof.trace import load_trace
 
 FUSED_CPU = "aten::_scaled_dot_product_flash_attention_for_cpu"

@@ -10,8 +10,8 @@ import math
 from collections import Counter
 from itertools import pairwise
 
-from attnprof.analysis.report import Finding, TraceReport
-from attnprof.workload import Workload
+from attnprof.record.trace_report import Finding, TraceReport
+from attnprof.spec.workload import Workload
 
 
 def rules(report: TraceReport) -> set[str]:

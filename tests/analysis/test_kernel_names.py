@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnprof.analysis.kernel_names import (
+from attnprof.knowledge.kernel_names import (
     ATTENTION_FAMILIES,
     DTYPES,
     FAMILIES,

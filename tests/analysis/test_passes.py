@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.analysis.compute_ops import (
+from attnprof.analysis.index.compute_ops import (
     METADATA_OPS,
     compute_ops,
     is_structural,
 )
-from attnprof.analysis.device_events import link_device_events
-from attnprof.analysis.op_index import index_cpu_ops
-from attnprof.analysis.region_passes import REGION_PASSES, build_region_report
-from attnprof.analysis.region_view import view_regions
-from attnprof.analysis.regions import PROFILER_STEP, WHOLE_TRACE, find_regions
-from attnprof.record import RunRecord
+from attnprof.analysis.index.device_events import link_device_events
+from attnprof.analysis.index.op_index import index_cpu_ops
+from attnprof.analysis.index.regions import PROFILER_STEP, WHOLE_TRACE, find_regions
+from attnprof.analysis.index.views import view_regions
+from attnprof.analysis.passes import REGION_PASSES, build_region_report
+from attnprof.record.run import RunRecord
 from attnprof.trace import load_trace
 
 
@@ -150,7 +150,7 @@ def test_kv_expanded_by_expand_and_reshape(tmp_path: Path) -> None:
     import torch.nn.functional as F
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    from attnprof.workload import Workload
+    from attnprof.spec.workload import Workload
 
     w = Workload(batch=1, heads=4, kv_heads=2, seq=32, head_dim=8)
     q = torch.randn(1, 4, 32, 8)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.analysis.report import TraceReport
+from attnprof.measure.capture import CaptureSpec
 from attnprof.measure.timer import TimingPlan
-from attnprof.runner import Settings, compare
+from attnprof.record.trace_report import TraceReport
+from attnprof.run.compare import Settings, compare
+from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
-from attnprof.trace.capture import CaptureSpec
-from attnprof.workload import Workload
 
 BF16 = Workload(batch=1, heads=2, seq=64, head_dim=16, dtype="bfloat16", device="cpu")
 

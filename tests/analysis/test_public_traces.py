@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.analysis.regions import PROFILER_STEP, WHOLE_TRACE
+from attnprof.analysis.index.regions import PROFILER_STEP, WHOLE_TRACE
 from attnprof.trace import load_trace
 
 # Listed at collection time for parametrization; the ``public_traces`` fixture skips the

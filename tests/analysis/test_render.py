@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from rich.console import Console
 
-from attnprof.analysis.report import AnalysisRecord, TraceReport
+from attnprof.record.trace_report import AnalysisRecord, TraceReport
 from attnprof.render.report_json import render_json, write_analysis_json
 from attnprof.render.trace_report import render_trace_report
 

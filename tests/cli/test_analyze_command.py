@@ -10,8 +10,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from attnprof.analysis.report import AnalysisRecord
 from attnprof.cli.main import main
+from attnprof.record.trace_report import AnalysisRecord
 
 
 def test_every_public_trace_exits_0_with_a_breakdown(

@@ -7,9 +7,9 @@ from rich.console import Console
 
 from attnprof.measure.ceilings import measure_ceilings
 from attnprof.measure.timer import TimingPlan
-from attnprof.record import RunRecord
+from attnprof.record.run import RunRecord
 from attnprof.render.terminal import render_compare
-from attnprof.runner import Settings, compare
+from attnprof.run.compare import Settings, compare
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from attnprof.cli.main import main
-from attnprof.record import RunRecord
+from attnprof.record.run import RunRecord
 from attnprof.render.report_csv import COLUMNS, render_csv
-from attnprof.runner import Settings, compare
+from attnprof.run.compare import Settings, compare
 
 
 def test_csv_reads_back_to_the_record(fast_settings: Settings) -> None:

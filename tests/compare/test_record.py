@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from attnprof.errors import UsageError
-from attnprof.record import SCHEMA_VERSION, RunRecord
-from attnprof.runner import compare
-from attnprof.workload import Workload
+from attnprof.record.run import SCHEMA_VERSION, RunRecord
+from attnprof.run.compare import compare
+from attnprof.spec.workload import Workload
 
 TINY = Workload(batch=1, heads=2, seq=32, head_dim=16)
 

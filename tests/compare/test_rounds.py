@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from attnprof.measure.timer import TimingPlan, round_sizes
-from attnprof.runner import Settings, compare
+from attnprof.run.compare import Settings, compare
 
 RECORDING = '''
 import torch.nn.functional as F

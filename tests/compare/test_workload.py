@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from attnprof.device import check_against_device, check_device
 from attnprof.errors import UsageError
-from attnprof.workload import Workload, canonical_dtype, default_workload
+from attnprof.measure.device import check_against_device, check_device
+from attnprof.spec.workload import Workload, canonical_dtype, default_workload
 
 
 @pytest.mark.parametrize(

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.analysis.expectations_check import Measured, check_expectations, pick_region
-from attnprof.analysis.report import TraceReport
+from attnprof.analysis.check import Measured, check_expectations, pick_region
 from attnprof.errors import UsageError
-from attnprof.expectations import Bound, Expectations, PatternBound, PerForward
+from attnprof.measure.capture import CaptureSpec
 from attnprof.measure.timer import TimingPlan
-from attnprof.record import RunRecord
-from attnprof.runner import Settings, compare
+from attnprof.record.run import RunRecord
+from attnprof.record.trace_report import TraceReport
+from attnprof.run.compare import Settings, compare
+from attnprof.spec.expectations import Bound, Expectations, PatternBound, PerForward
+from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
-from attnprof.trace.capture import CaptureSpec
-from attnprof.workload import Workload
 
 WORKLOAD = Workload(batch=1, heads=2, seq=32, head_dim=16)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from attnprof.measure.timer import TimingPlan
-from attnprof.runner import Settings, compare
+from attnprof.run.compare import Settings, compare
+from attnprof.spec.workload import Workload
 from attnprof.variants import REGISTRY
-from attnprof.workload import Workload
 
 pytestmark = pytest.mark.gpu
 

@@ -138,7 +138,7 @@ def cpu_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with profile(
         activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True
     ) as prof:
-        # What attnprof's own captures add to the header (trace/capture.py).
+        # What attnprof's own captures add to the header (measure/capture.py).
         prof.add_metadata_json("attnprof", json.dumps(CAPTURE_METADATA))
         for _ in range(2):
             with record_function("attention_forward"):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from attnprof.analysis.breakdown import CATEGORIES, kernel_breakdown
+from attnprof.analysis.passes.breakdown import CATEGORIES, kernel_breakdown
 from attnprof.trace import load_trace
 
 # json_summary's keys for the breakdown's categories.

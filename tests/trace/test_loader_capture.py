@@ -77,6 +77,7 @@ def test_cpu_capture_keeps_torch_out_of_the_loader() -> None:
     import subprocess
     import sys
 
-    code = "import sys, attnprof.trace, attnprof.analysis.breakdown; print('torch' in sys.modules)"
+    code = ("import sys, attnprof.trace, attnprof.analysis.passes.breakdown; "
+            "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -18,29 +18,26 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnprof.analysis.breakdown import KernelBreakdown, kernel_breakdown
-from attnprof.analysis.device_events import (
-    RUNTIME_CATEGORIES,
-    DeviceEvents,
-    link_device_events,
-)
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.op_index import index_cpu_ops
-from attnprof.analysis.region_passes import REGION_PASSES, RegionPass, build_region_report
-from attnprof.analysis.region_view import view_regions
-from attnprof.analysis.regions import find_regions
-from attnprof.analysis.report import (
+from attnprof.analysis.index.device_events import DeviceEvents, link_device_events
+from attnprof.analysis.index.op_index import index_cpu_ops
+from attnprof.analysis.index.regions import find_regions
+from attnprof.analysis.index.views import view_regions
+from attnprof.analysis.passes import REGION_PASSES, RegionPass, build_region_report
+from attnprof.analysis.passes.breakdown import KernelBreakdown, kernel_breakdown
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.knowledge.trace_categories import RUNTIME_CATEGORIES
+from attnprof.record.trace_report import (
     BreakdownCategory,
     BreakdownKernel,
     BreakdownReport,
     TraceReport,
 )
+from attnprof.spec.workload import Workload
 from attnprof.trace import Trace
-from attnprof.workload import Workload
 
 if TYPE_CHECKING:
-    from attnprof.record import RunRecord
+    from attnprof.record.run import RunRecord
 
 __all__ = ["analyze_trace", "breakdown_report", "trace_device"]
 
@@ -48,13 +45,13 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
                   region_pattern: str | None = None,
                   passes: tuple[RegionPass, ...] = REGION_PASSES,
                   rules: tuple[Rule, ...] = RULES) -> TraceReport:
-    """The :class:`~attnprof.analysis.report.TraceReport` of ``trace``.
+    """The :class:`~attnprof.record.trace_report.TraceReport` of ``trace``.
 
-    ``result`` is the run record's :class:`~attnprof.record.VariantResult` for the traced
+    ``result`` is the run record's :class:`~attnprof.record.run.VariantResult` for the traced
     variant, when there is one; rules use its warnings as evidence. ``workload`` overrides
     the one in the trace's ``attnprof`` metadata (foreign traces have none: rules then read
     shapes and kernel names only). ``region_pattern`` picks the user annotations to treat as
-    regions (see :func:`~attnprof.analysis.regions.find_regions`).
+    regions (see :func:`~attnprof.analysis.index.regions.find_regions`).
     """
     ops = index_cpu_ops(trace)
     devices = link_device_events(ops)

@@ -34,10 +34,10 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.analysis.expectations_check import check_expectations, pick_region
-    from attnprof.expectations import load_expectations
+    from attnprof.analysis.check import check_expectations, pick_region
     from attnprof.render.check_terminal import render_check
     from attnprof.render.terminal import make_console
+    from attnprof.spec.expectations import load_expectations
 
     expectations = load_expectations(args.expect)  # a malformed file fails before any work
     console = make_console()
@@ -73,7 +73,7 @@ def _from_trace(path: str) -> Any:
 
 def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
     from attnprof.analysis.analyze import analyze_record
-    from attnprof.analysis.expectations_check import Measured
+    from attnprof.analysis.check import Measured
     from attnprof.cli.compare_cmd import run_comparison
     from attnprof.errors import UsageError
 

@@ -81,10 +81,10 @@ def run_comparison(args: argparse.Namespace, console: Any, *, variants: list[str
     """
     from attnprof.atomic import check_trace_dir, check_writable
     from attnprof.errors import UsageError
+    from attnprof.measure.capture import CaptureSpec
     from attnprof.measure.timer import TimingPlan
     from attnprof.render.progress import ComparisonProgress
-    from attnprof.runner import Settings, compare, prepare
-    from attnprof.trace.capture import CaptureSpec
+    from attnprof.run.compare import Settings, compare, prepare
 
     if args.min_time is not None and args.min_time <= 0:
         raise UsageError(f"--min-time must be positive, got {args.min_time}")

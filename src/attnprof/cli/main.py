@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from attnprof import __version__
+from attnprof._version import __version__
 from attnprof.cli import analyze_cmd, check_cmd, compare_cmd, profile_cmd
 from attnprof.cli.parser import Parser
 from attnprof.errors import UsageError

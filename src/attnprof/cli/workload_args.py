@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from attnprof.workload import MODES
+from attnprof.spec.workload import MODES
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per :class:`~attnprof.workload.Workload` field (unset = device default)."""
+    """Add one flag per :class:`~attnprof.spec.workload.Workload` field (unset = device default)."""
     g = parser.add_argument_group("workload (defaults depend on the device)")
     g.add_argument("--batch", "-b", type=int, help="batch size")
     g.add_argument("--heads", type=int, help="query heads")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from attnprof.spec.workload import Workload
 from attnprof.variants.masks import allowed_mask, expand_kv
-from attnprof.workload import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -62,7 +62,7 @@ def _matmul_ms(device: str, dtype: Any) -> tuple[int, float]:
     """The size n at which one matmul is compute-bound (or the largest), and its median."""
     import torch
 
-    from attnprof.device import synchronize
+    from attnprof.measure.device import synchronize
 
     n = 256
     while True:

@@ -98,7 +98,7 @@ def warm_up(step: Callable[[], object], *, device: str = "cpu",
     """Time the first call alone, warm up for ``plan.warmup_s``, and size the sampling."""
     plan = plan or TimingPlan()
     if sync is None:
-        from attnprof.device import synchronize
+        from attnprof.measure.device import synchronize
 
         def sync() -> None:
             synchronize(device)

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from attnprof.atomic import write_atomic
-from attnprof.record import RunRecord, VariantResult
+from attnprof.record.run import RunRecord, VariantResult
 
 __all__ = ["COLUMNS", "render_csv", "write_csv"]
 

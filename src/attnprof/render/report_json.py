@@ -1,6 +1,6 @@
 """JSON rendering of trace reports: the msgspec encoding of the report, versioned.
 
-``attnprof analyze --json`` writes an :class:`~attnprof.analysis.report.AnalysisRecord`
+``attnprof analyze --json`` writes an :class:`~attnprof.record.trace_report.AnalysisRecord`
 (one report per trace); ``attnprof profile --json`` embeds each report in the run record
 instead. Files are written atomically, so a reader never sees half of one.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from attnprof.analysis.report import AnalysisRecord, TraceReport
 from attnprof.atomic import write_atomic
+from attnprof.record.trace_report import AnalysisRecord, TraceReport
 
 __all__ = ["render_json", "write_analysis_json"]
 

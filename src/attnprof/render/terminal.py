@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.record import RunRecord, VariantResult
-from attnprof.units import format_bytes
+from attnprof.formatting import format_bytes
+from attnprof.record.run import RunRecord, VariantResult
 from attnprof.variants.base import Variant
 
 _STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}

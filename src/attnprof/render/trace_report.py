@@ -1,4 +1,4 @@
-"""Terminal rendering of a :class:`~attnprof.analysis.report.TraceReport` with rich.
+"""Terminal rendering of a :class:`~attnprof.record.trace_report.TraceReport` with rich.
 
 Formats only: every number shown is a field of the report. Long lists are cut to the
 ``top`` rows a reader can take in (kernels in run order when they fit, else the largest by
@@ -14,10 +14,10 @@ from rich.table import Table
 # rich markup.
 from rich.text import Text
 
-from attnprof.analysis.kernel_stats import PATH_SEP
-from attnprof.analysis.report import Finding, KernelStat, RegionReport, TraceReport
-from attnprof.record import RunRecord
-from attnprof.units import counted, format_bytes, format_us
+from attnprof.analysis.passes.kernel_stats import PATH_SEP
+from attnprof.formatting import counted, format_bytes, format_us
+from attnprof.record.run import RunRecord
+from attnprof.record.trace_report import Finding, KernelStat, RegionReport, TraceReport
 
 __all__ = ["fmt_size", "fmt_us", "render_trace_report"]
 

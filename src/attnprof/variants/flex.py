@@ -8,9 +8,9 @@ The block mask is built once per workload, outside the measured call.
 
 from __future__ import annotations
 
+from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import flex_mask_mod
-from attnprof.workload import Workload
 
 
 def _supports(w: Workload) -> Support:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
+from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
 from attnprof.variants.masks import allowed_mask, expand_kv
-from attnprof.workload import Workload
 
 
 def _build(w: Workload, inplace: bool) -> Built:

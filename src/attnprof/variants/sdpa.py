@@ -10,7 +10,7 @@ On CUDA the warnings come in sections, one per fused backend, each a header warn
 (``"Flash attention kernel not used because:"``) followed by one warning per failed check;
 with a backend pinned, the other backends' sections only say they were runtime disabled.
 Only the pinned backend's own checks explain the refusal
-(:func:`attnprof.analysis.sdpa_backend.refusal_reasons`).
+(:func:`attnprof.knowledge.sdpa_backends.refusal_reasons`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import contextlib
 import functools
 from typing import TYPE_CHECKING, TypedDict
 
-from attnprof.analysis.sdpa_backend import refusal_reasons
+from attnprof.knowledge.sdpa_backends import refusal_reasons
+from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
-from attnprof.workload import Workload
 
 if TYPE_CHECKING:
     import torch

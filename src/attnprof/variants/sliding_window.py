@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
 from attnprof.variants.masks import allowed_mask
-from attnprof.workload import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
+from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
-from attnprof.workload import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from attnprof.analysis.findings.backend import detect_gqa_math_fallback, report_sdpa_backend
 from attnprof.analysis.findings.context import FindingContext
 from attnprof.analysis.findings.copies import detect_hidden_copies, detect_kv_expansion
 from attnprof.analysis.findings.dispatch import detect_cpu_bound
@@ -17,8 +18,7 @@ from attnprof.analysis.findings.flex import detect_uncompiled_flex
 from attnprof.analysis.findings.masks import detect_mask_rebuild
 from attnprof.analysis.findings.precision import detect_fp32_upcast, detect_safe_softmax
 from attnprof.analysis.findings.scores import detect_materialised_scores
-from attnprof.analysis.findings.sdpa import detect_gqa_math_fallback, report_sdpa_backend
-from attnprof.analysis.report import Finding
+from attnprof.record.trace_report import Finding
 
 __all__ = ["RULES", "FindingContext", "Rule", "run_rules"]
 

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.device_events import DeviceEvents
-from attnprof.analysis.op_index import OpIndex
-from attnprof.analysis.region_view import RegionView
-from attnprof.analysis.regions import ATTNPROF_PREFIX
-from attnprof.analysis.report import RegionReport, TraceReport
-from attnprof.units import format_bytes, format_us
-from attnprof.workload import Workload
+from attnprof.analysis.index.device_events import DeviceEvents
+from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.regions import ATTNPROF_PREFIX
+from attnprof.analysis.index.views import RegionView
+from attnprof.formatting import format_bytes, format_us
+from attnprof.record.trace_report import RegionReport, TraceReport
+from attnprof.spec.workload import Workload
 
 __all__ = ["FindingContext", "bytes_text", "us_text"]
 

@@ -15,9 +15,9 @@ from collections import defaultdict
 import numpy as np
 
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
-from attnprof.analysis.report import Finding
-from attnprof.analysis.tensor_args import tensor_args
-from attnprof.workload import Workload
+from attnprof.analysis.index.tensor_args import tensor_args
+from attnprof.record.trace_report import Finding
+from attnprof.spec.workload import Workload
 
 __all__ = ["detect_hidden_copies", "detect_kv_expansion"]
 

@@ -9,8 +9,8 @@ classic cases. A CPU-only trace has no device timeline to compare with, which is
 from __future__ import annotations
 
 from attnprof.analysis.findings.context import FindingContext, us_text
-from attnprof.analysis.report import Finding
-from attnprof.units import counted
+from attnprof.formatting import counted
+from attnprof.record.trace_report import Finding
 
 __all__ = ["detect_cpu_bound"]
 

@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
-from attnprof.analysis.report import Finding
-from attnprof.analysis.tensor_args import tensor_args
-from attnprof.units import counted
+from attnprof.analysis.index.tensor_args import tensor_args
+from attnprof.formatting import counted
+from attnprof.record.trace_report import Finding
 
 __all__ = ["detect_uncompiled_flex"]
 

@@ -15,8 +15,8 @@ from collections import Counter
 import numpy as np
 
 from attnprof.analysis.findings.context import FindingContext, us_text
-from attnprof.analysis.report import Finding
-from attnprof.units import counted
+from attnprof.formatting import counted
+from attnprof.record.trace_report import Finding
 
 __all__ = ["detect_mask_rebuild"]
 

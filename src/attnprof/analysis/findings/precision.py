@@ -13,11 +13,11 @@ import math
 import numpy as np
 
 from attnprof.analysis.findings.context import FindingContext, us_text
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.region_view import RegionView
-from attnprof.analysis.report import Finding
-from attnprof.analysis.tensor_args import HALF_TYPES, tensor_args
-from attnprof.units import counted
+from attnprof.analysis.index.tensor_args import HALF_TYPES, tensor_args
+from attnprof.analysis.index.views import RegionView
+from attnprof.formatting import counted
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.record.trace_report import Finding
 
 __all__ = ["detect_fp32_upcast", "detect_safe_softmax"]
 

@@ -12,11 +12,11 @@ reads.
 from __future__ import annotations
 
 from attnprof.analysis.findings.context import FindingContext, bytes_text
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.region_view import RegionView
-from attnprof.analysis.report import Finding, RegionReport
-from attnprof.analysis.sdpa_backend import BACKEND_OPS
-from attnprof.analysis.tensor_args import TensorArg, tensor_args
+from attnprof.analysis.index.tensor_args import TensorArg, tensor_args
+from attnprof.analysis.index.views import RegionView
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.knowledge.sdpa_backends import BACKEND_OPS
+from attnprof.record.trace_report import Finding, RegionReport
 
 __all__ = ["detect_materialised_scores"]
 

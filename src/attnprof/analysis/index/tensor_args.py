@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from attnprof.analysis.op_index import OpIndex
+from attnprof.analysis.index.op_index import OpIndex
 
 __all__ = ["ELEMENT_BYTES", "HALF_TYPES", "TensorArg", "tensor_args"]
 

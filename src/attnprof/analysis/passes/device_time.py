@@ -1,12 +1,12 @@
 """Device time per forward: busy time, time by category, idle gaps, and the verdict.
 
-Region passes (see :mod:`attnprof.analysis.region_passes`).
+Region passes (see :mod:`attnprof.analysis.passes`).
 
 *Busy* time is the union of the intervals of a step's device events (overlapping kernels on
 two streams count once); *category* times are plain sums of durations. A step's device
 window runs from the start of its CPU region (nothing it launches can start earlier) to the
 end of its last device event; *idle* is the part of that window in which none of its device
-events ran, and each stretch of it is a :class:`~attnprof.analysis.report.Gap` named after
+events ran, and each stretch of it is a :class:`~attnprof.record.trace_report.Gap` named after
 the event that preceded it (``None``: the step's start, i.e. waiting for the first launch).
 
 The verdict compares CPU dispatch time with device busy time per forward: a forward whose
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.region_view import RegionView
-from attnprof.analysis.report import Gap
+from attnprof.analysis.index.views import RegionView
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.record.trace_report import Gap
 
 __all__ = ["DEVICE_CATEGORIES_ORDER", "GAPS_KEPT", "judge_boundness", "measure_device_time"]
 

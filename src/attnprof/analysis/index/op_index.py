@@ -23,12 +23,12 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from attnprof.knowledge.trace_categories import OP_CATEGORIES
 from attnprof.trace import Trace
 
 __all__ = ["OpIndex", "index_cpu_ops"]
 
 #: Trace categories of CPU-side ranges that form the op tree.
-OP_CATEGORIES = ("cpu_op", "user_annotation")
 
 _json = msgspec.json.Decoder()
 

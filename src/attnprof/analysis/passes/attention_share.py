@@ -1,6 +1,6 @@
 """How much of a forward is attention: the "locate" question, asked of any trace.
 
-A region pass (see :mod:`attnprof.analysis.region_passes`). Work counts as attention when
+A region pass (see :mod:`attnprof.analysis.passes`). Work counts as attention when
 it ran inside a recognised attention op — ``aten::scaled_dot_product_attention`` and the
 backend ops it routes to, flex_attention's op — or, on a GPU, when the kernel itself is a
 fused-attention kernel (flash, memory-efficient, cuDNN attention, flex/Triton attention),
@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.op_index import OpIndex
-from attnprof.analysis.region_view import RegionView
+from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.views import RegionView
+from attnprof.knowledge.kernel_names import decode_kernel_name
 
 __all__ = ["ATTENTION_OP", "measure_attention"]
 

@@ -17,10 +17,10 @@ from functools import cached_property
 
 import numpy as np
 
-from attnprof.analysis.compute_ops import compute_ops
-from attnprof.analysis.device_events import DeviceEvents
-from attnprof.analysis.op_index import OpIndex
-from attnprof.analysis.regions import WHOLE_TRACE, Instance, Region
+from attnprof.analysis.index.compute_ops import compute_ops
+from attnprof.analysis.index.device_events import DeviceEvents
+from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.regions import WHOLE_TRACE, Instance, Region
 
 __all__ = ["RegionView", "view_regions"]
 
@@ -66,7 +66,7 @@ class RegionView:
 
     @property
     def compute_of(self) -> tuple[np.ndarray, ...]:
-        """Compute ops per instance (see :mod:`attnprof.analysis.compute_ops`)."""
+        """Compute ops per instance (see :mod:`attnprof.analysis.index.compute_ops`)."""
         return tuple(positions for positions, _ in self._compute)
 
     @property

@@ -21,14 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnprof.analysis.breakdown import DEVICE_CATEGORIES
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.op_index import OpIndex
+from attnprof.analysis.index.op_index import OpIndex
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.knowledge.trace_categories import (
+    DEVICE_CATEGORIES,
+    FLOW_CATEGORIES,
+    RUNTIME_CATEGORIES,
+)
 
 __all__ = ["DeviceEvents", "link_device_events"]
 
-RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver", "Runtime")
-FLOW_CATEGORIES = ("ac2g", "async_cpu_to_gpu")
 # Runtime calls that start device work; preferred when a correlation id is reused.
 _LAUNCH = re.compile(r"(?i:launch|memcpy|memset)")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import platform
 import sys
 
-from attnprof import __version__
-from attnprof import device as device_mod
-from attnprof.record import Environment
+from attnprof._version import __version__
+from attnprof.measure import device as device_mod
+from attnprof.record.run import Environment
 
 
 def collect_environment(device: str) -> Environment:

@@ -15,10 +15,10 @@ import math
 import numpy as np
 
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.report import Finding
-from attnprof.analysis.sdpa_backend import BACKEND_OPS, router_reasons
-from attnprof.analysis.tensor_args import tensor_args
+from attnprof.analysis.index.tensor_args import tensor_args
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.knowledge.sdpa_backends import BACKEND_OPS, router_reasons
+from attnprof.record.trace_report import Finding
 
 __all__ = ["EXPECTED_BACKENDS", "detect_gqa_math_fallback", "report_sdpa_backend"]
 

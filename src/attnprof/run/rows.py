@@ -11,16 +11,16 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from attnprof import costs
-from attnprof.analysis.sdpa_backend import sdpa_backend
-from attnprof.device import GiB, memory_capacity_bytes
+from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
+from attnprof.measure.device import GiB, memory_capacity_bytes
 from attnprof.measure.memory import MemoryProfile
 from attnprof.measure.stats import summarize
 from attnprof.measure.timer import Timing
-from attnprof.record import Ceilings, Latency, VariantResult
+from attnprof.record.run import Ceilings, Latency, VariantResult
+from attnprof.spec import costs
+from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
-from attnprof.workload import Workload
 
 __all__ = ["failure_row", "is_oom", "messages", "ok_row", "one_line", "predicted_oom", "row",
            "share"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnprof.analysis.op_index import OpIndex
+from attnprof.analysis.index.op_index import OpIndex
 from attnprof.errors import UsageError
 
 __all__ = ["ATTNPROF_PREFIX", "PROFILER_STEP", "WHOLE_TRACE", "Instance", "Region", "find_regions"]

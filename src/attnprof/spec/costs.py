@@ -16,7 +16,7 @@ half of it away does more arithmetic than it is credited with, which is the poin
 
 from __future__ import annotations
 
-from attnprof.workload import Workload
+from attnprof.spec.workload import Workload
 
 FLOPS_CONVENTION = ("flash-attn: fwd 4·B·H·Sq·Sk·D, causal ×0.5, sliding window counts "
                     "admitted pairs, bwd 2.5×fwd")

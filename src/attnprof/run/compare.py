@@ -20,19 +20,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnprof import costs
-from attnprof.device import check_against_device, default_device
-from attnprof.environment import collect_environment
 from attnprof.measure.accuracy import max_abs_error, reference_output
+from attnprof.measure.capture import CaptureSpec, capture_trace, trace_file_name
+from attnprof.measure.device import check_against_device, default_device
+from attnprof.measure.environment import collect_environment
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
 from attnprof.measure.timer import Timing, TimingPlan, Warmup, round_sizes, take_samples, warm_up
-from attnprof.record import Ceilings, RunRecord, VariantResult
-from attnprof.rows import failure_row, messages, ok_row, predicted_oom, row
-from attnprof.trace.capture import CaptureSpec, capture_trace, trace_file_name
+from attnprof.record.run import Ceilings, RunRecord, VariantResult
+from attnprof.run.rows import failure_row, messages, ok_row, predicted_oom, row
+from attnprof.spec import costs
+from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
 from attnprof.variants.base import Built
-from attnprof.workload import Workload, default_workload
 
 if TYPE_CHECKING:
     import torch

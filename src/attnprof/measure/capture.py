@@ -58,7 +58,7 @@ def capture_trace(
     """
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
-    from attnprof.device import synchronize
+    from attnprof.measure.device import synchronize
 
     spec = spec or CaptureSpec()
     activities = [ProfilerActivity.CPU]

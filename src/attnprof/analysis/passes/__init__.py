@@ -1,9 +1,9 @@
 """The region passes, in order, and the report they build for one region.
 
 Every pass has one signature, ``pass(view, fields) -> new fields``: it reads the
-:class:`~attnprof.analysis.region_view.RegionView` (the indexed ops and device events of one
+:class:`~attnprof.analysis.index.views.RegionView` (the indexed ops and device events of one
 region) and the fields earlier passes produced, and returns the
-:class:`~attnprof.analysis.report.RegionReport` fields it computes. :data:`REGION_PASSES`
+:class:`~attnprof.record.trace_report.RegionReport` fields it computes. :data:`REGION_PASSES`
 applies them in order; a later pass may read an earlier one's fields (the verdict reads the
 CPU and device times), never the reverse.
 """
@@ -17,16 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.attention_share import measure_attention
-from attnprof.analysis.device_events import RUNTIME_CATEGORIES
-from attnprof.analysis.device_time import judge_boundness, measure_device_time
-from attnprof.analysis.kernel_stats import summarize_kernels
-from attnprof.analysis.memory import measure_memory
-from attnprof.analysis.op_index import OpIndex
-from attnprof.analysis.op_stats import summarize_ops
-from attnprof.analysis.region_view import RegionView
-from attnprof.analysis.report import RegionReport
-from attnprof.analysis.sdpa_backend import sdpa_backend
+from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.views import RegionView
+from attnprof.analysis.passes.allocations import measure_memory
+from attnprof.analysis.passes.attention_share import measure_attention
+from attnprof.analysis.passes.device_time import judge_boundness, measure_device_time
+from attnprof.analysis.passes.kernel_stats import summarize_kernels
+from attnprof.analysis.passes.op_stats import summarize_ops
+from attnprof.knowledge.sdpa_backends import sdpa_backend
+from attnprof.knowledge.trace_categories import RUNTIME_CATEGORIES
+from attnprof.record.trace_report import RegionReport
 
 __all__ = ["REGION_PASSES", "RegionPass", "build_region_report", "measure_cpu_time"]
 

@@ -1,6 +1,6 @@
 """Memory per forward, from the allocator's ``[memory]`` events (``profile_memory=True``).
 
-A region pass (see :mod:`attnprof.analysis.region_passes`). Each ``[memory]`` instant
+A region pass (see :mod:`attnprof.analysis.passes`). Each ``[memory]`` instant
 carries the signed byte count of one allocation (positive) or free (negative). Inside one
 instance, the running sum of these is the memory the forward holds on top of what was
 allocated before it started; its maximum is the forward's peak. The largest single
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.compute_ops import METADATA_OPS
-from attnprof.analysis.region_view import RegionView
+from attnprof.analysis.index.compute_ops import METADATA_OPS
+from attnprof.analysis.index.views import RegionView
 from attnprof.trace import Trace
 
 __all__ = ["measure_memory"]

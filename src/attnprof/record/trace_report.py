@@ -170,7 +170,7 @@ class BreakdownCategory(msgspec.Struct, kw_only=True):
 
 
 class BreakdownReport(msgspec.Struct, kw_only=True):
-    """The global kernel breakdown (:mod:`attnprof.analysis.breakdown`) as plain data."""
+    """The global kernel breakdown (:mod:`attnprof.analysis.passes.breakdown`) as plain data."""
 
     kernels: list[BreakdownKernel]
     categories: list[BreakdownCategory]

@@ -10,9 +10,9 @@ import os
 import platform
 from typing import Any
 
-from attnprof import costs
 from attnprof.errors import UsageError
-from attnprof.workload import Workload
+from attnprof.spec import costs
+from attnprof.spec.workload import Workload
 
 GiB = float(1 << 30)
 #: Refuse a workload whose unavoidable tensors alone exceed this share of device memory.

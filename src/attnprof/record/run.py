@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from attnprof.analysis.report import TraceReport
 from attnprof.atomic import write_atomic
 from attnprof.errors import UsageError
-from attnprof.workload import Workload
+from attnprof.record.trace_report import TraceReport
+from attnprof.spec.workload import Workload
 
 SCHEMA_VERSION = 1
 

@@ -1,6 +1,6 @@
 """The region's CPU ops: a flat table by name and a call tree aggregated over instances.
 
-A region pass (see :mod:`attnprof.analysis.region_passes`). The tree merges instances by
+A region pass (see :mod:`attnprof.analysis.passes`). The tree merges instances by
 call path (the chain of op names from the region down), so a node's ``per_forward`` is how
 many times per forward that exact path ran; times are totals over all instances, in µs.
 
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.region_view import RegionView
-from attnprof.analysis.report import OpNode, OpStat
+from attnprof.analysis.index.views import RegionView
+from attnprof.record.trace_report import OpNode, OpStat
 
 __all__ = ["summarize_ops"]
 

@@ -3,7 +3,7 @@
 A :class:`Workload` is plain data (no torch import): sizes, dtype, device, masking and mode.
 :meth:`Workload.validate` turns every impossible combination into a :class:`UsageError`
 that names the bad value and the fix. Checks that need the device itself (is it present,
-can it run bf16, how much memory does it have) live in :mod:`attnprof.device` and are run by
+can it run bf16, how much memory does it have) live in :mod:`attnprof.measure.device` and are run by
 :func:`check_against_device`.
 """
 

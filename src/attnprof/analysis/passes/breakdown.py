@@ -5,7 +5,7 @@ counts every complete (``"X"``) device activity: kernels (``cat`` "kernel"), cop
 ("gpu_memcpy") and sets ("gpu_memset"); the capitalised categories of older traces
 ("Kernel", "Memcpy", "Memset") count the same. Kernels split into *compute* and
 *communication*, the latter being NCCL/RCCL collectives as
-:func:`~attnprof.analysis.kernel_names.decode_kernel_name` classifies them.
+:func:`~attnprof.knowledge.kernel_names.decode_kernel_name` classifies them.
 
 Times are sums of event durations in µs, not wall time: kernels that overlap on different
 streams are each counted in full, so shares are "share of summed device time". Sums are
@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import numpy as np
 
-from attnprof.analysis.kernel_names import decode_kernel_name
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.knowledge.trace_categories import CATEGORIES, DEVICE_CATEGORIES, Category
 from attnprof.trace import Trace
 
 __all__ = [
@@ -34,21 +34,6 @@ __all__ = [
     "KernelStats",
     "kernel_breakdown",
 ]
-
-Category = Literal["compute", "communication", "memcpy", "memset"]
-CATEGORIES: tuple[Category, ...] = get_args(Category)
-
-#: Trace categories of device activity, by what they are (the one table of them; kernels
-#: are split into compute and communication by name later).
-DEVICE_CATEGORIES: dict[str, Category] = {
-    "kernel": "compute",
-    "Kernel": "compute",
-    "gpu_memcpy": "memcpy",
-    "Memcpy": "memcpy",
-    "gpu_memset": "memset",
-    "Memset": "memset",
-}
-
 
 @dataclass(frozen=True)
 class KernelStats:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from attnprof.analysis.report import RegionReport, TraceReport
 from attnprof.errors import UsageError
-from attnprof.expectations import Bound, Expectations, PatternBound
+from attnprof.record.trace_report import RegionReport, TraceReport
+from attnprof.spec.expectations import Bound, Expectations, PatternBound
 
 _MIB = float(1 << 20)
 

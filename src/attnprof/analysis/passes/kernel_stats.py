@@ -1,11 +1,11 @@
 """Kernels per forward: each kernel of a region, what launched it, and how it was launched.
 
-A region pass (see :mod:`attnprof.analysis.region_passes`). Kernels are grouped by (name,
+A region pass (see :mod:`attnprof.analysis.passes`). Kernels are grouped by (name,
 call path): the same ``aten::copy_`` reached through ``repeat_interleave`` and through
 ``masked_fill`` is two rows, because an expert reads them as two different costs. Rows come
 in the order they first ran, the order in which one reads a trace.
 
-On a CPU-only trace the rows are the compute ops (:mod:`attnprof.analysis.compute_ops`)
+On a CPU-only trace the rows are the compute ops (:mod:`attnprof.analysis.index.compute_ops`)
 and ``launched_by`` is the op that called them.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.kernel_names import decode_kernel_name
-from attnprof.analysis.region_view import RegionView
-from attnprof.analysis.report import KernelStat
+from attnprof.analysis.index.views import RegionView
+from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.record.trace_report import KernelStat
 
 __all__ = ["PATH_SEP", "summarize_kernels"]
 

@@ -33,7 +33,7 @@ import re
 
 import numpy as np
 
-from attnprof.analysis.op_index import OpIndex
+from attnprof.analysis.index.op_index import OpIndex
 
 __all__ = ["FACTORY_OPS", "INIT_OPS", "METADATA_OPS", "compute_ops", "is_structural"]
 
