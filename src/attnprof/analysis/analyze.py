@@ -24,13 +24,9 @@ from attnprof.analysis.index.op_index import index_cpu_ops
 from attnprof.analysis.index.regions import find_regions
 from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import REGION_PASSES, RegionPass, build_region_report
-from attnprof.analysis.passes.breakdown import KernelBreakdown, kernel_breakdown
-from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.analysis.passes.breakdown import kernel_breakdown
 from attnprof.knowledge.trace_categories import RUNTIME_CATEGORIES
 from attnprof.record.trace_report import (
-    BreakdownCategory,
-    BreakdownKernel,
-    BreakdownReport,
     TraceReport,
 )
 from attnprof.spec.workload import Workload
@@ -39,7 +35,7 @@ from attnprof.trace import Trace
 if TYPE_CHECKING:
     from attnprof.record.run import RunRecord
 
-__all__ = ["analyze_trace", "breakdown_report", "trace_device"]
+__all__ = ["analyze_trace", "trace_device"]
 
 def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None = None,
                   region_pattern: str | None = None,
@@ -70,7 +66,7 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
         world_size=dist.world_size if dist else None,
         events=trace.meta.n_events,
         regions=[build_region_report(v, passes) for v in views],
-        breakdown=breakdown_report(kernel_breakdown(trace)),
+        breakdown=kernel_breakdown(trace),
         findings=[],
         attnprof=meta,
         unassigned_device_events=len(unassigned),
@@ -100,19 +96,6 @@ def trace_device(trace: Trace, devices: DeviceEvents) -> str:
     if any("AMD" in str(p.get("name", "")) for p in props):
         return "rocm"
     return "cuda"
-
-
-def breakdown_report(b: KernelBreakdown) -> BreakdownReport:
-    """The kernel breakdown as plain report data, each kernel with its decoded label."""
-    return BreakdownReport(
-        kernels=[BreakdownKernel(name=k.name, short=decode_kernel_name(k.name).short,
-                                 category=k.category, count=k.count, total_us=k.total_us,
-                                 mean_us=k.mean_us, min_us=k.min_us, max_us=k.max_us,
-                                 share=k.share) for k in b.kernels],
-        categories=[BreakdownCategory(category=c.category, count=c.count, total_us=c.total_us,
-                                      share=c.share) for c in b.categories],
-        count=b.count, total_us=b.total_us,
-    )
 
 
 def _workload(meta: dict[str, Any] | None) -> Workload | None:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from attnprof.errors import UsageError
+from attnprof.knowledge.annotations import REGION_PREFIX, region_name
 from attnprof.record.trace_report import RegionReport, TraceReport
 from attnprof.spec.expectations import Bound, Expectations, PatternBound
 
@@ -45,12 +46,12 @@ def pick_region(report: TraceReport, wanted: str | None) -> RegionReport:
     regions = report.regions
     if wanted:
         for r in regions:
-            if r.name in (wanted, f"attnprof::{wanted}"):
+            if r.name in (wanted, region_name(wanted)):
                 return r
         names = ", ".join(r.name for r in regions) or "none"
         raise UsageError(f"region {wanted!r} is not in {report.source} (regions: {names}); "
                          "fix 'region' in the expectations file")
-    ours = [r for r in regions if r.name.startswith("attnprof::")] or regions
+    ours = [r for r in regions if r.name.startswith(REGION_PREFIX)] or regions
     if len(ours) == 1:
         return ours[0]
     names = ", ".join(r.name for r in ours) or "none"

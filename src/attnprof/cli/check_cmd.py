@@ -35,6 +35,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from attnprof.analysis.check import check_expectations, pick_region
+    from attnprof.knowledge.annotations import region_name
     from attnprof.render.check_terminal import render_check
     from attnprof.render.terminal import make_console
     from attnprof.spec.expectations import load_expectations
@@ -42,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
     expectations = load_expectations(args.expect)  # a malformed file fails before any work
     console = make_console()
     if _is_trace(args.target):
-        report, measured, region_name = _from_trace(args.target), None, expectations.region
+        report, measured, wanted = _from_trace(args.target), None, expectations.region
         source = args.target
     else:
         report, measured, source = _from_variant(args, console)
-        region_name = expectations.region or f"attnprof::{args.target}"
-    region = pick_region(report, region_name)
+        wanted = expectations.region or region_name(args.target)
+    region = pick_region(report, wanted)
     rows = check_expectations(expectations, region, measured)
     render_check(rows, console, title=expectations.title, source=source, region=region.name)
     return 0 if all(r.ok for r in rows) else 1

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from attnprof.atomic import atomic_path
+from attnprof.knowledge.annotations import region_name
 from attnprof.measure.memory import filtered_kineto_stderr
-
-REGION_PREFIX = "attnprof::"
 
 
 @dataclass(frozen=True)
@@ -30,11 +29,6 @@ class CaptureSpec:
     steps: int = 3
     wait: int = 1
     warmup: int = 1
-
-
-def region_name(variant: str) -> str:
-    """The ``record_function`` label of one step of ``variant``."""
-    return f"{REGION_PREFIX}{variant}"
 
 
 def trace_file_name(variant: str) -> str:

@@ -170,12 +170,26 @@ class BreakdownCategory(msgspec.Struct, kw_only=True):
 
 
 class BreakdownReport(msgspec.Struct, kw_only=True):
-    """The global kernel breakdown (:mod:`attnprof.analysis.passes.breakdown`) as plain data."""
+    """The global kernel breakdown (:mod:`attnprof.analysis.passes.breakdown`): per name,
+    largest total first, and per category in :data:`~attnprof.knowledge.trace_categories.
+    CATEGORIES` order."""
 
-    kernels: list[BreakdownKernel]
-    categories: list[BreakdownCategory]
+    kernels: tuple[BreakdownKernel, ...]
+    categories: tuple[BreakdownCategory, ...]
     count: int
     total_us: float
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the trace has no device events (e.g. a CPU-only capture)."""
+        return self.count == 0
+
+    def category(self, name: str) -> BreakdownCategory:
+        """The total for one category (``KeyError`` for an unknown one)."""
+        for c in self.categories:
+            if c.category == name:
+                return c
+        raise KeyError(name)
 
 
 class TraceReport(msgspec.Struct, kw_only=True):

@@ -18,9 +18,9 @@ import numpy as np
 
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.regions import ATTNPROF_PREFIX
 from attnprof.analysis.index.views import RegionView
 from attnprof.formatting import format_bytes, format_us
+from attnprof.knowledge.annotations import REGION_PREFIX
 from attnprof.record.trace_report import RegionReport, TraceReport
 from attnprof.spec.workload import Workload
 
@@ -45,8 +45,8 @@ class FindingContext:
 
     def variant(self, region: RegionReport) -> str | None:
         """The attnprof variant a region measured (``attnprof::sdpa-flash`` -> ``sdpa-flash``)."""
-        if region.name.startswith(ATTNPROF_PREFIX):
-            return region.name[len(ATTNPROF_PREFIX):]
+        if region.name.startswith(REGION_PREFIX):
+            return region.name[len(REGION_PREFIX):]
         return None
 
     def ops_named(self, view: RegionView, names: frozenset[str] | set[str]) -> list[int]:

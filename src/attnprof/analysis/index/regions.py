@@ -24,10 +24,10 @@ import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
 from attnprof.errors import UsageError
+from attnprof.knowledge.annotations import REGION_PREFIX
 
-__all__ = ["ATTNPROF_PREFIX", "PROFILER_STEP", "WHOLE_TRACE", "Instance", "Region", "find_regions"]
+__all__ = ["PROFILER_STEP", "REGION_PREFIX", "WHOLE_TRACE", "Instance", "Region", "find_regions"]
 
-ATTNPROF_PREFIX = "attnprof::"
 PROFILER_STEP = "ProfilerStep"
 WHOLE_TRACE = "whole trace"
 _STEP = re.compile(r"^ProfilerStep#\d+$")
@@ -77,7 +77,7 @@ def find_regions(ops: OpIndex, pattern: str | None = None) -> list[Region]:
                              f"{ops.trace.meta.source}; its annotations: {listing}")
         return _grouped(ops, names, chosen)
     ours = [i for i, (n, a) in enumerate(zip(names, ann, strict=True))
-            if a and n.startswith(ATTNPROF_PREFIX)]
+            if a and n.startswith(REGION_PREFIX)]
     if ours:
         return _grouped(ops, names, ours)
     steps = [i for i, (n, a) in enumerate(zip(names, ann, strict=True)) if a and _STEP.match(n)]

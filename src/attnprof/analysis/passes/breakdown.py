@@ -17,68 +17,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import CATEGORIES, DEVICE_CATEGORIES, Category
+from attnprof.record.trace_report import BreakdownCategory, BreakdownKernel, BreakdownReport
 from attnprof.trace import Trace
 
-__all__ = [
-    "CATEGORIES",
-    "DEVICE_CATEGORIES",
-    "Category",
-    "CategoryTotal",
-    "KernelBreakdown",
-    "KernelStats",
-    "kernel_breakdown",
-]
-
-@dataclass(frozen=True)
-class KernelStats:
-    """One device kernel (or copy/set) name: how often it ran and for how long, in µs."""
-
-    name: str
-    category: Category
-    count: int
-    total_us: float
-    mean_us: float
-    min_us: float
-    max_us: float
-    share: float  # of the breakdown's total_us, 0..1
+__all__ = ["CATEGORIES", "DEVICE_CATEGORIES", "Category", "kernel_breakdown"]
 
 
-@dataclass(frozen=True)
-class CategoryTotal:
-    """All device events of one category."""
-
-    category: Category
-    count: int
-    total_us: float
-    share: float  # of the breakdown's total_us, 0..1
-
-
-@dataclass(frozen=True)
-class KernelBreakdown:
-    """Per-name stats (largest total first) and per-category totals (in CATEGORIES order)."""
-
-    kernels: tuple[KernelStats, ...]
-    categories: tuple[CategoryTotal, ...]
-    count: int
-    total_us: float
-
-    @property
-    def is_empty(self) -> bool:
-        """True when the trace has no device events (e.g. a CPU-only capture)."""
-        return self.count == 0
-
-    def category(self, name: Category) -> CategoryTotal:
-        """The total for one category."""
-        return next(c for c in self.categories if c.category == name)
-
-
-def kernel_breakdown(trace: Trace) -> KernelBreakdown:
+def kernel_breakdown(trace: Trace) -> BreakdownReport:
     """Count device kernels, copies and sets by name and by category; see the module doc."""
     t = trace.events
     code_of = {t.strings.id_of(c): CATEGORIES.index(k) for c, k in DEVICE_CATEGORIES.items()}
@@ -97,7 +47,7 @@ def kernel_breakdown(trace: Trace) -> KernelBreakdown:
     total = math.fsum(durs.tolist())
     kernels = _per_name(names, codes, durs, total, t.strings.__getitem__)
     categories = tuple(
-        CategoryTotal(
+        BreakdownCategory(
             category=cat,
             count=int((codes == i).sum()),
             total_us=(s := math.fsum(durs[codes == i].tolist())),
@@ -105,12 +55,13 @@ def kernel_breakdown(trace: Trace) -> KernelBreakdown:
         )
         for i, cat in enumerate(CATEGORIES)
     )
-    return KernelBreakdown(kernels=kernels, categories=categories, count=len(durs), total_us=total)
+    return BreakdownReport(kernels=kernels, categories=categories, count=len(durs),
+                           total_us=total)
 
 
 def _per_name(
     names: np.ndarray, codes: np.ndarray, durs: np.ndarray, total: float, text: Callable[[int], str]
-) -> tuple[KernelStats, ...]:
+) -> tuple[BreakdownKernel, ...]:
     if len(names) == 0:
         return ()
     # Group by (category, name): sort once, then reduce each contiguous run.
@@ -127,9 +78,11 @@ def _per_name(
     ):
         run = order[s]
         sum_us = math.fsum(d[s:e].tolist())
+        name = text(int(names[run]))
         rows.append(
-            KernelStats(
-                name=text(int(names[run])),
+            BreakdownKernel(
+                name=name,
+                short=decode_kernel_name(name).short,
                 category=CATEGORIES[int(codes[run])],
                 count=e - s,
                 total_us=sum_us,
