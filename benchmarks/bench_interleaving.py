@@ -16,8 +16,8 @@ import argparse
 import itertools
 import statistics
 
-from attnprof.measure.timer import TimingPlan
-from attnprof.run.compare import Settings, compare
+from attnprof.run.compare import compare
+from attnprof.spec.settings import Settings, TimingPlan
 
 
 def medians(variants: list[str], rounds: int, min_time: float) -> dict[str, float]:

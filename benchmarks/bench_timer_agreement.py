@@ -19,8 +19,9 @@ import torch
 import torch.utils.benchmark as tub
 
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
-from attnprof.measure.timer import TimingPlan, time_step
+from attnprof.measure.timer import time_step
 from attnprof.run.compare import prepare
+from attnprof.spec.settings import TimingPlan
 from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 

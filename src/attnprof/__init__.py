@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from attnprof._version import __version__
 
 if TYPE_CHECKING:
-    from attnprof.record.run import RunRecord
+    from attnprof.record.compare import RunRecord
     from attnprof.spec.workload import Workload
 
 __all__ = ["RunRecord", "UsageError", "Workload", "__version__", "compare"]
@@ -29,7 +29,7 @@ def compare(*args: Any, **kwargs: Any) -> RunRecord:
 def __getattr__(name: str) -> Any:
     # Lazy re-exports keep ``import attnprof`` free of torch.
     if name == "RunRecord":
-        from attnprof.record.run import RunRecord
+        from attnprof.record.compare import RunRecord
 
         return RunRecord
     if name == "Workload":

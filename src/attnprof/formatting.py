@@ -1,11 +1,11 @@
-"""Human-readable sizes and durations, shared by finding evidence and the renderers.
+"""Human-readable sizes, durations and messages, shared by findings, rows and renderers.
 
 One definition, so a finding's "512.0 KiB" and the table beside it always agree.
 """
 
 from __future__ import annotations
 
-__all__ = ["counted", "format_bytes", "format_us"]
+__all__ = ["counted", "format_bytes", "format_us", "one_line"]
 
 
 def format_bytes(n: float | None, missing: str = "—") -> str:
@@ -32,3 +32,9 @@ def format_us(us: float | None, missing: str = "—") -> str:
 def counted(n: float, noun: str, plural: str | None = None) -> str:
     """``counted(1, "kernel")`` -> ``"1 kernel"``; ``2`` or ``0.5`` -> ``"... kernels"``."""
     return f"{n:g} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """``text`` on one line (runs of white space folded), cut to ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

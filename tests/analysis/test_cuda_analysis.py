@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
-from attnprof.measure.capture import CaptureSpec
-from attnprof.measure.timer import TimingPlan
 from attnprof.record.trace_report import TraceReport
-from attnprof.run.compare import Settings, compare
+from attnprof.run.compare import compare
+from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
 from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
 

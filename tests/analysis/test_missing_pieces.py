@@ -17,7 +17,7 @@ import pytest
 
 from attnprof.analysis.analyze import analyze_trace
 from attnprof.errors import UsageError
-from attnprof.record.run import RunRecord
+from attnprof.record.compare import RunRecord
 from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
 

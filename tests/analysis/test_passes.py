@@ -19,7 +19,7 @@ from attnprof.analysis.index.op_index import index_cpu_ops
 from attnprof.analysis.index.regions import PROFILER_STEP, WHOLE_TRACE, find_regions
 from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import REGION_PASSES, build_region_report
-from attnprof.record.run import RunRecord
+from attnprof.record.compare import RunRecord
 from attnprof.trace import load_trace
 
 

@@ -9,8 +9,10 @@ import msgspec
 import pytest
 from rich.console import Console
 
-from attnprof.record.trace_report import AnalysisRecord, TraceReport
-from attnprof.render.report_json import render_json, write_analysis_json
+from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.base import SCHEMA_VERSION
+from attnprof.record.trace_report import TraceReport
+from attnprof.render import JsonRenderer, write_rendered
 from attnprof.render.trace_report import render_trace_report
 
 
@@ -21,10 +23,10 @@ def _terminal(report: TraceReport) -> str:
 
 
 def _json(report: TraceReport) -> str:
-    data = render_json([report])
-    (back,) = msgspec.json.decode(data, type=AnalysisRecord).reports
+    data = JsonRenderer().render(AnalyzeRecord(reports=[report]))
+    (back,) = msgspec.json.decode(data, type=AnalyzeRecord).reports
     assert back == report  # the JSON holds the whole report, losslessly
-    return data.decode()
+    return data
 
 
 RENDERERS: dict[str, Callable[[TraceReport], str]] = {"terminal": _terminal, "json": _json}
@@ -71,8 +73,8 @@ def test_terminal_shows_verdict_launch_details_and_notes(load_public: object) ->
 def test_json_file_is_written_whole(tmp_path: Path, cpu_reports: dict[str, TraceReport]) -> None:
     out = tmp_path / "analysis.json"
     reports = list(cpu_reports.values())
-    write_analysis_json(out, reports)
-    record = msgspec.json.decode(out.read_bytes(), type=AnalysisRecord)
-    assert record.schema_version == 1 and record.kind == "analyze"
+    write_rendered(JsonRenderer(), AnalyzeRecord(reports=reports), out)
+    record = msgspec.json.decode(out.read_bytes(), type=AnalyzeRecord)
+    assert record.schema_version == SCHEMA_VERSION and record.kind == "analyze"
     assert record.reports == reports
     assert [p.name for p in tmp_path.iterdir()] == ["analysis.json"]  # no temp file left

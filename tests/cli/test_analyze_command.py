@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from attnprof.cli.main import main
-from attnprof.record.trace_report import AnalysisRecord
+from attnprof.record.analyze import AnalyzeRecord
 
 
 def test_every_public_trace_exits_0_with_a_breakdown(
@@ -21,7 +21,7 @@ def test_every_public_trace_exits_0_with_a_breakdown(
     out = tmp_path / "analysis.json"
     assert main(["analyze", str(public_traces), "--json", str(out), "--top", "5"]) == 0
     text = capsys.readouterr().out
-    record = msgspec.json.decode(out.read_bytes(), type=AnalysisRecord)
+    record = msgspec.json.decode(out.read_bytes(), type=AnalyzeRecord)
     assert [r.source for r in record.reports] == paths
     for report in record.reports:
         assert report.source in text

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from attnprof.cli.main import main
-from attnprof.record.run import RunRecord
+from attnprof.record.compare import RunRecord
 
 SMALL = ["--batch", "1", "--heads", "2", "--kv-heads", "1", "--seq", "64", "--head-dim", "16",
          "--min-time", "0.01", "--steps", "2"]

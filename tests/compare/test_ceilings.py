@@ -6,10 +6,10 @@ import pytest
 from rich.console import Console
 
 from attnprof.measure.ceilings import measure_ceilings
-from attnprof.measure.timer import TimingPlan
-from attnprof.record.run import RunRecord
-from attnprof.render.terminal import render_compare
-from attnprof.run.compare import Settings, compare
+from attnprof.record.compare import RunRecord
+from attnprof.render.compare_table import render_compare
+from attnprof.run.compare import compare
+from attnprof.spec.settings import Settings, TimingPlan
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

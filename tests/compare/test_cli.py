@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attnprof.record.run import RunRecord
+from attnprof.record.compare import RunRecord
 
 SMALL = ["--batch", "1", "--heads", "2", "--seq", "32", "--head-dim", "16",
          "--min-time", "0.01"]

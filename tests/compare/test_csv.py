@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from attnprof.cli.main import main
-from attnprof.record.run import RunRecord
-from attnprof.render.report_csv import COLUMNS, render_csv
-from attnprof.run.compare import Settings, compare
+from attnprof.record.compare import RunRecord
+from attnprof.render.csv_table import COLUMNS, render_csv
+from attnprof.run.compare import compare
+from attnprof.spec.settings import Settings
 
 
 def test_csv_reads_back_to_the_record(fast_settings: Settings) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from attnprof.errors import UsageError
-from attnprof.record.run import SCHEMA_VERSION, RunRecord
+from attnprof.record.base import SCHEMA_VERSION
+from attnprof.record.compare import RunRecord
 from attnprof.run.compare import compare
 from attnprof.spec.workload import Workload
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from attnprof.measure.timer import TimingPlan, round_sizes
-from attnprof.run.compare import Settings, compare
+from attnprof.measure.timer import round_sizes
+from attnprof.run.compare import compare
+from attnprof.spec.settings import Settings, TimingPlan
 
 RECORDING = '''
 import torch.nn.functional as F

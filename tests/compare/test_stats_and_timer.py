@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from attnprof.measure.stats import summarize
-from attnprof.measure.timer import TimingPlan, time_step
+from attnprof.measure.timer import time_step
+from attnprof.spec.settings import TimingPlan
 
 
 def test_summary_of_known_samples() -> None:

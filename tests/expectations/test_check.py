@@ -11,12 +11,11 @@ import pytest
 from attnprof.analysis.analyze import analyze_trace
 from attnprof.analysis.check import Measured, check_expectations, pick_region
 from attnprof.errors import UsageError
-from attnprof.measure.capture import CaptureSpec
-from attnprof.measure.timer import TimingPlan
-from attnprof.record.run import RunRecord
+from attnprof.record.compare import RunRecord
 from attnprof.record.trace_report import TraceReport
-from attnprof.run.compare import Settings, compare
+from attnprof.run.compare import compare
 from attnprof.spec.expectations import Bound, Expectations, PatternBound, PerForward
+from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
 from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
 

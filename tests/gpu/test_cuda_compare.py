@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnprof.measure.timer import TimingPlan
-from attnprof.run.compare import Settings, compare
+from attnprof.run.compare import compare
+from attnprof.spec.settings import Settings, TimingPlan
 from attnprof.spec.workload import Workload
 from attnprof.variants import REGISTRY
 

@@ -14,7 +14,7 @@ imports torch.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -26,16 +26,14 @@ from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import REGION_PASSES, RegionPass, build_region_report
 from attnprof.analysis.passes.breakdown import kernel_breakdown
 from attnprof.knowledge.trace_categories import RUNTIME_CATEGORIES
+from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.trace_report import (
     TraceReport,
 )
 from attnprof.spec.workload import Workload
 from attnprof.trace import Trace
 
-if TYPE_CHECKING:
-    from attnprof.record.run import RunRecord
-
-__all__ = ["analyze_trace", "trace_device"]
+__all__ = ["analyze_files", "analyze_trace", "trace_device"]
 
 def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None = None,
                   region_pattern: str | None = None,
@@ -43,7 +41,7 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
                   rules: tuple[Rule, ...] = RULES) -> TraceReport:
     """The :class:`~attnprof.record.trace_report.TraceReport` of ``trace``.
 
-    ``result`` is the run record's :class:`~attnprof.record.run.VariantResult` for the traced
+    ``result`` is the run record's :class:`~attnprof.record.compare.VariantResult` for the traced
     variant, when there is one; rules use its warnings as evidence. ``workload`` overrides
     the one in the trace's ``attnprof`` metadata (foreign traces have none: rules then read
     shapes and kernel names only). ``region_pattern`` picks the user annotations to treat as
@@ -109,15 +107,14 @@ def _workload(meta: dict[str, Any] | None) -> Workload | None:
         return None
 
 
-def analyze_record(record: RunRecord) -> None:
-    """Analyse every trace a run wrote and attach the report to its variant's row.
+def analyze_files(paths: list[str], *, region_pattern: str | None = None) -> AnalyzeRecord:
+    """Load and analyse each trace file in turn; the record of ``attnprof analyze``.
 
-    The row goes along (its warnings explain SDPA refusals), and so does the workload, so
-    the rules can judge sizes against the shapes that ran.
+    Every trace is read and analysed before the record exists, so an unreadable file fails
+    the whole call (with :class:`~attnprof.errors.UsageError`) and nothing is written.
     """
     from attnprof.trace import load_trace
 
-    workload = record.workload_spec()
-    for row in record.results:
-        if row.trace:
-            row.analysis = analyze_trace(load_trace(row.trace), result=row, workload=workload)
+    reports = [analyze_trace(load_trace(path), region_pattern=region_pattern)
+               for path in paths]
+    return AnalyzeRecord(reports=reports, status="complete")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from attnprof.errors import UsageError
 from attnprof.knowledge.annotations import REGION_PREFIX, region_name
+from attnprof.record.check import CheckRow
 from attnprof.record.trace_report import RegionReport, TraceReport
 from attnprof.spec.expectations import Bound, Expectations, PatternBound
 
@@ -23,17 +24,6 @@ class Measured:
 
     latency_ms: float | None = None
     peak_memory_bytes: int | None = None
-
-
-@dataclass(frozen=True)
-class CheckRow:
-    """One expectation: what was expected, what was observed, and whether it held."""
-
-    what: str
-    expected: str
-    observed: str
-    ok: bool
-    detail: str = ""
 
 
 def pick_region(report: TraceReport, wanted: str | None) -> RegionReport:

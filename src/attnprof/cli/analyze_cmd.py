@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from typing import Any
 
 NAME = "analyze"
@@ -33,13 +34,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.analysis.analyze import analyze_trace
+    from attnprof.analysis.analyze import analyze_files
     from attnprof.atomic import check_writable
     from attnprof.errors import UsageError
-    from attnprof.render.report_json import write_analysis_json
+    from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
-    from attnprof.render.trace_report import render_trace_report
-    from attnprof.trace import load_trace
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
@@ -52,12 +51,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--region {args.region!r} is not a regular expression ({exc})"
                              ) from None
     paths = [p for given in args.traces for p in expand_trace_paths(given)]
-    reports = [analyze_trace(load_trace(path), region_pattern=args.region) for path in paths]
+    record = analyze_files(paths, region_pattern=args.region)
+    sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     console = make_console()
-    for report in reports:
-        render_trace_report(report, console, top=args.top)
     if args.json:
-        write_analysis_json(args.json, reports)
+        record.save(args.json)
         console.print(f"[dim]analysis written to {args.json}[/dim]")
     return 0
 

@@ -73,22 +73,20 @@ def _from_trace(path: str) -> Any:
 
 
 def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
-    from attnprof.analysis.analyze import analyze_record
     from attnprof.analysis.check import Measured
-    from attnprof.cli.compare_cmd import run_comparison
+    from attnprof.cli.measuring import measure
     from attnprof.errors import UsageError
 
     if args.steps <= 0:
         raise UsageError(f"--steps must be a positive integer, got {args.steps}")
     with tempfile.TemporaryDirectory(prefix="attnprof-check-") as tmp:
-        record = run_comparison(args, console, variants=[args.target], trace_dir=tmp,
-                                trace_steps=args.steps)
-        analyze_record(record)
+        record = measure(args, console, variants=[args.target], kind="profile",
+                         trace_dir=tmp, trace_steps=args.steps)
     (row,) = record.results
     if row.status != "ok" or row.analysis is None:
         raise UsageError(f"variant {args.target!r} did not run here ({row.status}: "
                          f"{row.reason}); choose a variant this device supports")
     latency = row.latency_ms.median if row.latency_ms else None
-    source = f"{args.target} measured now: {record.workload_spec().describe()}"
+    source = f"{args.target} measured now: {record.workload.describe()}"
     return (row.analysis, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
             source)

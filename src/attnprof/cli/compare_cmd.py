@@ -7,11 +7,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.parser import csv_list
-from attnprof.cli.workload_args import (
-    add_timing_arguments,
-    add_workload_arguments,
-    workload_fields,
-)
+from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "compare"
 
@@ -36,10 +32,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.render.terminal import make_console, render_compare, render_variant_list
+    from attnprof.cli.measuring import measure
+    from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
+    from attnprof.render.terminal import make_console
 
     console = make_console()
     if args.list_variants:
+        from attnprof.render.compare_table import render_variant_list
         from attnprof.variants import REGISTRY
 
         render_variant_list(list(REGISTRY.values()), console)
@@ -47,74 +46,13 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         from attnprof.atomic import check_writable
 
-        check_writable(args.csv)
-    record = run_comparison(args, console, variants=args.variants, json_path=args.json,
-                            trace_dir=args.trace, trace_steps=args.trace_steps)
+        check_writable(args.csv, "--csv")
+    record = measure(args, console, variants=args.variants, json_path=args.json,
+                     trace_dir=args.trace, trace_steps=args.trace_steps)
     if args.csv:
-        from attnprof.render.report_csv import write_csv
-
-        write_csv(args.csv, record)
-    if args.trace:
-        from attnprof.analysis.analyze import analyze_record
-
-        analyze_record(record)
-        if args.json:
-            record.save(args.json)
-    render_compare(record, console)
-    if args.trace:
-        from attnprof.render.trace_report import render_findings_by_variant
-
-        render_findings_by_variant(record, console)
+        write_rendered(CsvRenderer(), record, args.csv)
+    sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     for what, path in (("record", args.json), ("CSV", args.csv)):
         if path:
             console.print(f"[dim]{what} written to {path}[/dim]")
     return 0
-
-
-def run_comparison(args: argparse.Namespace, console: Any, *, variants: list[str] | None,
-                   json_path: str | None = None, trace_dir: str | None = None,
-                   trace_steps: int = 3) -> Any:
-    """Validate everything, then measure with a progress bar, saving after every variant.
-
-    ``args`` supplies what every measuring command shares (workload flags, ``--min-time``,
-    ``--seed``); the rest differs per command and is passed explicitly.
-    """
-    from attnprof.atomic import check_trace_dir, check_writable
-    from attnprof.errors import UsageError
-    from attnprof.measure.capture import CaptureSpec
-    from attnprof.measure.timer import TimingPlan
-    from attnprof.render.progress import ComparisonProgress
-    from attnprof.run.compare import Settings, compare, prepare
-
-    if args.min_time is not None and args.min_time <= 0:
-        raise UsageError(f"--min-time must be positive, got {args.min_time}")
-    if args.rounds < 1:
-        raise UsageError(f"--rounds must be a positive integer, got {args.rounds}")
-    if json_path:
-        check_writable(json_path)
-    traces = check_trace_dir(trace_dir) if trace_dir else None
-    if trace_steps <= 0:
-        raise UsageError(f"--trace-steps must be a positive integer, got {trace_steps}")
-    workload, chosen = prepare(None, variants, **workload_fields(args))
-    min_time = args.min_time or (1.0 if workload.device_type == "cuda" else 0.4)
-    settings = Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds),
-                        seed=args.seed, trace_dir=traces, trace=CaptureSpec(steps=trace_steps))
-    saved: list[bool] = []  # whether this run wrote json_path yet
-
-    def save(record: Any) -> None:
-        record.save(json_path)
-        saved.append(True)
-
-    with ComparisonProgress(console, [v.name for v in chosen]) as progress:
-        try:
-            return compare(workload, chosen, settings=settings,
-                           progress=progress.update,
-                           on_result=save if json_path else None)
-        except KeyboardInterrupt:
-            if json_path and saved:
-                print(f"attnprof: interrupted; finished variants are in {json_path}",
-                      file=sys.stderr)
-            elif json_path:
-                print(f"attnprof: interrupted; no variant had finished, {json_path} not written",
-                      file=sys.stderr)
-            raise

@@ -1,14 +1,15 @@
 """``attnprof profile VARIANT...``: measure, capture a trace of, and explain each variant.
 
-The comparison runner measures every variant and writes one torch.profiler trace per
-variant (``--out``); each trace is then analysed like ``attnprof analyze`` would, with the
-workload and the variant's captured warnings as extra evidence. ``--json`` writes the run
-record with each variant's analysis embedded (``VariantResult.analysis``).
+The comparison runner measures every variant, writes one torch.profiler trace per variant
+(``--out``) and analyses each as ``attnprof analyze`` would, with the workload and the
+variant's captured warnings as extra evidence. ``--json`` writes the record (kind
+``profile``) with each variant's analysis embedded (``VariantResult.analysis``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from attnprof.cli.parser import csv_list
@@ -39,12 +40,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.analysis.analyze import analyze_record
     from attnprof.atomic import check_trace_dir
-    from attnprof.cli.compare_cmd import run_comparison
+    from attnprof.cli.measuring import measure
     from attnprof.errors import UsageError
-    from attnprof.render.terminal import make_console, render_compare
-    from attnprof.render.trace_report import render_trace_report
+    from attnprof.render import TerminalRenderer
+    from attnprof.render.terminal import make_console
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
@@ -53,18 +53,9 @@ def run(args: argparse.Namespace) -> int:
     check_trace_dir(args.out, "--out")
     console = make_console()
     variants = [name for group in args.variants for name in group]
-    record = run_comparison(args, console, variants=variants, json_path=args.json,
-                            trace_dir=args.out, trace_steps=args.steps)
-    analyze_record(record)
-    if args.json:
-        record.save(args.json)
-    render_compare(record, console)
-    for row in record.results:
-        if row.analysis is not None:
-            console.rule(f"[bold]{row.variant}[/bold]")
-            render_trace_report(row.analysis, console, top=args.top)
-        elif row.status != "ok":
-            console.print(f"[yellow]{row.variant}: {row.status}[/yellow] — {row.reason}")
+    record = measure(args, console, variants=variants, kind="profile", json_path=args.json,
+                     trace_dir=args.out, trace_steps=args.steps)
+    sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     if args.json:
         console.print(f"[dim]record written to {args.json}[/dim]")
     return 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from attnprof.spec.workload import MODES
+from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan, check_seconds
+from attnprof.spec.workload import MODES, Workload
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,3 +42,18 @@ def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
                         help="interleaved rounds the variants' samples are spread over, so "
                              "machine drift hits all alike (default 5; 1 = one after another)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    parser.add_argument("--executor", choices=("inline", "process"), default="inline",
+                        help="where the variants run: in this process (default), or in a "
+                             "worker process, so a variant that crashes or hangs becomes a "
+                             "row with that status instead of ending the run")
+
+
+def settings_from_args(args: argparse.Namespace, workload: Workload, *,
+                       trace_dir: str | None = None, trace_steps: int = 3) -> Settings:
+    """The run's :class:`Settings` from the timing flags (not yet validated)."""
+    min_time = args.min_time
+    if min_time is None:
+        min_time = 1.0 if workload.device_type == "cuda" else 0.4
+    check_seconds("--min-time", min_time)
+    return Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds), seed=args.seed,
+                    trace_dir=trace_dir, trace=CaptureSpec(steps=trace_steps))

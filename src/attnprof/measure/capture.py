@@ -13,22 +13,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attnprof.atomic import atomic_path
 from attnprof.knowledge.annotations import region_name
 from attnprof.measure.memory import filtered_kineto_stderr
-
-
-@dataclass(frozen=True)
-class CaptureSpec:
-    """How many profiler steps to skip, warm up and record."""
-
-    steps: int = 3
-    wait: int = 1
-    warmup: int = 1
+from attnprof.spec.settings import CaptureSpec
 
 
 def trace_file_name(variant: str) -> str:

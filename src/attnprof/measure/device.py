@@ -87,12 +87,19 @@ def check_against_device(w: Workload) -> None:
     """Device-dependent validation: present, can run the dtype, has room for the tensors."""
     check_device(w.device)
     check_dtype(w.device, w.dtype)
-    need = costs.resident_bytes(w)
-    have = memory_capacity_bytes(w.device)
-    if need > _MEMORY_SHARE * have:
-        raise UsageError(
-            f"this workload needs about {need / GiB:.1f} GiB for q/k/v/output alone but "
-            f"{w.device} has {have / GiB:.1f} GiB; reduce --batch, --seq or --heads")
+    if short := memory_shortfall(costs.resident_bytes(w), w.device):
+        need, have = short
+        raise UsageError(f"this workload needs about {need} for q/k/v/output alone but "
+                         f"{have}; reduce --batch, --seq or --heads")
+
+
+def memory_shortfall(need_bytes: float, device: str) -> tuple[str, str] | None:
+    """``("12.0 GiB", "cpu has 8.0 GiB")`` when ``need_bytes`` exceed the share of the
+    device's memory a run may count on, else ``None`` (it fits)."""
+    have = memory_capacity_bytes(device)
+    if need_bytes <= _MEMORY_SHARE * have:
+        return None
+    return f"{need_bytes / GiB:.1f} GiB", f"{device} has {have / GiB:.1f} GiB"
 
 
 def synchronize(device: str) -> None:

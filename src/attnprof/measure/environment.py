@@ -7,7 +7,7 @@ import sys
 
 from attnprof._version import __version__
 from attnprof.measure import device as device_mod
-from attnprof.record.run import Environment
+from attnprof.record.environment import Environment
 
 
 def collect_environment(device: str) -> Environment:
@@ -37,4 +37,5 @@ def collect_environment(device: str) -> Environment:
         cpu_model=device_mod.cpu_model(),
         threads=torch.get_num_threads(),
         numpy=numpy_version,
+        host=platform.node() or None,
     )

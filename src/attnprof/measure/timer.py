@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from attnprof.spec.settings import TimingPlan
+
 Clock = Callable[[], float]
 
 #: Bytes written between CUDA samples to evict L2 (H100 L2 is 50 MB, H200 60 MB; 256 MB is
@@ -35,26 +37,6 @@ L2_FLUSH_BYTES = 256 << 20
 #: between samples, few enough (a few launches each) to stay far below the launch queue's
 #: depth, so that issuing a sample never blocks on a full queue (see the module doc).
 IN_FLIGHT = 4
-
-
-@dataclass(frozen=True)
-class TimingPlan:
-    """How long to measure: warm-up and sampling budgets in seconds, sample bounds."""
-
-    warmup_s: float = 0.1
-    min_time_s: float = 0.4
-    min_samples: int = 10
-    max_samples: int = 2000
-    min_warmup_calls: int = 2
-    #: Rounds a comparison spreads each variant's samples over (see the module doc).
-    rounds: int = 5
-
-    def sample_count(self, per_call_s: float) -> int:
-        """Samples to take so that sampling lasts about ``min_time_s``, within the bounds."""
-        if per_call_s <= 0:
-            return self.max_samples
-        wanted = int(self.min_time_s / per_call_s) + 1
-        return max(self.min_samples, min(self.max_samples, wanted))
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""attnprof.record.run."""
+"""The typed record family every later step reads (see :mod:`attnprof.record.family`)."""

@@ -9,7 +9,8 @@ Renderers and the expectations checker read only this; nothing here computes.
 Units: every time is in microseconds and named ``*_us``; bytes are named ``*_bytes``.
 ``per_forward`` is a count divided by the region's ``instances`` (forwards/steps captured).
 ``None`` means "the trace does not say" (e.g. device time on a CPU-only trace), never zero.
-Bump :data:`SCHEMA_VERSION` on any incompatible change.
+Bump :data:`REPORT_SCHEMA_VERSION` on any incompatible change of a report (the record that
+holds it has its own version, :data:`attnprof.record.base.SCHEMA_VERSION`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any, Literal
 import msgspec
 
 __all__ = [
-    "SCHEMA_VERSION",
-    "AnalysisRecord",
+    "PATH_SEP",
+    "REPORT_SCHEMA_VERSION",
     "BreakdownCategory",
     "BreakdownKernel",
     "BreakdownReport",
@@ -35,7 +36,10 @@ __all__ = [
     "Verdict",
 ]
 
-SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 1
+
+#: How a call path joins the CPU ops from the region down to a kernel's launcher.
+PATH_SEP = " › "
 
 Severity = Literal["info", "warning", "critical"]
 #: ``cpu-bound``: the CPU dispatch of a forward takes longer than its device busy time;
@@ -195,7 +199,7 @@ class BreakdownReport(msgspec.Struct, kw_only=True):
 class TraceReport(msgspec.Struct, kw_only=True):
     """Everything the analysis of one trace found; see the module doc for units."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = REPORT_SCHEMA_VERSION
     source: str
     device: str  # "cpu" | "cuda" | "rocm"
     device_names: list[str]
@@ -222,18 +226,6 @@ class TraceReport(msgspec.Struct, kw_only=True):
     def findings_for(self, rule: str) -> list[Finding]:
         """The findings of one rule."""
         return [f for f in self.findings if f.rule == rule]
-
-    def to_json(self) -> bytes:
-        """Pretty JSON bytes (NaN/inf become null)."""
-        return msgspec.json.format(msgspec.json.encode(self), indent=2) + b"\n"
-
-
-class AnalysisRecord(msgspec.Struct, kw_only=True):
-    """What ``attnprof analyze --json`` writes: one report per trace given."""
-
-    schema_version: int = SCHEMA_VERSION
-    kind: str = "analyze"
-    reports: list[TraceReport]
 
     def to_json(self) -> bytes:
         """Pretty JSON bytes (NaN/inf become null)."""

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.analysis.check import CheckRow
+from attnprof.record.check import CheckRow
 
 
 def render_check(rows: list[CheckRow], console: Console, *, title: str | None, source: str,

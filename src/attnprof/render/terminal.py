@@ -1,141 +1,97 @@
-"""Terminal rendering of a comparison record with rich. Formats only; computes nothing."""
+"""The terminal: rich tables for people, one view per record kind.
+
+``TerminalRenderer(width=..., color=..., top=...).render(record)`` returns the text (with
+ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wherever
+stdout goes. A comparison is its table (and, when traced, one line of findings per
+variant); a profile adds each variant's full trace report; an analysis is one report per
+trace. New record kinds add a view to :data:`_VIEWS`.
+"""
 
 from __future__ import annotations
 
+import io
 import os
+import shutil
 import sys
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import format_bytes
-from attnprof.record.run import RunRecord, VariantResult
-from attnprof.variants.base import Variant
+from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.family import Record
+from attnprof.render.compare_table import render_compare, render_findings_by_variant
+from attnprof.render.trace_report import render_trace_report
 
-_STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}
+__all__ = ["TerminalRenderer", "make_console"]
+
+#: Width when stdout is not a terminal (a file, a pipe): wide enough for every table.
+PIPE_WIDTH = 160
 
 
 def make_console() -> Console:
-    """A stdout console; wide enough for the table when output is piped to a file."""
+    """A stdout console for messages; wide enough for the tables when piped to a file."""
     if sys.stdout.isatty() or "COLUMNS" in os.environ:
         return Console()
-    return Console(width=160)
+    return Console(width=PIPE_WIDTH)
 
 
-def fmt_ms(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 1000 else f"{value:.0f}"
+class TerminalRenderer:
+    """Tables for a terminal (or a text file)."""
+
+    name: ClassVar[str] = "terminal"
+    extension: ClassVar[str] = ".txt"
+
+    def __init__(self, *, width: int = PIPE_WIDTH, color: bool = False, top: int = 15) -> None:
+        self.width, self.color, self.top = width, color, top
+
+    @classmethod
+    def for_stdout(cls, top: int = 15) -> TerminalRenderer:
+        """Sized and coloured for this process's stdout."""
+        tty = sys.stdout.isatty()
+        if tty or "COLUMNS" in os.environ:
+            width = shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
+        else:
+            width = PIPE_WIDTH
+        return cls(width=width, color=tty, top=top)
+
+    def render(self, record: Record) -> str:
+        """The whole terminal view of ``record``."""
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=self.width, force_terminal=self.color,
+                          color_system="auto" if self.color else None, highlight=self.color)
+        for kind in type(record).__mro__:
+            if kind in _VIEWS:
+                _VIEWS[kind](record, console, self.top)
+                return buffer.getvalue()
+        raise TypeError(f"no terminal view of {type(record).__name__}")
 
 
-def fmt_rate(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.{digits}g}"
+def _compare(record: CompareRecord, console: Console, top: int) -> None:
+    render_compare(record, console)
+    render_findings_by_variant(record, console)
 
 
-def _with_share(rate: float | None, share: float | None) -> str:
-    """``0.0609 (51%)``: the rate and its share of the machine's measured ceiling."""
-    text = fmt_rate(rate)
-    return text if share is None else f"{text} ({share:.0%})"
+def _profile(record: ProfileRecord, console: Console, top: int) -> None:
+    render_compare(record, console)
+    for row in record.results:
+        if row.analysis is not None:
+            console.rule(Text(row.variant, style="bold"))
+            render_trace_report(row.analysis, console, top=top)
+        elif row.status != "ok":
+            line = Text(f"{row.variant}: {row.status}", style="yellow")
+            console.print(line.append(f" — {row.reason}", style=""))
 
 
-def fmt_error(r: VariantResult) -> Text:
-    if r.max_abs_error is None:
-        return Text("—")
-    text = Text(f"{r.max_abs_error:.1e}")
-    if r.within_tolerance is False:
-        text.stylize("bold red")
-        text.append(f" > {r.tolerance:.0e}", style="red")
-    return text
+def _analyze(record: AnalyzeRecord, console: Console, top: int) -> None:
+    for report in record.reports:
+        render_trace_report(report, console, top=top)
 
 
-def _spread(r: VariantResult) -> Text:
-    lat = r.latency_ms
-    if lat is None or lat.median <= 0:
-        return Text("—")
-    text = Text(f"{100 * lat.iqr / lat.median:.1f}%")
-    if lat.noisy:
-        text.stylize("yellow")
-        text.append(" noisy", style="yellow")
-    return text
-
-
-def _notes(r: VariantResult) -> str:
-    if r.status != "ok":
-        return r.reason
-    parts = []
-    if r.sdpa_backend:
-        parts.append(f"ran {r.sdpa_backend}")
-    if r.compile_time_s is not None:
-        parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
-    parts.extend(r.notes)
-    return "; ".join(parts)
-
-
-def render_compare(record: RunRecord, console: Console) -> None:
-    """Print the comparison table with its workload, environment and conventions."""
-    w, env = record.workload_spec(), record.environment
-    cuda = any(r.timing == "cuda-events" for r in record.results)
-    table = Table(title=f"attnprof compare — {w.describe()}", title_justify="left",
-                  caption=f"{env.device_name} · {env.threads} threads · torch {env.torch} · "
-                          f"attnprof {env.attnprof}", caption_justify="left")
-    table.add_column("variant", style="bold", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("median ms", justify="right")
-    table.add_column("IQR", justify="right", no_wrap=True)
-    if cuda:
-        table.add_column("CPU dispatch ms", justify="right")
-    table.add_column("TFLOP/s", justify="right")
-    table.add_column("GB/s", justify="right")
-    table.add_column("peak mem", justify="right", no_wrap=True)
-    table.add_column("max err", justify="right", no_wrap=True)
-    table.add_column("notes", overflow="fold", ratio=1)
-    for r in record.results:
-        lat = r.latency_ms
-        # Variant names and reasons come from users and PyTorch: Text, never rich markup.
-        row: list[Text | str] = [
-            Text(r.variant), Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
-            fmt_ms(lat.median if lat else None), _spread(r)]
-        if cuda:
-            row.append(fmt_ms(r.cpu_dispatch_ms))
-        row += [_with_share(r.tflops_per_s, r.flops_of_ceiling),
-                _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling),
-                format_bytes(r.peak_memory_bytes), fmt_error(r), Text(_notes(r))]
-        table.add_row(*row)
-    console.print(table)
-    _footer(record, console)
-
-
-def _footer(record: RunRecord, console: Console) -> None:
-    timed = {r.timing for r in record.results if r.timing}
-    how = "CUDA events (device time, L2 flushed between samples)" if "cuda-events" in timed \
-        else "wall clock per call"
-    memory = {r.peak_memory_method for r in record.results if r.peak_memory_method}
-    console.print(f"[dim]latency: median over the samples, {how}; IQR/median > 10% is "
-                  "marked noisy[/dim]")
-    console.print(f"[dim]FLOPs: {record.flops_convention}[/dim]")
-    if record.ceilings is not None:
-        c = record.ceilings
-        console.print(f"[dim](%): share of this machine's ceilings, measured in this run: "
-                      f"matmul {fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
-                      f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})[/dim]")
-    if memory:
-        console.print(f"[dim]peak mem: {', '.join(sorted(memory))}; max err: max |out − "
-                      "float64 reference| on the same inputs[/dim]")
-    if record.status != "complete":
-        console.print("[yellow]run incomplete: only the rows above finished[/yellow]")
-
-
-def render_variant_list(variants: list[Variant], console: Console) -> None:
-    """The registry as a table (``--list-variants``)."""
-    table = Table(title="attnprof variants", title_justify="left")
-    table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("family", no_wrap=True)
-    table.add_column("what it runs")
-    for v in variants:
-        table.add_row(Text(v.name), Text(v.family), Text(v.summary))
-    console.print(table)
-    console.print("[dim]or any SDPA-compatible callable: path/to/file.py:name or "
-                  "package.module:name[/dim]")
+_VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
+    ProfileRecord: _profile,
+    CompareRecord: _compare,
+    AnalyzeRecord: _analyze,
+}

@@ -14,14 +14,12 @@ from rich.table import Table
 # rich markup.
 from rich.text import Text
 
-from attnprof.analysis.passes.kernel_stats import PATH_SEP
 from attnprof.formatting import counted, format_bytes, format_us
-from attnprof.record.run import RunRecord
-from attnprof.record.trace_report import Finding, KernelStat, RegionReport, TraceReport
+from attnprof.record.trace_report import PATH_SEP, Finding, KernelStat, RegionReport, TraceReport
 
-__all__ = ["fmt_size", "fmt_us", "render_trace_report"]
+__all__ = ["SEVERITY_STYLE", "fmt_size", "fmt_us", "render_trace_report"]
 
-_SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "cyan",
                   "unknown": "dim"}
 
@@ -214,38 +212,10 @@ def _render_findings(findings: list[Finding], console: Console) -> None:
         return
     console.print(f"\n[bold]findings ({len(findings)})[/bold]")
     for f in findings:
-        head = Text(f"[{f.severity}] ", style=_SEVERITY_STYLE.get(f.severity, ""))
+        head = Text(f"[{f.severity}] ", style=SEVERITY_STYLE.get(f.severity, ""))
         head.append(f.title, style="bold")
         head.append(f"  ({f.rule}{', ' + f.region if f.region else ''})", style="dim")
         console.print(head)
         for line in f.evidence:
             console.print(Text(f"    • {line}"))
         console.print(Text(f"    fix: {f.fix}", style="green"))
-
-
-def render_findings_by_variant(record: RunRecord, console: Console) -> None:
-    """Under a comparison: each traced variant's warnings in one line apiece.
-
-    The full explanation (tables, evidence, fixes) is ``attnprof analyze`` of the trace;
-    this is the part that changes a choice between variants.
-    """
-    traced = [r for r in record.results if r.analysis is not None]
-    if not traced:
-        return
-    table = Table(title="what the traces show (warnings and worse; details: attnprof "
-                        "analyze TRACE)", title_justify="left")
-    table.add_column("variant", style="bold", no_wrap=True)
-    table.add_column("findings", overflow="fold", ratio=1)
-    for row in traced:
-        assert row.analysis is not None
-        serious = [f for f in row.analysis.findings if f.severity != "info"]
-        cell = Text()
-        for f in serious:
-            if cell:
-                cell.append("\n")
-            cell.append(f"{f.severity} ", style=_SEVERITY_STYLE.get(f.severity, ""))
-            cell.append(f"{f.title} ({f.rule})")
-        if not serious:
-            cell.append("no warnings", style="green")
-        table.add_row(Text(row.variant), cell)
-    console.print(table)

@@ -1,4 +1,4 @@
-"""Run variants side by side on one workload and collect a :class:`RunRecord`.
+"""Run variants side by side on one workload and collect a comparison record.
 
 Each variant is isolated: a refusal becomes ``unsupported`` with PyTorch's reason, running
 out of memory becomes ``oom``, any other exception becomes ``error`` with its message, and
@@ -7,60 +7,45 @@ is checked against one float64 reference per mask.
 
 Variants are timed in interleaved rounds after all of them are built and warmed up (see
 :mod:`attnprof.measure.timer`), so a machine that slows down mid-run slows them all alike.
+A point runs here, in this process (:func:`run_point`); an executor
+(:mod:`attnprof.run.executors`) may run it elsewhere and hand back the same record.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import warnings
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnprof.measure.accuracy import max_abs_error, reference_output
-from attnprof.measure.capture import CaptureSpec, capture_trace, trace_file_name
+from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.device import check_against_device, default_device
 from attnprof.measure.environment import collect_environment
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
-from attnprof.measure.timer import Timing, TimingPlan, Warmup, round_sizes, take_samples, warm_up
-from attnprof.record.run import Ceilings, RunRecord, VariantResult
-from attnprof.run.rows import failure_row, messages, ok_row, predicted_oom, row
+from attnprof.measure.timer import Warmup, round_sizes, take_samples, warm_up
+from attnprof.record.compare import CompareRecord, ProfileRecord, VariantResult
+from attnprof.record.environment import Ceilings
+from attnprof.run.measurements import Candidate, Measurements
+from attnprof.run.point import Point, RecordKind
+from attnprof.run.rows import failure_row, predicted_oom, result_row, status_row
 from attnprof.spec import costs
+from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
-from attnprof.variants.base import Built
 
 if TYPE_CHECKING:
     import torch
 
+    from attnprof.run.executors import Executor
+
+__all__ = ["Progress", "Settings", "compare", "prepare", "run_point"]
+
 Progress = Callable[[str, str], None]
 """Called as ``progress(variant_name, phase)`` while a variant is being measured."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How carefully to measure (timing budget, seed, optional passes)."""
-
-    plan: TimingPlan = field(default_factory=TimingPlan)
-    seed: int = 0
-    measure_memory: bool = True
-    check_accuracy: bool = True
-    #: Measure this machine's matmul and copy ceilings first (about a second), so rates
-    #: can be read as shares of them.
-    measure_ceilings: bool = True
-    #: Write a torch.profiler trace of each variant into this folder (``None``: no trace).
-    trace_dir: Path | None = None
-    trace: CaptureSpec = field(default_factory=CaptureSpec)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self.plan), "seed": self.seed, "measure_memory": self.measure_memory,
-                "check_accuracy": self.check_accuracy, "measure_ceilings": self.measure_ceilings,
-                "trace_dir": None if self.trace_dir is None else str(self.trace_dir),
-                "trace_steps": self.trace.steps}
+OnRecord = Callable[[CompareRecord], None]
+"""Called with the record after every variant, so a caller can save progress as it goes."""
 
 
 def prepare(workload: Workload | None = None,
@@ -84,24 +69,37 @@ def prepare(workload: Workload | None = None,
 def compare(workload: Workload | None = None,
             variants: Sequence[str | Variant] | None = None, *,
             settings: Settings | None = None, progress: Progress | None = None,
-            on_result: Callable[[RunRecord], None] | None = None,
-            **fields: Any) -> RunRecord:
+            on_result: OnRecord | None = None, executor: Executor | None = None,
+            kind: RecordKind = "compare", **fields: Any) -> CompareRecord:
     """Measure ``variants`` (default: every built-in) on ``workload`` and return the record.
 
     Workload fields may be given as keywords (``compare(seq=1024, dtype="bf16")``); they
     override ``workload`` or the device's default. ``on_result`` is called with the record
-    after every variant, so a caller can save progress as it goes.
+    after every variant, so a caller can save progress as it goes. ``executor`` runs the
+    point elsewhere (e.g. :class:`~attnprof.run.executors.process.ProcessExecutor`, a
+    worker process a crashing variant cannot take down); by default it runs here.
     """
     workload, chosen = prepare(workload, variants, **fields)
-    settings = settings or Settings()
-    record = RunRecord(
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        environment=collect_environment(workload.device),
-        workload=workload.to_dict(),
-        settings=settings.to_dict(),
-        flops_convention=costs.FLOPS_CONVENTION,
-    )
-    if settings.measure_ceilings:
+    settings = (settings or Settings()).validate()
+    point = Point(workload=workload, variants=tuple(v.name for v in chosen),
+                  settings=settings, kind=kind)
+    if executor is None:
+        return run_point(point, chosen, progress=progress, on_record=on_result)
+    return executor.run(point, progress=progress, on_record=on_result)
+
+
+def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
+              progress: Progress | None = None,
+              on_record: OnRecord | None = None) -> CompareRecord:
+    """Measure one point in this process; ``variants`` are the point's, already resolved
+    (resolved from its names when ``None``)."""
+    workload, settings = point.workload, point.settings
+    chosen = list(variants) if variants is not None else resolve_variants(point.variants)
+    record_type = ProfileRecord if point.kind == "profile" else CompareRecord
+    record = record_type(environment=collect_environment(workload.device),
+                         workload=workload.resolved(), settings=settings,
+                         flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)
+    if settings.measure_ceilings and record.ceilings is None:
         if progress is not None:
             progress("ceilings", "measuring this machine's matmul and copy ceilings")
         record.ceilings = _ceilings(workload)
@@ -110,198 +108,171 @@ def compare(workload: Workload | None = None,
     # Build and warm every variant, time them all in interleaved rounds, then finish each
     # (memory, accuracy, trace) and hand the record over after every one: what finished is
     # saved even if a later variant crashes the process.
-    outcomes: list[VariantResult | _Armed] = [
+    outcomes: list[VariantResult | Candidate] = [
         _arm(variant, workload, inputs, settings, progress) for variant in chosen]
+    candidates = [o for o in outcomes if isinstance(o, Candidate)]
     try:
-        _time_in_rounds([o for o in outcomes if isinstance(o, _Armed)], workload, settings,
-                        progress)
+        _time_in_rounds(candidates, workload, settings, progress)
     except KeyboardInterrupt:
         # Stopped mid-rounds: every variant has the samples of the rounds that ran, spread
         # over the same stretch of time, so they are still comparable. Keep them (latency
         # only; memory, accuracy and trace were not taken) and stop.
         record.results.extend(_interrupted_row(o, workload, record.ceilings)
-                              if isinstance(o, _Armed) else o for o in outcomes)
-        if on_result is not None:
-            on_result(record)
+                              if isinstance(o, Candidate) else o for o in outcomes)
+        if on_record is not None:
+            on_record(record)
         raise
-    for i, outcome in enumerate(outcomes):
-        if isinstance(outcome, _Armed):
-            outcomes[i] = outcome = _finish(outcome, workload, inputs, settings, references,
-                                            progress, record.ceilings)
-        record.results.append(outcome)
-        if progress is not None:
-            progress(outcome.variant, "done")
-        if on_result is not None:
-            on_result(record)
+    for outcome in outcomes:
+        row = (_finish(outcome, workload, inputs, settings, references, progress,
+                       record.ceilings)
+               if isinstance(outcome, Candidate) else outcome)
+        record.results.append(row)
+        _phase(progress, row.variant, "done")
+        if on_record is not None:
+            on_record(record)
         _release(workload.device)
     record.status = "complete"
-    if on_result is not None:
-        on_result(record)
+    if on_record is not None:
+        on_record(record)
     return record
 
 
-def measure_variant(variant: Variant, w: Workload, inputs: Inputs, settings: Settings,
-                    references: dict[int | None, torch.Tensor],
-                    progress: Progress | None = None) -> VariantResult:
-    """Measure one variant alone; never raises for a variant's own failure."""
-    armed = _arm(variant, w, inputs, settings, progress)
-    if isinstance(armed, VariantResult):
-        return armed
-    _time_in_rounds([armed], w, settings, progress)
-    return _finish(armed, w, inputs, settings, references, progress, None)
-
-
-@dataclass
-class _Armed:
-    """A variant built and warmed up, collecting its samples round by round."""
-
-    variant: Variant
-    built: Built
-    step: Callable[[], object]
-    warm: Warmup
-    samples_ms: list[float] = field(default_factory=list)
-    dispatch_ms: list[float] = field(default_factory=list)
-    caught: list[str] = field(default_factory=list)  # PyTorch's warnings so far
-    failure: VariantResult | None = None  # set when a timing round raised
-
-    def timing(self, w: Workload) -> Timing:
-        """The samples taken so far, with the warm-up's first call."""
-        return Timing(self.samples_ms, self.dispatch_ms, self.warm.first_call_s,
-                      self.warm.calls, device_timed=w.device.startswith("cuda"))
-
-    @contextlib.contextmanager
-    def running(self, w: Workload) -> Iterator[None]:
-        """The variant's own context, grad mode, and warnings caught into ``caught``."""
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("default")  # once per call site, not once per sample
-            try:
-                with self.built.context(), grad_mode(w.mode):
-                    yield
-            finally:
-                self.caught = list(dict.fromkeys([*self.caught, *messages(seen)]))
-
-
-def _arm(variant: Variant, w: Workload, inputs: Inputs, settings: Settings,
-         progress: Progress | None) -> VariantResult | _Armed:
+def _arm(variant: Variant, workload: Workload, inputs: Inputs, settings: Settings,
+         progress: Progress | None) -> VariantResult | Candidate:
     """Check support, build, run the first call (the compile) and warm up."""
-    support = variant.supports(w)
-    result: VariantResult | _Armed
+    support = variant.supports(workload)
+    result: VariantResult | Candidate
     if not support.ok:
-        result = row(variant, status="unsupported", reason=support.reason)
-    elif too_big := predicted_oom(variant, w):
-        result = row(variant, status="oom", reason=too_big)
+        result = status_row(variant, "unsupported", support.reason)
+    elif too_big := predicted_oom(variant, workload):
+        result = status_row(variant, "oom", too_big)
     else:
-        armed = None
+        candidate = None
         try:
-            _phase(progress, variant, "building")
-            built = variant.build(w)
-            step = make_step(built.call, inputs, w.mode)
-            _phase(progress, variant, "compiling" if variant.compiled else "warming up")
-            armed = _Armed(variant, built, step, Warmup(0.0, 0, 0))
-            with armed.running(w):
-                armed.warm = warm_up(step, device=w.device, plan=settings.plan)
-            result = armed
+            _phase(progress, variant.name, "building")
+            built = variant.build(workload)
+            step = make_step(built.call, inputs, workload.mode)
+            _phase(progress, variant.name, "compiling" if variant.compiled else "warming up")
+            candidate = Candidate(variant, built, step,
+                                  Measurements(Warmup(0.0, 0, 0), notes=list(built.notes)))
+            with candidate.running(workload):
+                candidate.measured.warmup = warm_up(step, device=workload.device,
+                                                    plan=settings.plan)
+            result = candidate
         except BaseException as exc:  # isolation: every failure becomes a row
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
-            result = failure_row(variant, exc, armed.caught if armed else [], w)
-    _phase(progress, variant, "ready")
+            caught = candidate.measured.warnings if candidate else []
+            result = failure_row(variant, exc, caught, workload)
+    _phase(progress, variant.name, "ready")
     return result
 
 
-def _time_in_rounds(armed: list[_Armed], w: Workload, settings: Settings,
+def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: Settings,
                     progress: Progress | None) -> None:
     """Take every variant's samples, a slice of each per round (see measure.timer)."""
-    plans = {id(a): round_sizes(a.warm.samples, settings.plan.rounds) for a in armed}
+    plans = {id(c): round_sizes(c.measured.warmup.samples, settings.plan.rounds)
+             for c in candidates}
     rounds = max((len(p) for p in plans.values()), default=0)
     for r in range(rounds):
-        for a in armed:
-            sizes = plans[id(a)]
-            if a.failure is not None or r >= len(sizes):
+        for candidate in candidates:
+            sizes = plans[id(candidate)]
+            if candidate.failure is not None or r >= len(sizes):
                 continue
-            _phase(progress, a.variant, f"timing, round {r + 1} of {rounds}")
+            _phase(progress, candidate.variant.name, f"timing, round {r + 1} of {rounds}")
             try:
-                with a.running(w):
-                    a.step()  # one untimed call: the others ran since this one last did
-                    samples, dispatch = take_samples(a.step, sizes[r], device=w.device)
+                with candidate.running(workload):
+                    candidate.step()  # one untimed call: the others ran since this one did
+                    samples, dispatch = take_samples(candidate.step, sizes[r],
+                                                     device=workload.device)
             except BaseException as exc:  # isolation, as in _arm
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
-                a.failure = failure_row(a.variant, exc, a.caught, w)
+                candidate.failure = failure_row(candidate.variant, exc,
+                                                candidate.measured.warnings, workload)
                 continue
-            a.samples_ms.extend(samples)
-            a.dispatch_ms.extend(dispatch)
+            candidate.measured.samples_ms.extend(samples)
+            candidate.measured.dispatch_ms.extend(dispatch)
 
 
-def _finish(a: _Armed, w: Workload, inputs: Inputs, settings: Settings,
-            references: dict[int | None, torch.Tensor],
-            progress: Progress | None, ceilings: Ceilings | None) -> VariantResult:
-    """Memory, accuracy and trace of a timed variant, and its row."""
-    if a.failure is not None:
-        return a.failure
-    variant = a.variant
+def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: Settings,
+            references: dict[int | None, torch.Tensor], progress: Progress | None,
+            ceilings: Ceilings | None) -> VariantResult:
+    """Memory, accuracy and trace of a timed variant, then its row, built once."""
+    if candidate.failure is not None:
+        return candidate.failure
+    variant, measured = candidate.variant, candidate.measured
     try:
-        memory = None
-        with a.running(w):
+        with candidate.running(workload):
             if settings.measure_memory:
-                _phase(progress, variant, "memory")
-                memory = profile_step(a.step, w.device)
-        error = None
+                _phase(progress, variant.name, "memory")
+                measured.memory = profile_step(candidate.step, workload.device)
         if settings.check_accuracy:
-            _phase(progress, variant, "accuracy")
-            window = variant.window(w)
+            _phase(progress, variant.name, "accuracy")
+            window = variant.window(workload)
             if window not in references:
-                references[window] = reference_output(inputs, w, window)
-            with a.built.context(), grad_mode("forward"):
-                out = a.built.call(inputs.q, inputs.k, inputs.v)
-            error = max_abs_error(out, references[window])
+                references[window] = reference_output(inputs, workload, window)
+            with candidate.built.context(), grad_mode("forward"):
+                out = candidate.built.call(inputs.q, inputs.k, inputs.v)
+            measured.error = max_abs_error(out, references[window])
             del out
-        trace = None
         if settings.trace_dir is not None:
-            _phase(progress, variant, "tracing")
-            trace = _capture(variant, w, a.built, a.step, settings)
+            _phase(progress, variant.name, "tracing")
+            measured.trace = _capture(candidate, workload, settings)
     except BaseException as exc:  # isolation, as in _arm
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        return failure_row(variant, exc, a.caught, w)
-    row = ok_row(variant, w, a.timing(w), memory, error, a.built.notes, a.caught, ceilings)
-    row.trace = trace
+        return failure_row(variant, exc, measured.warnings, workload)
+    row = result_row(variant, workload, measured, ceilings)
+    if row.trace is not None:
+        _phase(progress, variant.name, "analysing the trace")
+        _attach_analysis(row, workload)
     return row
 
 
-def _interrupted_row(a: _Armed, w: Workload, ceilings: Ceilings | None) -> VariantResult:
+def _interrupted_row(candidate: Candidate, workload: Workload,
+                     ceilings: Ceilings | None) -> VariantResult:
     """The row of a variant whose timing rounds were cut short by Ctrl-C."""
-    if a.failure is not None:
-        return a.failure
-    if not a.samples_ms:
-        return row(a.variant, status="error", reason="interrupted before any sample",
-                    warnings=a.caught)
-    note = (f"interrupted: {len(a.samples_ms)} of {a.warm.samples} samples; memory, "
-            "accuracy and trace not taken")
-    return ok_row(a.variant, w, a.timing(w), None, None, (*a.built.notes, note), a.caught,
-                   ceilings)
+    if candidate.failure is not None:
+        return candidate.failure
+    measured = candidate.measured
+    if not measured.samples_ms:
+        return status_row(candidate.variant, "error", "interrupted before any sample",
+                          warnings=measured.warnings)
+    measured.notes.append(f"interrupted: {len(measured.samples_ms)} of "
+                          f"{measured.warmup.samples} samples; memory, accuracy and trace "
+                          "not taken")
+    return result_row(candidate.variant, workload, measured, ceilings)
 
 
-def _phase(progress: Progress | None, variant: Variant, name: str) -> None:
+def _phase(progress: Progress | None, variant: str, name: str) -> None:
     if progress is not None:
-        progress(variant.name, name)
+        progress(variant, name)
 
 
-def _capture(variant: Variant, w: Workload, built: Any, step: Callable[[], object],
-             settings: Settings) -> str:
+def _capture(candidate: Candidate, workload: Workload, settings: Settings) -> str:
     """Record the variant's trace; the path goes into the record."""
     assert settings.trace_dir is not None
-    path = settings.trace_dir / trace_file_name(variant.name)
-    with built.context(), grad_mode(w.mode):
-        capture_trace(step, variant.name, w.device, path, settings.trace,
-                      metadata={"workload": w.to_dict()})
+    path = Path(settings.trace_dir) / trace_file_name(candidate.variant.name)
+    with candidate.built.context(), grad_mode(workload.mode):
+        capture_trace(candidate.step, candidate.variant.name, workload.device, path,
+                      settings.trace, metadata={"workload": workload.to_dict()})
     return str(path)
 
 
-def _ceilings(w: Workload) -> Ceilings:
+def _attach_analysis(row: VariantResult, workload: Workload) -> None:
+    """Explain the trace just written, with the row's warnings as evidence."""
+    from attnprof.analysis.analyze import analyze_trace
+    from attnprof.trace import load_trace
+
+    assert row.trace is not None
+    row.analysis = analyze_trace(load_trace(row.trace), result=row, workload=workload)
+
+
+def _ceilings(workload: Workload) -> Ceilings:
     from attnprof.measure.ceilings import measure_ceilings
 
-    c = measure_ceilings(w.device, w.dtype)
+    c = measure_ceilings(workload.device, workload.dtype)
     return Ceilings(matmul_tflops_per_s=c.matmul_flops_per_s / 1e12,
                     bandwidth_gbytes_per_s=c.bandwidth_bytes_per_s / 1e9, method=c.method)
 

@@ -1,4 +1,4 @@
-"""A variant's row in the record, from its measurements or from how it failed.
+"""A variant's row in the record, built once: from its measurements, or from how it failed.
 
 What a row says is decided here: rates and their shares of the ceilings, tolerance, the
 SDPA backend from the ops seen, and, for a failure, whether it was a refusal
@@ -8,22 +8,21 @@ SDPA backend from the ops seen, and, for a failure, whether it was a refusal
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from attnprof.formatting import one_line
 from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
-from attnprof.measure.device import GiB, memory_capacity_bytes
-from attnprof.measure.memory import MemoryProfile
+from attnprof.measure.device import memory_shortfall
 from attnprof.measure.stats import summarize
-from attnprof.measure.timer import Timing
-from attnprof.record.run import Ceilings, Latency, VariantResult
+from attnprof.record.compare import Latency, Status, VariantResult
+from attnprof.record.environment import Ceilings
+from attnprof.run.measurements import Measurements
 from attnprof.spec import costs
 from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 
-__all__ = ["failure_row", "is_oom", "messages", "ok_row", "one_line", "predicted_oom", "row",
-           "share"]
+__all__ = ["failure_row", "is_oom", "predicted_oom", "result_row", "share", "status_row"]
 
 
 def share(rate: float | None, ceiling: float | None) -> float | None:
@@ -31,32 +30,33 @@ def share(rate: float | None, ceiling: float | None) -> float | None:
     return rate / ceiling if rate is not None and ceiling else None
 
 
-def row(variant: Variant, **fields: Any) -> VariantResult:
-    """A result row for ``variant`` with the given fields."""
+def status_row(variant: Variant, status: Status, reason: str, **fields: Any) -> VariantResult:
+    """The row of a variant that was not measured: its status and the reason."""
     return VariantResult(variant=variant.name, family=variant.family, summary=variant.summary,
-                         **fields)
+                         status=status, reason=reason, **fields)
 
 
-def ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile | None,
-           error: float | None, notes: tuple[str, ...], caught: list[str],
-           ceilings: Ceilings | None) -> VariantResult:
+def result_row(variant: Variant, workload: Workload, measured: Measurements,
+               ceilings: Ceilings | None) -> VariantResult:
     """The row of a measured variant: latency statistics, rates, memory, error, notes."""
+    device_timed = workload.device_type == "cuda"
+    timing = measured.timing(device_timed)
     stats = summarize(timing.samples_ms)
     seconds = stats.median / 1e3
-    flops = costs.step_flops(w, variant.window(w))
-    moved = costs.step_bytes(w)
-    tol = TOLERANCE[w.dtype]
+    flops = costs.step_flops(workload, variant.window(workload))
+    moved = costs.step_bytes(workload)
     tflops = costs.achieved_rate(flops, seconds)
     gbps = costs.achieved_rate(moved, seconds)
-    backend = sdpa_backend(memory.op_names) if memory else None
-    return row(
-        variant, status="ok",
+    memory, error = measured.memory, measured.error
+    tol = TOLERANCE[workload.dtype]
+    return VariantResult(
+        variant=variant.name, family=variant.family, summary=variant.summary, status="ok",
         latency_ms=Latency(median=stats.median, iqr=stats.iqr, q1=stats.q1, q3=stats.q3,
                            min=stats.minimum, max=stats.maximum, count=stats.count,
                            noisy=stats.noisy, samples=timing.samples_ms),
-        timing="cuda-events" if timing.device_timed else "wall",
+        timing="cuda-events" if device_timed else "wall",
         cpu_dispatch_ms=summarize(timing.dispatch_ms).median,
-        device_ms=stats.median if timing.device_timed else None,
+        device_ms=stats.median if device_timed else None,
         compile_time_s=timing.first_call_s if variant.compiled else None,
         first_call_s=timing.first_call_s,
         peak_memory_bytes=memory.peak_bytes if memory else None,
@@ -69,24 +69,23 @@ def ok_row(variant: Variant, w: Workload, timing: Timing, memory: MemoryProfile 
                                     if ceilings else None),
         max_abs_error=error, tolerance=tol,
         within_tolerance=None if error is None else bool(error <= tol),
-        sdpa_backend=backend,
+        sdpa_backend=sdpa_backend(memory.op_names) if memory else None,
         ops=list(memory.op_names) if memory else [],
-        notes=list(notes), warnings=caught,
+        notes=list(measured.notes), warnings=list(measured.warnings), trace=measured.trace,
     )
 
 
 def failure_row(variant: Variant, exc: BaseException, caught: list[str],
-                w: Workload) -> VariantResult:
+                workload: Workload) -> VariantResult:
     """The row of a variant that raised: ``unsupported`` for a refusal, else oom or error."""
-    refusal = variant.explain_refusal(exc, caught, w)
+    refusal = variant.explain_refusal(exc, caught, workload)
     if refusal is None and isinstance(exc, NotImplementedError):
         # PyTorch's way of declaring a combination unsupported; its message says which.
         refusal = f"PyTorch: {one_line(str(exc))}"
     if refusal is not None:
-        return row(variant, status="unsupported", reason=refusal, warnings=caught)
+        return status_row(variant, "unsupported", refusal, warnings=caught)
     message = f"{type(exc).__name__}: {one_line(str(exc))}"
-    status = "oom" if is_oom(exc) else "error"
-    return row(variant, status=status, reason=message, warnings=caught)
+    return status_row(variant, "oom" if is_oom(exc) else "error", message, warnings=caught)
 
 
 def is_oom(exc: BaseException) -> bool:
@@ -97,7 +96,7 @@ def is_oom(exc: BaseException) -> bool:
     return "out of memory" in text or "can't allocate memory" in text
 
 
-def predicted_oom(variant: Variant, w: Workload) -> str | None:
+def predicted_oom(variant: Variant, workload: Workload) -> str | None:
     """A reason not to run a variant that would certainly exhaust memory, else ``None``.
 
     On CPU the kernel's OOM killer ends the whole process instead of raising, so a variant
@@ -105,20 +104,9 @@ def predicted_oom(variant: Variant, w: Workload) -> str | None:
     """
     if not variant.materializes_scores:
         return None
-    need = costs.resident_bytes(w) + 3 * costs.score_matrix_bytes(w, element_bytes=4)
-    have = memory_capacity_bytes(w.device)
-    if need <= 0.9 * have:
-        return None
-    return (f"not run: materialising the scores needs about {need / GiB:.1f} GiB, "
-            f"{w.device} has {have / GiB:.1f} GiB; use a fused variant or a smaller shape")
-
-
-def messages(seen: list[warnings.WarningMessage]) -> list[str]:
-    """Caught warnings as distinct one-line messages, in the order first seen."""
-    return list(dict.fromkeys(one_line(str(m.message)) for m in seen))
-
-
-def one_line(text: str, limit: int = 400) -> str:
-    """``text`` on one line, cut to ``limit`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    need = (costs.resident_bytes(workload)
+            + 3 * costs.score_matrix_bytes(workload, element_bytes=4))
+    if short := memory_shortfall(need, workload.device):
+        return (f"not run: materialising the scores needs about {short[0]}, {short[1]}; "
+                "use a fused variant or a smaller shape")
+    return None

@@ -1,6 +1,7 @@
 """The workload: one frozen description of the attention problem being measured.
 
 A :class:`Workload` is plain data (no torch import): sizes, dtype, device, masking and mode.
+It is a frozen ``msgspec.Struct``, so records embed it typed and validate it on load.
 :meth:`Workload.validate` turns every impossible combination into a :class:`UsageError`
 that names the bad value and the fix. Checks that need the device itself (is it present,
 can it run bf16, how much memory does it have) live in :mod:`attnprof.measure.device` and are run by
@@ -9,9 +10,9 @@ can it run bf16, how much memory does it have) live in :mod:`attnprof.measure.de
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from attnprof.errors import UsageError
 
@@ -38,8 +39,7 @@ def canonical_dtype(name: str) -> str:
     return key
 
 
-@dataclass(frozen=True)
-class Workload:
+class Workload(msgspec.Struct, frozen=True, kw_only=True):
     """One attention problem: q is [batch, heads, seq, head_dim], k/v
     [batch, kv_heads, kv_seq, head_dim].
 
@@ -103,21 +103,28 @@ class Workload:
     # ----- construction ----------------------------------------------------------------
     def replace(self, **changes: Any) -> Workload:
         """A copy with ``changes`` applied (not validated; call :meth:`validate`)."""
-        return dataclasses.replace(self, **changes)
+        return msgspec.structs.replace(self, **changes)
+
+    def resolved(self) -> Workload:
+        """The same problem with ``kv_heads`` and ``kv_seq`` spelled out, as records keep it.
+
+        Only for recording: the ``None`` defaults mean "follow ``heads``/``seq``", which a
+        later :meth:`replace` of those fields relies on.
+        """
+        return self.replace(kv_heads=self.num_kv_heads, kv_seq=self.k_len)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready fields, with the derived lengths spelled out for readers."""
-        data = dataclasses.asdict(self)
-        data["kv_heads"] = self.num_kv_heads
-        data["kv_seq"] = self.k_len
+        """Plain JSON-ready fields, resolved, with the query length spelled out for readers."""
+        data: dict[str, Any] = msgspec.to_builtins(self.resolved())
         data["q_len"] = self.q_len
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Workload:
-        """Rebuild from :meth:`to_dict` output (extra derived keys are ignored)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        """Rebuild from :meth:`to_dict` output (extra derived keys are ignored); raises
+        ``msgspec.ValidationError`` for a field of the wrong type."""
+        names = set(cls.__struct_fields__)
+        return msgspec.convert({k: v for k, v in data.items() if k in names}, cls)
 
     def describe(self) -> str:
         """One line a human reads: ``B=2 H=8 (KV 2) S=512 D=64 float32 cpu causal forward``."""

@@ -21,11 +21,10 @@ import numpy as np
 
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name
-from attnprof.record.trace_report import KernelStat
+from attnprof.record.trace_report import PATH_SEP, KernelStat
 
-__all__ = ["PATH_SEP", "summarize_kernels"]
+__all__ = ["summarize_kernels"]
 
-PATH_SEP = " › "
 # Launch APIs through which CUPTI reports no occupancy (cuDNN's path, CUTLASS/Triton with
 # cluster launch): 0 or absent there is a gap in the measurement, not an idle GPU.
 _NO_OCCUPANCY_APIS = ("cuLaunchKernelEx", "cudaLaunchKernelExC", "cudaLaunchKernelEx")

@@ -1,0 +1,111 @@
+"""The comparison record: one workload, one row per attention variant.
+
+A :class:`CompareRecord` (kind ``compare``) holds the environment, the typed workload and
+settings, this machine's ceilings and one :class:`VariantResult` per variant, raw samples
+kept. ``attnprof profile`` writes the same shape as kind ``profile``
+(:class:`ProfileRecord`), every row carrying the analysis of its trace.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from attnprof.record.base import RecordBase
+from attnprof.record.environment import Ceilings, Environment
+from attnprof.record.trace_report import TraceReport
+from attnprof.spec.settings import Settings
+from attnprof.spec.workload import Workload
+
+__all__ = ["STATUSES", "CompareRecord", "Latency", "ProfileRecord", "RunRecord", "Status",
+           "VariantResult"]
+
+#: ``ok``: measured. ``unsupported``: refused (PyTorch's reason). ``oom``: ran out of
+#: memory, or would certainly have. ``error``: raised. ``crashed``: killed the worker
+#: process running it (signal or exit code in the reason). ``timeout``: ran past its time
+#: limit. ``skipped``: not run, because the reason says it could not have succeeded.
+Status = Literal["ok", "unsupported", "error", "oom", "crashed", "timeout", "skipped"]
+STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+
+
+class Latency(msgspec.Struct, kw_only=True):
+    """Summary of raw latency samples in milliseconds, with the samples themselves."""
+
+    median: float
+    iqr: float
+    q1: float
+    q3: float
+    min: float
+    max: float
+    count: int
+    noisy: bool
+    samples: list[float]
+
+
+class VariantResult(msgspec.Struct, kw_only=True):
+    """Everything measured for one variant; fields are ``None`` when not measured."""
+
+    variant: str
+    family: str
+    status: Status
+    reason: str = ""
+    summary: str = ""
+    latency_ms: Latency | None = None
+    #: "wall" (CPU: perf_counter around the call) or "cuda-events" (device time).
+    timing: str | None = None
+    cpu_dispatch_ms: float | None = None
+    device_ms: float | None = None
+    compile_time_s: float | None = None
+    first_call_s: float | None = None
+    peak_memory_bytes: int | None = None
+    peak_memory_method: str | None = None
+    flops: float | None = None
+    flops_convention: str | None = None
+    tflops_per_s: float | None = None
+    bytes_moved: float | None = None
+    gbytes_per_s: float | None = None
+    #: tflops_per_s and gbytes_per_s as shares of this machine's measured ceilings (0-1).
+    flops_of_ceiling: float | None = None
+    bandwidth_of_ceiling: float | None = None
+    max_abs_error: float | None = None
+    tolerance: float | None = None
+    within_tolerance: bool | None = None
+    sdpa_backend: str | None = None
+    ops: list[str] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    trace: str | None = None
+    #: The analysis of ``trace``, made as soon as the trace was written.
+    analysis: TraceReport | None = None
+
+
+class CompareRecord(RecordBase, tag="compare"):
+    """One comparison run: every variant measured on one workload."""
+
+    environment: Environment
+    workload: Workload
+    settings: Settings
+    flops_convention: str
+    results: list[VariantResult] = msgspec.field(default_factory=list)
+    ceilings: Ceilings | None = None
+
+    def workload_spec(self) -> Workload:
+        """The :class:`Workload` this record measured (kv_heads and kv_seq spelled out)."""
+        return self.workload
+
+    def result(self, variant: str) -> VariantResult:
+        """The result row for ``variant`` (``KeyError`` if it was not run)."""
+        for r in self.results:
+            if r.variant == variant:
+                return r
+        raise KeyError(variant)
+
+
+class ProfileRecord(CompareRecord, tag="profile"):
+    """``attnprof profile``: a comparison whose every row carries its trace's analysis."""
+
+
+#: The name the Python API has always used for a comparison's record.
+RunRecord = CompareRecord
+

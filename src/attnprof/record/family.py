@@ -1,0 +1,60 @@
+"""The record family: every kind, decoded by its ``kind`` tag, and older files upgraded.
+
+``load_record(path)`` reads any record attnprof writes (``compare``, ``profile``,
+``analyze``; model, sweep and diff records join :data:`RECORD_TYPES` as they arrive) and
+returns the typed struct of its kind. A schema-1 file (attnprof 0.1's compare and analyze
+JSON) is upgraded first (:mod:`attnprof.record.legacy`); any other version, or a file that
+is not a record, is one :class:`UsageError` naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Union
+
+import msgspec
+
+from attnprof.errors import UsageError
+from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.base import SCHEMA_VERSION
+from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.legacy import upgrade_v1
+
+__all__ = ["RECORD_TYPES", "Record", "decode_record", "load_record"]
+
+#: Every record kind, the order they were added in.
+RECORD_TYPES: tuple[type, ...] = (CompareRecord, ProfileRecord, AnalyzeRecord)
+Record = Union[CompareRecord, ProfileRecord, AnalyzeRecord]  # noqa: UP007 (runtime union)
+_DECODER = msgspec.json.Decoder(dict[str, Any])
+
+
+def decode_record(data: bytes | str, source: str = "record") -> Record:
+    """Decode and validate any record kind; raise :class:`UsageError` naming ``source``."""
+    try:
+        head = _DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{source} is not valid JSON ({exc}); pass a file written by "
+                         "attnprof --json") from None
+    except RecursionError:
+        raise UsageError(f"{source} nests too deeply to be an attnprof record; pass a "
+                         "file written by attnprof --json") from None
+    version = head.get("schema_version")
+    if version == 1:
+        head = upgrade_v1(head)
+    elif version != SCHEMA_VERSION:
+        raise UsageError(f"{source} has schema_version {version!r}, this attnprof reads "
+                         f"{SCHEMA_VERSION} (and upgrades 1); re-run with this version")
+    try:
+        return msgspec.convert(head, type=Record)
+    except msgspec.ValidationError as exc:
+        raise UsageError(f"{source} is not an attnprof record: {exc}") from None
+
+
+def load_record(path: str | os.PathLike[str]) -> Record:
+    """Read the record at ``path`` (any kind)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read record {str(path)!r}: {exc.strerror}") from None
+    return decode_record(data, source=repr(str(path)))

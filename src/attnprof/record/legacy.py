@@ -1,0 +1,50 @@
+"""Schema-1 files, read by today's attnprof: the upgrade to the typed family (schema 2).
+
+Schema 1 had two shapes: the compare record (``kind: "compare"``, ``workload`` and
+``settings`` as free dicts, the settings flat, no run id) and ``attnprof analyze --json``
+(``kind: "analyze"`` with only ``reports``). The upgrade is a pure dict-to-dict function;
+the typed decode that follows validates the result like any other file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from attnprof.record.base import SCHEMA_VERSION
+
+__all__ = ["upgrade_v1"]
+
+_PLAN_KEYS = ("warmup_s", "min_time_s", "min_samples", "max_samples", "min_warmup_calls",
+              "rounds")
+_SETTINGS_KEYS = ("seed", "measure_memory", "check_accuracy", "measure_ceilings", "trace_dir")
+
+
+def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a schema-1 record) in schema-2 form; unknown shapes are left for the
+    typed decode to refuse."""
+    out = dict(data, schema_version=SCHEMA_VERSION)
+    created = out.get("created")
+    out.setdefault("created", "unknown")
+    # A stable id: the same old file always upgrades to the same run id.
+    digest = hashlib.sha1(repr(sorted(data.items(), key=str)).encode()).hexdigest()[:6]
+    out.setdefault("run_id", f"v1-{created or 'unknown'}-{digest}")
+    if out.get("kind") == "analyze":
+        out.setdefault("status", "complete")  # schema 1 wrote it only once finished
+    if out.get("kind") == "compare":
+        if isinstance(out.get("workload"), dict):
+            out["workload"] = {k: v for k, v in out["workload"].items() if k != "q_len"}
+        if isinstance(out.get("settings"), dict):
+            out["settings"] = _settings(out["settings"])
+        env = out.get("environment")
+        if isinstance(env, dict):
+            out.setdefault("attnprof", env.get("attnprof", "0.1.0"))
+    return out
+
+
+def _settings(flat: dict[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {k: flat[k] for k in _SETTINGS_KEYS if k in flat}
+    nested["plan"] = {k: flat[k] for k in _PLAN_KEYS if k in flat}
+    if "trace_steps" in flat:
+        nested["trace"] = {"steps": flat["trace_steps"]}
+    return nested

@@ -1,0 +1,33 @@
+"""What a renderer is: it takes a record and writes one format. It never computes.
+
+Every renderer has a ``name`` (the registry key), the file ``extension`` its output is
+written with, and ``render(record) -> str`` for every kind in the record family
+(:data:`attnprof.record.family.RECORD_TYPES`). Options (width, colour, rows per table)
+are given when it is built, so every renderer is called the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import ClassVar, Protocol
+
+from attnprof.atomic import write_atomic
+from attnprof.record.family import Record
+
+__all__ = ["Renderer", "write_rendered"]
+
+
+class Renderer(Protocol):
+    """Formats a record as one kind of text."""
+
+    name: ClassVar[str]
+    extension: ClassVar[str]
+
+    def render(self, record: Record) -> str:
+        """The whole output for ``record``."""
+        ...
+
+
+def write_rendered(renderer: Renderer, record: Record, path: str | os.PathLike[str]) -> None:
+    """Render ``record`` and write it to ``path`` atomically."""
+    write_atomic(path, renderer.render(record).encode())

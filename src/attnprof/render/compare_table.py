@@ -1,0 +1,161 @@
+"""The comparison table (and, when the run traced its variants, what the traces show),
+printed with rich. Formats only; computes nothing."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from attnprof.formatting import format_bytes
+from attnprof.record.compare import CompareRecord, VariantResult
+from attnprof.render.trace_report import SEVERITY_STYLE
+from attnprof.variants.base import Variant
+
+_STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 1000 else f"{value:.0f}"
+
+
+def fmt_rate(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def _with_share(rate: float | None, share: float | None) -> str:
+    """``0.0609 (51%)``: the rate and its share of the machine's measured ceiling."""
+    text = fmt_rate(rate)
+    return text if share is None else f"{text} ({share:.0%})"
+
+
+def fmt_error(r: VariantResult) -> Text:
+    if r.max_abs_error is None:
+        return Text("—")
+    text = Text(f"{r.max_abs_error:.1e}")
+    if r.within_tolerance is False:
+        text.stylize("bold red")
+        text.append(f" > {r.tolerance:.0e}", style="red")
+    return text
+
+
+def _spread(r: VariantResult) -> Text:
+    lat = r.latency_ms
+    if lat is None or lat.median <= 0:
+        return Text("—")
+    text = Text(f"{100 * lat.iqr / lat.median:.1f}%")
+    if lat.noisy:
+        text.stylize("yellow")
+        text.append(" noisy", style="yellow")
+    return text
+
+
+def _notes(r: VariantResult) -> str:
+    if r.status != "ok":
+        return r.reason
+    parts = []
+    if r.sdpa_backend:
+        parts.append(f"ran {r.sdpa_backend}")
+    if r.compile_time_s is not None:
+        parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
+    parts.extend(r.notes)
+    return "; ".join(parts)
+
+
+def render_compare(record: CompareRecord, console: Console) -> None:
+    """Print the comparison table with its workload, environment and conventions."""
+    w, env = record.workload_spec(), record.environment
+    cuda = any(r.timing == "cuda-events" for r in record.results)
+    table = Table(title=f"attnprof compare — {w.describe()}", title_justify="left",
+                  caption=f"{env.device_name} · {env.threads} threads · torch {env.torch} · "
+                          f"attnprof {env.attnprof}", caption_justify="left")
+    table.add_column("variant", style="bold", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("median ms", justify="right")
+    table.add_column("IQR", justify="right", no_wrap=True)
+    if cuda:
+        table.add_column("CPU dispatch ms", justify="right")
+    table.add_column("TFLOP/s", justify="right")
+    table.add_column("GB/s", justify="right")
+    table.add_column("peak mem", justify="right", no_wrap=True)
+    table.add_column("max err", justify="right", no_wrap=True)
+    table.add_column("notes", overflow="fold", ratio=1)
+    for r in record.results:
+        lat = r.latency_ms
+        # Variant names and reasons come from users and PyTorch: Text, never rich markup.
+        row: list[Text | str] = [
+            Text(r.variant), Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
+            fmt_ms(lat.median if lat else None), _spread(r)]
+        if cuda:
+            row.append(fmt_ms(r.cpu_dispatch_ms))
+        row += [_with_share(r.tflops_per_s, r.flops_of_ceiling),
+                _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling),
+                format_bytes(r.peak_memory_bytes), fmt_error(r), Text(_notes(r))]
+        table.add_row(*row)
+    console.print(table)
+    _footer(record, console)
+
+
+def _footer(record: CompareRecord, console: Console) -> None:
+    timed = {r.timing for r in record.results if r.timing}
+    how = "CUDA events (device time, L2 flushed between samples)" if "cuda-events" in timed \
+        else "wall clock per call"
+    memory = {r.peak_memory_method for r in record.results if r.peak_memory_method}
+    console.print(f"[dim]latency: median over the samples, {how}; IQR/median > 10% is "
+                  "marked noisy[/dim]")
+    console.print(f"[dim]FLOPs: {record.flops_convention}[/dim]")
+    if record.ceilings is not None:
+        c = record.ceilings
+        console.print(f"[dim](%): share of this machine's ceilings, measured in this run: "
+                      f"matmul {fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
+                      f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})[/dim]")
+    if memory:
+        console.print(f"[dim]peak mem: {', '.join(sorted(memory))}; max err: max |out − "
+                      "float64 reference| on the same inputs[/dim]")
+    if record.status != "complete":
+        console.print("[yellow]run incomplete: only the rows above finished[/yellow]")
+
+
+def render_variant_list(variants: list[Variant], console: Console) -> None:
+    """The registry as a table (``--list-variants``)."""
+    table = Table(title="attnprof variants", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("family", no_wrap=True)
+    table.add_column("what it runs")
+    for v in variants:
+        table.add_row(Text(v.name), Text(v.family), Text(v.summary))
+    console.print(table)
+    console.print("[dim]or any SDPA-compatible callable: path/to/file.py:name or "
+                  "package.module:name[/dim]")
+
+
+def render_findings_by_variant(record: CompareRecord, console: Console) -> None:
+    """Under a comparison: each traced variant's warnings in one line apiece.
+
+    The full explanation (tables, evidence, fixes) is ``attnprof analyze`` of the trace;
+    this is the part that changes a choice between variants.
+    """
+    traced = [r for r in record.results if r.analysis is not None]
+    if not traced:
+        return
+    table = Table(title="what the traces show (warnings and worse; details: attnprof "
+                        "analyze TRACE)", title_justify="left")
+    table.add_column("variant", style="bold", no_wrap=True)
+    table.add_column("findings", overflow="fold", ratio=1)
+    for row in traced:
+        assert row.analysis is not None
+        serious = [f for f in row.analysis.findings if f.severity != "info"]
+        cell = Text()
+        for f in serious:
+            if cell:
+                cell.append("\n")
+            cell.append(f"{f.severity} ", style=SEVERITY_STYLE.get(f.severity, ""))
+            cell.append(f"{f.title} ({f.rule})")
+        if not serious:
+            cell.append("no warnings", style="green")
+        table.add_row(Text(row.variant), cell)
+    console.print(table)

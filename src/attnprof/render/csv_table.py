@@ -1,0 +1,88 @@
+"""CSV: one line per variant (a comparison) or per region (an analysis), for spreadsheets
+and plots.
+
+Each comparison line carries the workload's fields too, so the files of several runs (other
+shapes, dtypes, machines) concatenate into one table. Numbers are written as measured,
+unrounded; an absent value is an empty cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, ClassVar
+
+from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.compare import CompareRecord, VariantResult
+from attnprof.record.family import Record
+
+__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "CsvRenderer", "render_analysis_csv", "render_csv"]
+
+_WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
+             "causal", "mode")
+_RESULT = ("variant", "status", "median_ms", "iqr_ms", "noisy", "samples", "cpu_dispatch_ms",
+           "device_ms", "compile_time_s", "tflops_per_s", "flops_of_ceiling", "gbytes_per_s",
+           "bandwidth_of_ceiling", "peak_memory_bytes", "max_abs_error", "within_tolerance",
+           "sdpa_backend", "reason")
+#: The comparison header, in order: the variant's fields, then the workload's, then the
+#: machine and the run.
+COLUMNS: tuple[str, ...] = (*_RESULT, *_WORKLOAD, "device_name", "torch", "created")
+_REGION = ("name", "instances", "kernels_per_forward", "kernel_source", "cpu_us_per_forward",
+           "device_us_per_forward", "verdict", "attention_share", "peak_memory_bytes",
+           "sdpa_backend")
+#: The analysis header: the trace, then one region's figures, then its findings' count.
+ANALYSIS_COLUMNS: tuple[str, ...] = ("source", "device", *(f"region_{c}" if c == "name" else c
+                                                           for c in _REGION), "findings")
+
+
+class CsvRenderer:
+    """One line per variant or region, with a header."""
+
+    name: ClassVar[str] = "csv"
+    extension: ClassVar[str] = ".csv"
+
+    def render(self, record: Record) -> str:
+        """The CSV text of ``record``."""
+        if isinstance(record, AnalyzeRecord):
+            return render_analysis_csv(record)
+        return render_csv(record)
+
+
+def render_csv(record: CompareRecord) -> str:
+    """The CSV text of a comparison: a header and one line per variant."""
+    shared = {k: getattr(record.workload, k) for k in _WORKLOAD}
+    shared.update(device_name=record.environment.device_name,
+                  torch=record.environment.torch, created=record.created)
+    return _table(COLUMNS, [{**_result(r), **shared} for r in record.results])
+
+
+def render_analysis_csv(record: AnalyzeRecord) -> str:
+    """The CSV text of an analysis: a header and one line per region of every trace."""
+    lines = []
+    for report in record.reports:
+        findings: dict[str | None, int] = {}
+        for f in report.findings:
+            findings[f.region] = findings.get(f.region, 0) + 1
+        for region in report.regions:
+            line: dict[str, Any] = {"source": report.source, "device": report.device,
+                                    "findings": findings.get(region.name, 0)}
+            line.update({("region_name" if c == "name" else c): getattr(region, c)
+                         for c in _REGION})
+            lines.append(line)
+    return _table(ANALYSIS_COLUMNS, lines)
+
+
+def _table(columns: tuple[str, ...], lines: list[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(lines)
+    return out.getvalue()
+
+
+def _result(r: VariantResult) -> dict[str, Any]:
+    lat = r.latency_ms
+    row: dict[str, Any] = {k: getattr(r, k) for k in _RESULT if hasattr(r, k)}
+    row.update(median_ms=lat.median if lat else None, iqr_ms=lat.iqr if lat else None,
+               noisy=lat.noisy if lat else None, samples=lat.count if lat else None)
+    return row

@@ -1,0 +1,51 @@
+"""Executors: where a point runs. Each takes a :class:`~attnprof.run.point.Point` and
+returns its record, reporting progress and every intermediate record on the way.
+
+* ``inline`` (:class:`InlineExecutor`): here, in this process — today's behaviour.
+* ``process`` (:class:`ProcessExecutor`): in a fresh worker process; a variant that kills
+  its worker (segfault, ``os._exit``, the kernel's OOM killer) or hangs becomes a row with
+  that status, and the point's other variants still run.
+
+Heavier executors (Ray) are named here and imported only when asked for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from attnprof.errors import UsageError
+
+if TYPE_CHECKING:
+    from attnprof.record.compare import CompareRecord
+    from attnprof.run.compare import OnRecord, Progress
+    from attnprof.run.point import Point
+
+__all__ = ["EXECUTORS", "Executor", "get_executor"]
+
+
+class Executor(Protocol):
+    """Runs a point somewhere and returns its record."""
+
+    name: str
+
+    def run(self, point: Point, *, progress: Progress | None = None,
+            on_record: OnRecord | None = None) -> CompareRecord:
+        """Measure ``point``; ``on_record`` sees the record after every variant."""
+        ...
+
+
+#: Executor names and the modules/classes that implement them (imported when used).
+EXECUTORS: dict[str, tuple[str, str]] = {
+    "inline": ("attnprof.run.executors.inline", "InlineExecutor"),
+    "process": ("attnprof.run.executors.process", "ProcessExecutor"),
+}
+
+
+def get_executor(name: str, **options: Any) -> Executor:
+    """The executor called ``name``, built with ``options``."""
+    if name not in EXECUTORS:
+        raise UsageError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
+    import importlib
+
+    module, cls = EXECUTORS[name]
+    return getattr(importlib.import_module(module), cls)(**options)

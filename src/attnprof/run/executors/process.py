@@ -1,0 +1,327 @@
+"""The process executor: each point runs in a fresh worker process.
+
+A variant that kills its worker — a segfault, ``os._exit``, the kernel's OOM killer — or
+stops making progress cannot take the run down with it. The parent watches the worker's
+progress notes, so when the worker dies it knows which variant was running: that variant
+gets a row saying how it ended (``crashed`` with the signal or exit code, ``oom`` when the
+OOM killer did it, ``timeout``), with the tail of the worker's stderr, and the point's
+other variants run again in a new worker. Finished rows are kept as they arrive, so
+``on_record`` sees every one as soon as it exists.
+
+Only the record crosses the boundary (see :mod:`attnprof.run.executors.worker`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from attnprof.errors import UsageError
+from attnprof.formatting import one_line
+from attnprof.record.compare import CompareRecord, ProfileRecord, Status, VariantResult
+from attnprof.run.rows import status_row
+from attnprof.variants import resolve_variants
+
+if TYPE_CHECKING:
+    from attnprof.run.compare import OnRecord, Progress
+    from attnprof.run.point import Point
+
+__all__ = ["ProcessExecutor"]
+
+_Publish = Callable[[CompareRecord], object]
+
+#: Seconds a worker may go without reporting progress before it is deemed hung. Generous:
+#: one timing round of one variant, or one compile, must fit in it.
+DEFAULT_IDLE_TIMEOUT_S = 900.0
+#: How long an interrupted worker gets to hand over what it measured.
+_GRACE_S = 10.0
+_STDERR_TAIL = 1500
+
+
+@dataclass
+class _Attempt:
+    """How one worker ended: what it last said, and how it exited."""
+
+    records: list[CompareRecord] = field(default_factory=list)
+    phase: tuple[str, str] | None = None  # (variant, phase) last reported
+    done: bool = False
+    usage_error: str | None = None
+    interrupted: bool = False
+    traceback: str | None = None
+    exitcode: int | None = None
+    timed_out: str | None = None  # why it was stopped, if it was
+    oom_killed: bool = False
+    stderr_tail: str = ""
+
+
+class ProcessExecutor:
+    """Run each point in a worker process (``python -m attnprof.run.executors.worker``).
+
+    ``timeout_s`` bounds one worker's whole run, ``idle_timeout_s`` the time between its
+    progress notes; ``memory_limit_bytes`` caps what a worker may allocate beyond its
+    start-up footprint, so exceeding it is an ``oom`` row rather than the OOM killer.
+    """
+
+    name = "process"
+
+    def __init__(self, *, timeout_s: float | None = None,
+                 idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+                 memory_limit_bytes: int | None = None) -> None:
+        self.timeout_s = timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self.memory_limit_bytes = memory_limit_bytes
+
+    def run(self, point: Point, *, progress: Progress | None = None,
+            on_record: OnRecord | None = None) -> CompareRecord:
+        """Measure ``point`` in workers until every variant has a row."""
+        rows: dict[str, VariantResult] = {}
+        header: CompareRecord | None = None
+
+        def publish(record: CompareRecord | None = None) -> None:
+            nonlocal header
+            if record is not None:
+                header = header or record
+                rows.update((r.variant, r) for r in record.results)
+            if header is not None and on_record is not None:
+                on_record(_merge(header, point, rows))
+
+        remaining = list(point.variants)
+        while remaining:
+            attempt = point.replace(variants=tuple(remaining),
+                                    ceilings=header.ceilings if header else point.ceilings)
+            ended = self._attempt(attempt, progress, publish)
+            if ended.usage_error is not None:
+                raise UsageError(ended.usage_error)
+            if ended.interrupted:
+                raise KeyboardInterrupt
+            if not ended.done:
+                for name, row in _casualties(ended, remaining, rows).items():
+                    rows[name] = row
+                    if progress is not None:
+                        progress(name, "done")
+            publish()
+            remaining = [v for v in point.variants if v not in rows]
+        if header is None:  # every variant died before the first record: build one here
+            header = _empty_record(point)
+        final = _merge(header, point, rows)
+        final.status = "complete"
+        if on_record is not None:
+            on_record(final)
+        return final
+
+    # ----- one worker --------------------------------------------------------------------
+    def _attempt(self, point: Point, progress: Progress | None,
+                 publish: _Publish) -> _Attempt:
+        ended = _Attempt()
+        read_fd, write_fd = os.pipe()
+        oom_kills = _oom_kill_count()
+        with tempfile.TemporaryFile() as stderr, Connection(read_fd, writable=False) as conn:
+            limit = str(self.memory_limit_bytes) if self.memory_limit_bytes else "-"
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "attnprof.run.executors.worker", str(write_fd),
+                     limit],
+                    stdin=subprocess.PIPE, stderr=stderr, pass_fds=(write_fd,),
+                    env=_worker_env())
+            finally:
+                os.close(write_fd)
+            assert proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(msgspec.json.encode(point))
+                proc.stdin.close()
+            try:
+                self._watch(proc, conn, ended, progress, publish)
+            except KeyboardInterrupt:
+                _interrupt(proc, conn, ended, progress, publish)
+                ended.interrupted = True
+            ended.exitcode = proc.wait()
+            ended.oom_killed = (ended.exitcode == -signal.SIGKILL and not ended.timed_out
+                                and _oom_kill_count() > oom_kills)
+            stderr.seek(0)
+            ended.stderr_tail = _tail(stderr.read())
+        return ended
+
+    def _watch(self, proc: subprocess.Popen[bytes], conn: Connection, ended: _Attempt,
+               progress: Progress | None, publish: _Publish) -> None:
+        start = last = time.monotonic()
+        while True:
+            if conn.poll(0.2):
+                try:
+                    message = conn.recv_bytes()
+                except EOFError:
+                    return  # the worker is gone; its exit status says how
+                last = time.monotonic()
+                if _handle(message, ended, progress, publish):
+                    return
+                continue
+            if proc.poll() is not None and not conn.poll(0):
+                return
+            now = time.monotonic()
+            if self.timeout_s is not None and now - start > self.timeout_s:
+                ended.timed_out = f"ran past the {self.timeout_s:g} s time limit"
+            elif self.idle_timeout_s is not None and now - last > self.idle_timeout_s:
+                ended.timed_out = f"made no progress for {self.idle_timeout_s:g} s"
+            if ended.timed_out:
+                _stop(proc)
+                return
+
+
+def _handle(message: bytes, ended: _Attempt, progress: Progress | None,
+            publish: _Publish) -> bool:
+    """Apply one worker message; True when the worker has said its last word."""
+    kind, body = message[:1], message[1:]
+    if kind == b"P":
+        variant, phase = msgspec.json.decode(body, type=tuple[str, str])
+        ended.phase = (variant, phase)
+        if progress is not None:
+            progress(variant, phase)
+    elif kind == b"R":
+        record = msgspec.json.decode(body, type=CompareRecord | ProfileRecord)
+        ended.records.append(record)
+        publish(record)
+    elif kind == b"D":
+        ended.done = True
+        return True
+    elif kind == b"U":
+        ended.usage_error = body.decode(errors="replace")
+        return True
+    elif kind == b"I":
+        ended.interrupted = True
+        return True
+    elif kind == b"E":
+        ended.traceback = body.decode(errors="replace")
+        return True
+    return False
+
+
+def _interrupt(proc: subprocess.Popen[bytes], conn: Connection, ended: _Attempt,
+               progress: Progress | None, publish: _Publish) -> None:
+    """Ctrl-C: let the worker keep what it measured (a terminal's Ctrl-C reached it too;
+    a signal sent to this process alone is passed on), then stop it."""
+    start = time.monotonic()
+    forwarded = False
+    while time.monotonic() - start < _GRACE_S:
+        if not forwarded and time.monotonic() - start > 1.0:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGINT)
+            forwarded = True
+        try:
+            if conn.poll(0.1):
+                if _handle(conn.recv_bytes(), ended, progress, publish):
+                    break
+            elif proc.poll() is not None:
+                break
+        except (EOFError, KeyboardInterrupt):
+            break
+    _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate, then kill a worker that does not go within two seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(2.0)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _casualties(ended: _Attempt, remaining: list[str],
+                rows: dict[str, VariantResult]) -> dict[str, VariantResult]:
+    """Rows for the variants a failed worker took down: the one that was running when it
+    died; all of them when it died before naming one."""
+    status, how = _how_it_ended(ended)
+    running = ended.phase[0] if ended.phase else None
+    if running in remaining and running not in rows:
+        culprits = [running]
+        phase = ended.phase[1] if ended.phase else ""
+        how = f"{how} while {phase}" if phase else how
+    else:  # died in start-up or in the ceilings: nothing to tell the variants apart
+        culprits = [v for v in remaining if v not in rows]
+        if running == "ceilings":
+            how += " while measuring the ceilings"
+    if ended.stderr_tail:
+        how += f"; worker stderr: {ended.stderr_tail}"
+    variants = {v.name: v for v in resolve_variants(culprits)}
+    return {name: status_row(variants[name], status, how) for name in culprits}
+
+
+def _how_it_ended(ended: _Attempt) -> tuple[Status, str]:
+    code = ended.exitcode
+    if ended.timed_out:
+        return "timeout", f"the worker {ended.timed_out} and was stopped"
+    if ended.oom_killed:
+        return "oom", "the kernel's OOM killer ended the worker (SIGKILL)"
+    if ended.traceback:
+        last = ended.traceback.strip().splitlines()[-1]
+        ended.stderr_tail = ""  # the traceback says it better
+        return "error", f"the worker failed: {one_line(last)}"
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return "crashed", f"the worker was killed by {name} (signal {-code})"
+    return "crashed", f"the worker exited with status {code} before finishing"
+
+
+def _merge(header: CompareRecord, point: Point,
+           rows: dict[str, VariantResult]) -> CompareRecord:
+    """The record of the whole point: the first worker's header, every row so far, in the
+    point's variant order."""
+    return msgspec.structs.replace(
+        header, results=[rows[v] for v in point.variants if v in rows], status="partial")
+
+
+def _empty_record(point: Point) -> CompareRecord:
+    from attnprof.measure.environment import collect_environment
+    from attnprof.spec import costs
+
+    record_type = ProfileRecord if point.kind == "profile" else CompareRecord
+    return record_type(environment=collect_environment(point.workload.device),
+                       workload=point.workload.resolved(), settings=point.settings,
+                       flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)
+
+
+def _worker_env() -> dict[str, str]:
+    """This environment, with this process's import path, so the worker imports the same
+    attnprof and the same user modules (``package.module:fn`` variants)."""
+    env = dict(os.environ)
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+def _tail(data: bytes) -> str:
+    """The last lines of a worker's stderr, on one line (Kineto's USDT noise dropped)."""
+    lines = [ln for ln in data.decode(errors="replace").splitlines()
+             if ln.strip() and not ln.startswith("USDT:")]
+    text = " | ".join(lines[-8:])
+    return text[-_STDERR_TAIL:]
+
+
+def _oom_kill_count() -> int:
+    """How many processes the kernel's OOM killer ended in this cgroup so far (v2 only;
+    0 where it cannot tell)."""
+    try:
+        with open("/sys/fs/cgroup/memory.events", encoding="ascii") as fh:
+            for line in fh:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0

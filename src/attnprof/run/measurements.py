@@ -1,0 +1,72 @@
+"""What a comparison collects of one variant while it runs, before its row is built.
+
+A :class:`Candidate` is a variant built and warmed up; its :class:`Measurements` gather the
+samples round by round, then memory, accuracy and the trace. The row is built once from
+them (:func:`attnprof.run.rows.result_row`), never patched field by field.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from attnprof.formatting import one_line
+from attnprof.measure.inputs import grad_mode
+from attnprof.measure.memory import MemoryProfile
+from attnprof.measure.timer import Timing, Warmup
+from attnprof.record.compare import VariantResult
+from attnprof.spec.workload import Workload
+from attnprof.variants import Built, Variant
+
+__all__ = ["Candidate", "Measurements", "caught_messages"]
+
+
+@dataclass
+class Measurements:
+    """Everything measured of one variant so far; ``None`` where not (yet) measured."""
+
+    warmup: Warmup
+    samples_ms: list[float] = field(default_factory=list)
+    dispatch_ms: list[float] = field(default_factory=list)
+    memory: MemoryProfile | None = None
+    error: float | None = None
+    trace: str | None = None
+    #: PyTorch's warnings, one line each, in the order first seen.
+    warnings: list[str] = field(default_factory=list)
+    #: Facts to show beside the numbers (the variant's own, then the run's).
+    notes: list[str] = field(default_factory=list)
+
+    def timing(self, device_timed: bool) -> Timing:
+        """The samples taken so far, with the warm-up's first call."""
+        return Timing(self.samples_ms, self.dispatch_ms, self.warmup.first_call_s,
+                      self.warmup.calls, device_timed=device_timed)
+
+
+@dataclass
+class Candidate:
+    """A variant built and warmed up, collecting its measurements round by round."""
+
+    variant: Variant
+    built: Built
+    step: Callable[[], object]
+    measured: Measurements
+    failure: VariantResult | None = None  # set when a later phase raised
+
+    @contextlib.contextmanager
+    def running(self, workload: Workload) -> Iterator[None]:
+        """The variant's own context and grad mode, its warnings caught into ``measured``."""
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("default")  # once per call site, not once per sample
+            try:
+                with self.built.context(), grad_mode(workload.mode):
+                    yield
+            finally:
+                self.measured.warnings = list(dict.fromkeys(
+                    [*self.measured.warnings, *caught_messages(seen)]))
+
+
+def caught_messages(seen: list[warnings.WarningMessage]) -> list[str]:
+    """Caught warnings as distinct one-line messages, in the order first seen."""
+    return list(dict.fromkeys(one_line(str(m.message)) for m in seen))

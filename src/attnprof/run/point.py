@@ -1,0 +1,37 @@
+"""A point: one workload with its variants, the unit an executor runs.
+
+It is plain data (a ``msgspec.Struct``) so that it can be sent to a worker process or a Ray
+task as JSON and come back as a record; variants travel by name (``file.py:fn`` user
+variants are imported again where the point runs).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from attnprof.record.environment import Ceilings
+from attnprof.spec.settings import Settings
+from attnprof.spec.workload import Workload
+
+__all__ = ["Point", "RecordKind"]
+
+#: The record kind a point's run produces.
+RecordKind = Literal["compare", "profile"]
+
+
+class Point(msgspec.Struct, frozen=True, kw_only=True):
+    """One workload, the variants to measure on it, and how to measure."""
+
+    workload: Workload
+    variants: tuple[str, ...]
+    settings: Settings = msgspec.field(default_factory=Settings)
+    kind: RecordKind = "compare"
+    #: Ceilings already measured for this workload's device and dtype (e.g. by an earlier
+    #: worker of the same run): used as they are instead of being measured again.
+    ceilings: Ceilings | None = None
+
+    def replace(self, **changes: object) -> Point:
+        """A copy with ``changes`` applied."""
+        return msgspec.structs.replace(self, **changes)
