@@ -35,3 +35,30 @@ def public_traces() -> Path:
     if not PUBLIC_TRACES.is_dir() or not any(PUBLIC_TRACES.glob("*.json.gz")):
         pytest.skip(f"public traces not found at {PUBLIC_TRACES}")
     return PUBLIC_TRACES
+
+
+#: Real schema-1 files, written by attnprof 0.1 (commit 4416d1c) on a tiny CPU workload.
+V1_RECORDS = Path(__file__).resolve().parent / "fixtures" / "records"
+
+
+@pytest.fixture(scope="session")
+def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """One real record of every kind in the family, measured now on a tiny CPU workload
+    (plus a schema-1 comparison upgraded on load): what renderers and the store must take."""
+    from attnprof.analysis.analyze import analyze_files
+    from attnprof.record.family import load_record
+    from attnprof.run.compare import compare
+    from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
+
+    tiny = {"batch": 1, "heads": 2, "kv_heads": 1, "seq": 32, "head_dim": 16, "device": "cpu"}
+    plan = TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=3, max_samples=5,
+                      min_warmup_calls=1)
+    fast = Settings(plan=plan, measure_ceilings=False)
+    traced = fast.replace(trace_dir=str(tmp_path_factory.mktemp("kinds")),
+                          trace=CaptureSpec(steps=1))
+    compared = compare(variants=["naive", "sdpa", "sdpa-efficient"], settings=fast, **tiny)
+    profiled = compare(variants=["naive-inplace", "sdpa-math"], settings=traced,
+                       kind="profile", **tiny)
+    analysed = analyze_files([r.trace for r in profiled.results if r.trace])
+    return {"compare": compared, "profile": profiled, "analyze": analysed,
+            "compare-v1": load_record(V1_RECORDS / "compare-v1.json")}

@@ -12,7 +12,8 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.render.trace_report import SEVERITY_STYLE
 from attnprof.variants.base import Variant
 
-_STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}
+_STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta",
+                 "crashed": "bold red", "timeout": "magenta", "skipped": "dim"}
 
 
 def fmt_ms(value: float | None) -> str:

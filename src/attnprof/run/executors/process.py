@@ -87,13 +87,21 @@ class ProcessExecutor:
         """Measure ``point`` in workers until every variant has a row."""
         rows: dict[str, VariantResult] = {}
         header: CompareRecord | None = None
+        measured = False  # whether header came from a worker (else it is a stand-in)
 
-        def publish(record: CompareRecord | None = None) -> None:
-            nonlocal header
+        def publish(record: CompareRecord | None = None,
+                    lost: dict[str, VariantResult] | None = None) -> None:
+            # The caller hears of each new row once, as it arrives (as inline).
+            nonlocal header, measured
+            before = len(rows)
             if record is not None:
-                header = header or record
+                if not measured:  # a worker's own record beats the stand-in header
+                    header, measured = record, True
                 rows.update((r.variant, r) for r in record.results)
-            if header is not None and on_record is not None:
+            if lost:
+                header = header or _empty_record(point)
+                rows.update(lost)
+            if len(rows) > before and header is not None and on_record is not None:
                 on_record(_merge(header, point, rows))
 
         remaining = list(point.variants)
@@ -106,15 +114,13 @@ class ProcessExecutor:
             if ended.interrupted:
                 raise KeyboardInterrupt
             if not ended.done:
-                for name, row in _casualties(ended, remaining, rows).items():
-                    rows[name] = row
+                lost = _casualties(ended, remaining, rows)
+                publish(lost=lost)
+                for name in lost:
                     if progress is not None:
                         progress(name, "done")
-            publish()
             remaining = [v for v in point.variants if v not in rows]
-        if header is None:  # every variant died before the first record: build one here
-            header = _empty_record(point)
-        final = _merge(header, point, rows)
+        final = _merge(header or _empty_record(point), point, rows)
         final.status = "complete"
         if on_record is not None:
             on_record(final)

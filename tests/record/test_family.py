@@ -1,0 +1,86 @@
+"""The typed record family: every kind round-trips, old files load, kinds are checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attnprof.errors import UsageError
+from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.base import SCHEMA_VERSION, new_run_id
+from attnprof.record.compare import CompareRecord, RunRecord
+from attnprof.record.family import decode_record, load_record
+
+V1 = Path(__file__).resolve().parents[1] / "fixtures" / "records"
+
+
+@pytest.mark.parametrize("kind", ["compare", "profile", "analyze"])
+def test_every_kind_round_trips(kind: str, records_by_kind: dict[str, object],
+                                tmp_path: Path) -> None:
+    record = records_by_kind[kind]
+    path = tmp_path / f"{kind}.json"
+    record.save(path)  # type: ignore[attr-defined]
+    data = json.loads(path.read_text())
+    assert data["kind"] == kind and data["schema_version"] == SCHEMA_VERSION
+    assert data["run_id"] and data["created"] and data["status"] == "complete"
+    again = load_record(path)
+    assert again == record and type(again) is type(record)
+
+
+def test_workload_and_settings_are_typed(records_by_kind: dict[str, object]) -> None:
+    record = records_by_kind["compare"]
+    assert isinstance(record, CompareRecord)
+    assert record.workload.kv_heads == 1 and record.workload.kv_seq == 32  # spelled out
+    assert record.settings.plan.max_samples == 5 and record.settings.trace_dir is None
+
+
+def test_schema_1_comparison_loads_with_its_values() -> None:
+    raw = json.loads((V1 / "compare-v1.json").read_text())
+    record = RunRecord.load(V1 / "compare-v1.json")
+    assert raw["schema_version"] == 1 and record.schema_version == SCHEMA_VERSION
+    assert record.workload.seq == raw["workload"]["seq"] == 32
+    assert record.settings.plan.min_time_s == raw["settings"]["min_time_s"]
+    assert record.settings.trace.steps == raw["settings"]["trace_steps"]
+    assert [r.variant for r in record.results] == [r["variant"] for r in raw["results"]]
+    for row, old in zip(record.results, raw["results"], strict=True):
+        assert row.status == old["status"] and row.reason == old["reason"]
+        if old["latency_ms"]:
+            assert row.latency_ms is not None
+            assert row.latency_ms.samples == old["latency_ms"]["samples"]
+    assert record.run_id.startswith("v1-") and RunRecord.load(V1 / "compare-v1.json").run_id \
+        == record.run_id  # the same old file gets the same id every time
+
+
+def test_schema_1_profile_and_analysis_load() -> None:
+    profiled = RunRecord.load(V1 / "profile-v1.json")  # 0.1 wrote profile records as compare
+    (row,) = profiled.results
+    assert row.analysis is not None and row.analysis.regions
+    analysed = AnalyzeRecord.load(V1 / "analyze-v1.json")
+    assert analysed.status == "complete" and analysed.reports[0].regions
+
+
+def test_the_wrong_kind_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="'analyze' record, not 'compare'"):
+        RunRecord.load(V1 / "analyze-v1.json")
+    with pytest.raises(UsageError, match="is a 'compare' record"):
+        AnalyzeRecord.load(V1 / "compare-v1.json")
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"schema_version": 2, "kind": "nonsense"}', "not an attnprof record"),
+    ('{"schema_version": 3, "kind": "compare"}', "schema_version 3"),
+    ('{"a":' * 5000 + "1" + "}" * 5000, "nests too deeply"),
+    ("[1, 2]", "not valid JSON"),
+])
+def test_bad_files_are_one_usage_error(text: str, needle: str) -> None:
+    with pytest.raises(UsageError, match=needle):
+        decode_record(text)
+
+
+def test_run_ids_are_unique_and_start_with_the_utc_time() -> None:
+    ids = [new_run_id() for _ in range(200)]
+    assert len(set(ids)) == len(ids)
+    stamp, _, token = ids[0].partition("-")
+    assert len(stamp) == 16 and stamp[8] == "T" and stamp.endswith("Z") and len(token) == 6

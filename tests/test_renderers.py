@@ -1,0 +1,64 @@
+"""Every renderer × every record kind: each shows what the record says, nothing else."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.family import RECORD_TYPES, decode_record
+from attnprof.render import RENDERERS
+
+KINDS = ("compare", "profile", "analyze", "compare-v1")
+
+
+def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
+    assert {type(r) for r in records_by_kind.values()} == set(RECORD_TYPES)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", RENDERERS)
+def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str, object]
+                                 ) -> None:
+    record = records_by_kind[kind]
+    text = RENDERERS[name]().render(record)  # type: ignore[arg-type]
+    assert text.endswith("\n")
+    if name == "json":
+        assert decode_record(text) == record  # the whole record, losslessly
+        return
+    if name == "csv":
+        lines = list(csv.DictReader(io.StringIO(text)))
+        if isinstance(record, AnalyzeRecord):
+            regions = [(r.source, g.name) for r in record.reports for g in r.regions]
+            assert [(x["source"], x["region_name"]) for x in lines] == regions
+        else:
+            assert isinstance(record, CompareRecord)
+            assert [x["variant"] for x in lines] == [r.variant for r in record.results]
+            assert [x["status"] for x in lines] == [r.status for r in record.results]
+        return
+    assert name == "terminal"
+    if isinstance(record, AnalyzeRecord):
+        for report in record.reports:
+            assert report.source in text
+            assert all(region.name in text for region in report.regions)
+            assert all(f.title in text for f in report.findings)
+        return
+    assert isinstance(record, CompareRecord)
+    assert record.workload.describe() in text
+    for row in record.results:
+        assert row.variant in text and row.status in text
+    if isinstance(record, ProfileRecord):  # each variant's trace report follows the table
+        for row in record.results:
+            assert row.analysis is not None
+            assert all(f.title in text for f in row.analysis.findings)
+            assert "time per forward" in text
+
+
+@pytest.mark.parametrize("name", RENDERERS)
+def test_renderers_have_distinct_names_and_extensions(name: str) -> None:
+    renderer = RENDERERS[name]
+    assert renderer.name == name and renderer.extension.startswith(".")
+    assert len({r.extension for r in RENDERERS.values()}) == len(RENDERERS)
