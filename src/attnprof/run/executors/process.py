@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["ProcessExecutor"]
 
 _Publish = Callable[[CompareRecord], object]
+#: The worker's last message, by its letter, and the field of _Attempt it sets.
+_LAST_WORDS = {b"D": "done", b"U": "usage_error", b"I": "interrupted", b"E": "traceback"}
 
 #: Seconds a worker may go without reporting progress before it is deemed hung. Generous:
 #: one timing round of one variant, or one compile, must fit in it.
@@ -196,17 +198,9 @@ def _handle(message: bytes, ended: _Attempt, progress: Progress | None,
         record = msgspec.json.decode(body, type=CompareRecord | ProfileRecord)
         ended.records.append(record)
         publish(record)
-    elif kind == b"D":
-        ended.done = True
-        return True
-    elif kind == b"U":
-        ended.usage_error = body.decode(errors="replace")
-        return True
-    elif kind == b"I":
-        ended.interrupted = True
-        return True
-    elif kind == b"E":
-        ended.traceback = body.decode(errors="replace")
+    elif kind in _LAST_WORDS:
+        field_name = _LAST_WORDS[kind]
+        setattr(ended, field_name, body.decode(errors="replace") if body else True)
         return True
     return False
 
