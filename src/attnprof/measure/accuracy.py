@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from attnprof.spec.workload import Workload
-from attnprof.variants.masks import allowed_mask, expand_kv
+from attnprof.variants.masks import expand_kv, workload_mask
 
 if TYPE_CHECKING:
     import torch
@@ -28,21 +28,21 @@ TOLERANCE: dict[str, float] = {
 }
 
 
-def reference_output(inputs: Inputs, w: Workload, window: int | None) -> torch.Tensor:
+def reference_output(inputs: Inputs, workload: Workload, window: int | None) -> torch.Tensor:
     """Attention in float64 on the workload's device, one batch entry at a time.
 
     Going one batch entry at a time bounds the float64 score tensor to H·Sq·Sk elements.
     """
     import torch
 
-    scale = 1.0 / math.sqrt(w.head_dim)
-    allowed = allowed_mask(w.q_len, w.k_len, w.is_causal, window, w.device)
+    scale = 1.0 / math.sqrt(workload.head_dim)
+    allowed = workload_mask(workload, window)
     outs = []
     with torch.no_grad():
-        for b in range(w.batch):
+        for b in range(workload.batch):
             q = inputs.q[b].detach().to(torch.float64)
-            k = expand_kv(inputs.k[b : b + 1].detach(), w.groups)[0].to(torch.float64)
-            v = expand_kv(inputs.v[b : b + 1].detach(), w.groups)[0].to(torch.float64)
+            k = expand_kv(inputs.k[b : b + 1].detach(), workload.groups)[0].to(torch.float64)
+            v = expand_kv(inputs.v[b : b + 1].detach(), workload.groups)[0].to(torch.float64)
             scores = (q @ k.transpose(-2, -1)) * scale
             if allowed is not None:
                 scores = scores.masked_fill(~allowed, float("-inf"))

@@ -83,11 +83,11 @@ def memory_capacity_bytes(device: str) -> int:
         return 1 << 62  # unknown: do not refuse anything on a guess
 
 
-def check_against_device(w: Workload) -> None:
+def check_against_device(workload: Workload) -> None:
     """Device-dependent validation: present, can run the dtype, has room for the tensors."""
-    check_device(w.device)
-    check_dtype(w.device, w.dtype)
-    if short := memory_shortfall(costs.resident_bytes(w), w.device):
+    check_device(workload.device)
+    check_dtype(workload.device, workload.dtype)
+    if short := memory_shortfall(costs.resident_bytes(workload), workload.device):
         need, have = short
         raise UsageError(f"this workload needs about {need} for q/k/v/output alone but "
                          f"{have}; reduce --batch, --seq or --heads")

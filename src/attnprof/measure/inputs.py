@@ -37,22 +37,23 @@ class Inputs:
     v_new: torch.Tensor | None = None
 
 
-def make_inputs(w: Workload, seed: int = 0) -> Inputs:
+def make_inputs(workload: Workload, seed: int = 0) -> Inputs:
     """Seeded standard-normal q, k, v (plus upstream gradient or new token per mode)."""
     import torch
 
     gen = torch.Generator(device="cpu").manual_seed(seed)
-    dtype = getattr(torch, w.dtype)
+    dtype = getattr(torch, workload.dtype)
 
     def draw(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=gen, dtype=torch.float32).to(w.device, dtype)
+        return torch.randn(*shape, generator=gen, dtype=torch.float32).to(workload.device, dtype)
 
-    b, h, hk, d = w.batch, w.heads, w.num_kv_heads, w.head_dim
-    q, k, v = draw(b, h, w.q_len, d), draw(b, hk, w.k_len, d), draw(b, hk, w.k_len, d)
-    if w.mode == "forward+backward":
+    b, h, hk, d = workload.batch, workload.heads, workload.num_kv_heads, workload.head_dim
+    q_len, k_len = workload.q_len, workload.k_len
+    q, k, v = draw(b, h, q_len, d), draw(b, hk, k_len, d), draw(b, hk, k_len, d)
+    if workload.mode == "forward+backward":
         return Inputs(q.requires_grad_(), k.requires_grad_(), v.requires_grad_(),
-                      grad_out=draw(b, h, w.q_len, d))
-    if w.mode == "decode":
+                      grad_out=draw(b, h, workload.q_len, d))
+    if workload.mode == "decode":
         k_new, v_new = draw(b, hk, 1, d), draw(b, hk, 1, d)
         # The step writes the new token into the last slot; do it once now so the
         # float64 reference sees exactly the cache the timed step attends over.

@@ -1,6 +1,6 @@
 """Analytic costs of a workload: FLOPs, bytes moved and memory footprints.
 
-Pure functions of a :class:`~attnprof.workload.Workload`; no torch. Every FLOP count says
+Pure functions of a :class:`~attnprof.spec.workload.Workload`; no torch. Every FLOP count says
 which convention it follows, because tools disagree (``FlopCounterMode`` counts causal as
 dense and CPU SDPA as zero). attnprof follows FlashAttention's benchmark convention:
 
@@ -44,54 +44,54 @@ def attended_pairs(q_len: int, k_len: int, causal: bool, window: int | None) -> 
     return float(total)
 
 
-def forward_flops(w: Workload, window: int | None = None) -> float:
+def forward_flops(workload: Workload, window: int | None = None) -> float:
     """FLOPs of one forward call under :data:`FLOPS_CONVENTION`."""
-    pairs = attended_pairs(w.q_len, w.k_len, w.is_causal, window)
-    return 4.0 * w.batch * w.heads * pairs * w.head_dim
+    pairs = attended_pairs(workload.q_len, workload.k_len, workload.is_causal, window)
+    return 4.0 * workload.batch * workload.heads * pairs * workload.head_dim
 
 
-def step_flops(w: Workload, window: int | None = None) -> float:
+def step_flops(workload: Workload, window: int | None = None) -> float:
     """FLOPs of one measured step in the workload's mode (forward+backward = 3.5 × forward)."""
-    fwd = forward_flops(w, window)
-    return fwd * 3.5 if w.mode == "forward+backward" else fwd
+    fwd = forward_flops(workload, window)
+    return fwd * 3.5 if workload.mode == "forward+backward" else fwd
 
 
-def tensor_bytes(w: Workload) -> dict[str, int]:
+def tensor_bytes(workload: Workload) -> dict[str, int]:
     """Bytes of each attention tensor at the workload's dtype."""
-    e = w.element_bytes
-    q = w.batch * w.heads * w.q_len * w.head_dim * e
-    kv = w.batch * w.num_kv_heads * w.k_len * w.head_dim * e
+    e = workload.element_bytes
+    q = workload.batch * workload.heads * workload.q_len * workload.head_dim * e
+    kv = workload.batch * workload.num_kv_heads * workload.k_len * workload.head_dim * e
     return {"q": q, "k": kv, "v": kv, "out": q}
 
 
-def step_bytes(w: Workload) -> float:
+def step_bytes(workload: Workload) -> float:
     """Minimum bytes one step must move: read q, k, v, write out (and the gradients).
 
     This is the IO floor a perfectly fused kernel pays; the achieved bytes/s against it says
     how close a variant gets to being memory-bound (decode is, prefill usually is not).
     """
-    t = tensor_bytes(w)
+    t = tensor_bytes(workload)
     fwd = t["q"] + t["k"] + t["v"] + t["out"]
-    if w.mode != "forward+backward":
+    if workload.mode != "forward+backward":
         return float(fwd)
     # backward reads q, k, v, out, d_out and writes dq, dk, dv
     bwd = t["q"] + t["k"] + t["v"] + 2 * t["out"] + t["q"] + t["k"] + t["v"]
     return float(fwd + bwd)
 
 
-def resident_bytes(w: Workload) -> int:
+def resident_bytes(workload: Workload) -> int:
     """Memory any variant needs: inputs, output and, in training, their gradients."""
-    t = tensor_bytes(w)
+    t = tensor_bytes(workload)
     total = sum(t.values())
-    if w.mode == "forward+backward":
+    if workload.mode == "forward+backward":
         total *= 2
     return total
 
 
-def score_matrix_bytes(w: Workload, element_bytes: int | None = None) -> int:
+def score_matrix_bytes(workload: Workload, element_bytes: int | None = None) -> int:
     """Bytes of one materialised B·H·Sq·Sk score tensor (fp32 by default for the math path)."""
-    e = w.element_bytes if element_bytes is None else element_bytes
-    return w.batch * w.heads * w.q_len * w.k_len * e
+    e = workload.element_bytes if element_bytes is None else element_bytes
+    return workload.batch * workload.heads * workload.q_len * workload.k_len * e
 
 
 def achieved_rate(amount: float | None, seconds: float | None) -> float | None:

@@ -51,7 +51,7 @@ def _always(_: Workload) -> Support:
     return SUPPORTED
 
 
-def _no_explanation(_exc: BaseException, _warnings: list[str], _w: Workload) -> str | None:
+def _no_explanation(_exc: BaseException, _warnings: list[str], _workload: Workload) -> str | None:
     return None
 
 
@@ -79,6 +79,6 @@ class Variant:
     materializes_scores: bool = False
     tags: tuple[str, ...] = field(default=())
 
-    def window(self, w: Workload) -> int | None:
+    def window(self, workload: Workload) -> int | None:
         """The window this variant masks with on ``w`` (``None`` = no window)."""
-        return w.window if self.windowed else None
+        return workload.window if self.windowed else None

@@ -13,7 +13,7 @@ from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import flex_mask_mod
 
 
-def _supports(w: Workload) -> Support:
+def _supports(workload: Workload) -> Support:
     try:
         import torch.nn.attention.flex_attention  # a probe: torch>=2.5 has it
     except ImportError:
@@ -23,17 +23,17 @@ def _supports(w: Workload) -> Support:
     return SUPPORTED
 
 
-def _build(w: Workload, compiled: bool, window: int | None = None) -> Built:
+def _build(workload: Workload, compiled: bool, window: int | None = None) -> Built:
     import torch
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-    mask_mod = flex_mask_mod(w.q_len, w.k_len, w.is_causal, window)
+    mask_mod = flex_mask_mod(workload.q_len, workload.k_len, workload.is_causal, window)
     block_mask = None
     if mask_mod is not None:
-        block_mask = create_block_mask(mask_mod, B=None, H=None, Q_LEN=w.q_len,
-                                       KV_LEN=w.k_len, device=w.device)
+        block_mask = create_block_mask(mask_mod, B=None, H=None, Q_LEN=workload.q_len,
+                                       KV_LEN=workload.k_len, device=workload.device)
     fn = torch.compile(flex_attention, dynamic=False) if compiled else flex_attention
-    gqa = w.groups > 1
+    gqa = workload.groups > 1
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return fn(q, k, v, block_mask=block_mask, enable_gqa=gqa)
@@ -46,7 +46,7 @@ FLEX = Variant(
     name="flex",
     family="flex",
     summary="torch.compile(flex_attention) with a block mask (one fused kernel)",
-    build=lambda w: _build(w, compiled=True),
+    build=lambda workload: _build(workload, compiled=True),
     supports=_supports,
     compiled=True,
 )
@@ -55,7 +55,7 @@ FLEX_EAGER = Variant(
     name="flex-eager",
     family="flex",
     summary="flex_attention without torch.compile (unfused; materialises scores)",
-    build=lambda w: _build(w, compiled=False),
+    build=lambda workload: _build(workload, compiled=False),
     supports=_supports,
     materializes_scores=True,
 )

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import torch
 
 
-def _supports_native(w: Workload) -> Support:
+def _supports_native(workload: Workload) -> Support:
     import inspect
 
     import torch.nn.functional as F
@@ -31,33 +31,33 @@ def _supports_native(w: Workload) -> Support:
     return SUPPORTED
 
 
-def _notes(w: Workload) -> tuple[str, ...]:
-    if w.groups == 1:
+def _notes(workload: Workload) -> tuple[str, ...]:
+    if workload.groups == 1:
         return ("kv_heads == heads: nothing to group; set --kv-heads to compare GQA paths",)
     return ()
 
 
-def _build_native(w: Workload) -> Built:
+def _build_native(workload: Workload) -> Built:
     import torch.nn.functional as F
 
-    causal = w.is_causal
+    causal = workload.is_causal
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
-    return Built(call=call, notes=_notes(w))
+    return Built(call=call, notes=_notes(workload))
 
 
-def _build_repeat(w: Workload) -> Built:
+def _build_repeat(workload: Workload) -> Built:
     import torch.nn.functional as F
 
-    causal, groups = w.is_causal, w.groups
+    causal, groups = workload.is_causal, workload.groups
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         k, v = expand_kv(k, groups), expand_kv(v, groups)
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    return Built(call=call, notes=_notes(w))
+    return Built(call=call, notes=_notes(workload))
 
 
 GQA_NATIVE = Variant(

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from attnprof.spec.workload import Workload
+
 if TYPE_CHECKING:
     import torch
 
@@ -34,6 +36,12 @@ def allowed_mask(q_len: int, k_len: int, causal: bool, window: int | None,
         if not causal:
             allowed &= key < pos + window
     return allowed
+
+
+def workload_mask(workload: Workload, window: int | None) -> torch.Tensor | None:
+    """:func:`allowed_mask` for one measured call of ``workload``, on its device."""
+    return allowed_mask(workload.q_len, workload.k_len, workload.is_causal, window,
+                        workload.device)
 
 
 def flex_mask_mod(q_len: int, k_len: int, causal: bool, window: int | None) -> MaskMod | None:

@@ -11,27 +11,28 @@ from __future__ import annotations
 
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
-from attnprof.variants.masks import allowed_mask, expand_kv
+from attnprof.variants.masks import expand_kv, workload_mask
 
 
-def _build(w: Workload) -> Built:
+def _build(workload: Workload) -> Built:
     import torch
 
-    dtype = getattr(torch, w.dtype)
-    embed = w.heads * w.head_dim
-    module = torch.nn.MultiheadAttention(embed, w.heads, bias=True, batch_first=True,
-                                         device=w.device, dtype=dtype)
+    dtype = getattr(torch, workload.dtype)
+    embed = workload.heads * workload.head_dim
+    module = torch.nn.MultiheadAttention(embed, workload.heads, bias=True, batch_first=True,
+                                         device=workload.device, dtype=dtype)
     with torch.no_grad():
-        eye = torch.eye(embed, device=w.device, dtype=dtype)
+        eye = torch.eye(embed, device=workload.device, dtype=dtype)
         module.in_proj_weight.copy_(torch.cat([eye, eye, eye]))
         module.in_proj_bias.zero_()
         module.out_proj.weight.copy_(eye)
         module.out_proj.bias.zero_()
-    module.train(w.mode == "forward+backward")
-    allowed = allowed_mask(w.q_len, w.k_len, w.is_causal, None, w.device)
+    module.train(workload.mode == "forward+backward")
+    allowed = workload_mask(workload, None)
     # nn.MultiheadAttention's boolean masks mean the opposite of SDPA's: True = blocked.
     blocked = None if allowed is None else ~allowed
-    causal, groups, b, h, d = w.is_causal, w.groups, w.batch, w.heads, w.head_dim
+    causal, groups = workload.is_causal, workload.groups
+    b, h, d = workload.batch, workload.heads, workload.head_dim
 
     def to_embed(t: torch.Tensor) -> torch.Tensor:
         return t.transpose(1, 2).reshape(b, t.shape[2], h * d)

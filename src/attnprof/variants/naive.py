@@ -12,16 +12,16 @@ import math
 
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
-from attnprof.variants.masks import allowed_mask, expand_kv
+from attnprof.variants.masks import expand_kv, workload_mask
 
 
-def _build(w: Workload, inplace: bool) -> Built:
+def _build(workload: Workload, inplace: bool) -> Built:
     import torch
 
-    scale = 1.0 / math.sqrt(w.head_dim)
-    allowed = allowed_mask(w.q_len, w.k_len, w.is_causal, None, w.device)
+    scale = 1.0 / math.sqrt(workload.head_dim)
+    allowed = workload_mask(workload, None)
     blocked = None if allowed is None else ~allowed
-    groups = w.groups
+    groups = workload.groups
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         k, v = expand_kv(k, groups), expand_kv(v, groups)
@@ -41,7 +41,7 @@ NAIVE = Variant(
     name="naive",
     family="naive",
     summary="hand-written q·kᵀ, scale, out-of-place masked_fill, softmax, ·v",
-    build=lambda w: _build(w, inplace=False),
+    build=lambda workload: _build(workload, inplace=False),
     materializes_scores=True,
 )
 
@@ -49,6 +49,6 @@ NAIVE_INPLACE = Variant(
     name="naive-inplace",
     family="naive",
     summary="hand-written attention with in-place masked_fill_ (no hidden score copy)",
-    build=lambda w: _build(w, inplace=True),
+    build=lambda workload: _build(workload, inplace=True),
     materializes_scores=True,
 )

@@ -53,11 +53,11 @@ _NEEDS: dict[str, str] = {
 
 _REFUSAL_MARKERS = ("No available kernel", "No viable backend")
 
-def _build(w: Workload, backend: str | None) -> Built:
+def _build(workload: Workload, backend: str | None) -> Built:
     import torch.nn.functional as F
 
-    kwargs: _SdpaKwargs = {"is_causal": w.is_causal}
-    if w.groups > 1:
+    kwargs: _SdpaKwargs = {"is_causal": workload.is_causal}
+    if workload.groups > 1:
         kwargs["enable_gqa"] = True
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -75,20 +75,20 @@ def _pin(backend: str) -> contextlib.AbstractContextManager[None]:
 
 
 def _explain_refusal(backend: str, exc: BaseException, warnings: list[str],
-                     w: Workload) -> str | None:
+                     workload: Workload) -> str | None:
     if not isinstance(exc, RuntimeError) or not any(m in str(exc) for m in _REFUSAL_MARKERS):
         return None
     said = refusal_reasons(backend, warnings)
     if said:
         return "PyTorch refused: " + " | ".join(said)
-    return f"PyTorch refused without a reason on {w.device_type}: {_NEEDS[backend]}"
+    return f"PyTorch refused without a reason on {workload.device_type}: {_NEEDS[backend]}"
 
 
 SDPA = Variant(
     name="sdpa",
     family="sdpa",
     summary="F.scaled_dot_product_attention, backend chosen by PyTorch",
-    build=lambda w: _build(w, None),
+    build=lambda workload: _build(workload, None),
 )
 
 

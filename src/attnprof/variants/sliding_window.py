@@ -11,22 +11,22 @@ from typing import TYPE_CHECKING
 
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
-from attnprof.variants.masks import allowed_mask
+from attnprof.variants.masks import workload_mask
 
 if TYPE_CHECKING:
     import torch
 
 
-def _build(w: Workload) -> Built:
+def _build(workload: Workload) -> Built:
     import torch.nn.functional as F
 
-    mask = allowed_mask(w.q_len, w.k_len, w.is_causal, w.window, w.device)
-    gqa = w.groups > 1
+    mask = workload_mask(workload, workload.window)
+    gqa = workload.groups > 1
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
 
-    notes = (f"window {w.window}",)
+    notes = (f"window {workload.window}",)
     return Built(call=call, notes=notes)
 
 
