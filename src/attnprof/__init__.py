@@ -8,15 +8,27 @@ The public API is small and lazy — importing :mod:`attnprof` does not import t
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from attnprof._version import __version__
 
 if TYPE_CHECKING:
+    from attnprof.errors import UsageError
     from attnprof.record.compare import RunRecord
+    from attnprof.record.family import load_record
     from attnprof.spec.workload import Workload
 
-__all__ = ["RunRecord", "UsageError", "Workload", "__version__", "compare"]
+__all__ = ["RunRecord", "UsageError", "Workload", "__version__", "compare", "load_record"]
+
+#: Lazily re-exported names and the modules that define them (keeps ``import attnprof``
+#: free of torch).
+_LAZY = {
+    "RunRecord": "attnprof.record.compare",
+    "Workload": "attnprof.spec.workload",
+    "UsageError": "attnprof.errors",
+    "load_record": "attnprof.record.family",
+}
 
 
 def compare(*args: Any, **kwargs: Any) -> RunRecord:
@@ -27,17 +39,6 @@ def compare(*args: Any, **kwargs: Any) -> RunRecord:
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy re-exports keep ``import attnprof`` free of torch.
-    if name == "RunRecord":
-        from attnprof.record.compare import RunRecord
-
-        return RunRecord
-    if name == "Workload":
-        from attnprof.spec.workload import Workload
-
-        return Workload
-    if name == "UsageError":
-        from attnprof.errors import UsageError
-
-        return UsageError
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'attnprof' has no attribute {name!r}")
