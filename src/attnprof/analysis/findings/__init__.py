@@ -13,7 +13,7 @@ from collections.abc import Callable
 from attnprof.analysis.findings.backend import detect_gqa_math_fallback, report_sdpa_backend
 from attnprof.analysis.findings.context import FindingContext
 from attnprof.analysis.findings.copies import detect_hidden_copies, detect_kv_expansion
-from attnprof.analysis.findings.dispatch import detect_cpu_bound
+from attnprof.analysis.findings.dispatch import detect_cpu_bound, report_unmodelled_device
 from attnprof.analysis.findings.flex import detect_uncompiled_flex
 from attnprof.analysis.findings.masks import detect_mask_rebuild
 from attnprof.analysis.findings.precision import detect_fp32_upcast, detect_safe_softmax
@@ -35,6 +35,7 @@ RULES: tuple[Rule, ...] = (
     detect_fp32_upcast,
     detect_safe_softmax,
     detect_cpu_bound,
+    report_unmodelled_device,
 )
 
 
