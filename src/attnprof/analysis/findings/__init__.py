@@ -12,7 +12,11 @@ from collections.abc import Callable
 
 from attnprof.analysis.findings.backend import detect_gqa_math_fallback, report_sdpa_backend
 from attnprof.analysis.findings.context import FindingContext
-from attnprof.analysis.findings.copies import detect_hidden_copies, detect_kv_expansion
+from attnprof.analysis.findings.copies import (
+    detect_hidden_copies,
+    detect_kv_expansion,
+    detect_layout_copies,
+)
 from attnprof.analysis.findings.dispatch import detect_cpu_bound, report_unmodelled_device
 from attnprof.analysis.findings.flex import detect_uncompiled_flex
 from attnprof.analysis.findings.masks import detect_mask_rebuild
@@ -30,6 +34,7 @@ RULES: tuple[Rule, ...] = (
     detect_uncompiled_flex,
     detect_hidden_copies,
     detect_kv_expansion,
+    detect_layout_copies,
     detect_mask_rebuild,
     detect_materialised_scores,
     detect_fp32_upcast,
