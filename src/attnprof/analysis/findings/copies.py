@@ -20,7 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from attnprof.analysis.findings.attention_tensors import attention_sizes
+from attnprof.analysis.findings.attention_tensors import AttentionTensors, attention_tensors
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.analysis.passes.kernel_stats import PATH_SEP
@@ -44,6 +44,9 @@ _LAYOUT_CAUSES = frozenset({
     "aten::contiguous", "aten::clone", "aten::reshape", "aten::flatten", "aten::unflatten",
     "aten::ravel", "aten::_reshape_copy",
 })  # fmt: skip
+# ``out[idx] = x`` records the view it writes into, then the copy_.
+_SETITEM_VIEWS = frozenset({"aten::select", "aten::slice", "aten::narrow", "aten::index",
+                            "aten::as_strided"})
 # Copies that are casts (the precision rule's) or repeats (the K/V rule's), not layouts.
 _NOT_LAYOUT = frozenset({"aten::to", "aten::_to_copy", "aten::type_as",
                          "aten::repeat_interleave", "aten::repeat"})
@@ -190,19 +193,19 @@ def detect_layout_copies(ctx: FindingContext) -> list[Finding]:
     """
     findings = []
     for region, view in ctx.regions():
-        sizes = attention_sizes(ctx, view)
-        if not sizes:
+        tensors = attention_tensors(ctx, view)
+        if not tensors:
             continue
         groups: dict[tuple[str, tuple[int, ...], str], list[int]] = defaultdict(list)
         for j in ctx.ops_named(view, {"aten::copy_"}):
             args = tensor_args(ctx.ops, j)
-            if not args or args[0].numel not in sizes:
+            if not args or tensors.what(args[0]) is None:
                 continue
             path = _layout_path(ctx, j)
             if path is not None:
                 groups[(path, args[0].dims, args[0].dtype)].append(j)
         if groups:
-            findings.append(_layout_finding(ctx, region.name, view.n, groups, sizes))
+            findings.append(_layout_finding(ctx, region.name, view.n, groups, tensors))
     return findings
 
 
@@ -229,13 +232,18 @@ def _layout_path(ctx: FindingContext, copy_op: int) -> str | None:
     if not chain or not any(n in _LAYOUT_CAUSES for n in chain_names):
         if chain:
             return None  # a copy inside another op (addmm's bias, cat, index_put, ...)
+        before = int(copy_op) - 1
+        while before >= 0 and ctx.ops.parent[before] != ctx.ops.parent[copy_op]:
+            before = int(ctx.ops.parent[before])  # up to the previous sibling
+        if before >= 0 and names[before] in _SETITEM_VIEWS:
+            return None  # ``out[:, h] = x``: a result written into place, not a layout
         chain_names = []  # the user's own full copy_
     return PATH_SEP.join([*chain_names, "aten::copy_"])
 
 
 def _layout_finding(ctx: FindingContext, region: str, n: int,
                     groups: dict[tuple[str, tuple[int, ...], str], list[int]],
-                    sizes: dict[int, str]) -> Finding:
+                    tensors: AttentionTensors) -> Finding:
     evidence = []
     total_bytes, total_cpu, total_kernel = 0.0, 0.0, 0.0
     count = 0
@@ -245,8 +253,9 @@ def _layout_finding(ctx: FindingContext, region: str, n: int,
         size = arg.nbytes or 0
         cpu_us = math.fsum(float(ctx.ops.dur[j]) for j in copies) / n
         per = len(copies) / n
+        what = tensors.what(arg) or "?"
         line = (f"{path}: {per:g} per forward, {list(dims)} {dtype} "
-                f"(the size of {sizes[arg.numel]}, {bytes_text(size)}) each, "
+                f"({what} in another layout, {bytes_text(size)}) each, "
                 f"{us_text(cpu_us)} of copy per forward")
         kernels = np.array([d for j in copies for d in ctx.devices_under(j).tolist()],
                            dtype=np.int64)
@@ -260,7 +269,7 @@ def _layout_finding(ctx: FindingContext, region: str, n: int,
         total_cpu += cpu_us
         count += len(copies)
         paths.append(path)
-        labels.append(sizes[arg.numel])
+        labels.append(what)
     causes = list(dict.fromkeys(_cause(p) for p in paths))
     copied = list(dict.fromkeys(what for what in labels))
     evidence.append(f"in all: {count / n:g} full copies, {bytes_text(total_bytes)} written "
