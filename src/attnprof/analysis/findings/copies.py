@@ -286,7 +286,7 @@ def _layout_finding(ctx: FindingContext, region: str, n: int,
              "before it"),
         data={"copies_per_forward": count / n, "bytes_per_forward": total_bytes,
               "copy_us_per_forward": total_cpu, "kernel_us_per_forward": total_kernel or None,
-              "paths": paths, "causes": causes},
+              "paths": list(dict.fromkeys(paths)), "causes": causes},
     )
 
 
