@@ -64,6 +64,9 @@ class KernelStat(msgspec.Struct, kw_only=True):
     call_path: str | None = None  # CPU ops from the region down to ``launched_by``, " › "-joined
     tensor_cores: bool | None = None
     dtype: str | None = None
+    #: Where ``dtype`` comes from: "name" (the kernel name states it), "launching op" (the
+    #: recorded input types of the op that launched it), or None (unknown).
+    dtype_source: str | None = None
     grid: list[int] | None = None
     block: list[int] | None = None
     registers_per_thread: int | None = None
