@@ -38,3 +38,16 @@ def test_flash_keeps_bf16_and_its_scratch_is_not_scores(
     flash = bf16_reports["sdpa-flash"]
     assert not flash.findings_for("fp32-upcast")
     assert not flash.findings_for("scores-materialised")
+
+
+def test_cpu_ops_take_their_dtype_from_their_own_inputs(
+        bf16_reports: dict[str, TraceReport]) -> None:
+    # A CPU op's name states no precision: the recorded input types do, and the report says
+    # where the dtype came from. The math path's GEMMs run on the upcast fp32 copies.
+    (flash,) = [k for k in bf16_reports["sdpa-flash"].regions[0].kernels
+                if k.family == "cpu_flash"]
+    assert (flash.dtype, flash.dtype_source) == ("bf16", "launching op")
+    assert flash.short.endswith("· bf16 (launching op)")
+    math_bmm = [k for k in bf16_reports["sdpa-math"].regions[0].kernels if k.name == "aten::bmm"]
+    assert math_bmm and all((k.dtype, k.dtype_source) == ("fp32", "launching op")
+                            for k in math_bmm)

@@ -16,16 +16,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
 from attnprof.analysis.index.device_events import DeviceEvents, link_device_events
+from attnprof.analysis.index.device_kind import identify_device
 from attnprof.analysis.index.op_index import index_cpu_ops
 from attnprof.analysis.index.regions import find_regions
 from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import REGION_PASSES, RegionPass, build_region_report
 from attnprof.analysis.passes.breakdown import kernel_breakdown
-from attnprof.knowledge.trace_categories import RUNTIME_CATEGORIES
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.trace_report import (
     TraceReport,
@@ -49,7 +47,8 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     """
     ops = index_cpu_ops(trace)
     devices = link_device_events(ops)
-    device = trace_device(trace, devices)
+    told = identify_device(trace)
+    device = told.kind
     views, unassigned = view_regions(ops, devices, find_regions(ops, region_pattern),
                                      device)
     meta = getattr(trace.meta, "attnprof", None)
@@ -58,6 +57,9 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     report = TraceReport(
         source=trace.meta.source,
         device=device,
+        device_evidence=told.evidence,
+        device_categories=told.device_categories,
+        unmodelled_categories=told.unmodelled_categories,
         device_names=list(dict.fromkeys(
             str(p["name"]) for p in trace.meta.device_properties if p.get("name"))),
         rank=dist.rank if dist else None,
@@ -77,23 +79,15 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     return report
 
 
-def trace_device(trace: Trace, devices: DeviceEvents) -> str:
-    """``"rocm"`` for HIP runtimes/AMD GPUs, ``"cuda"`` for other GPU traces, else ``"cpu"``.
+def trace_device(trace: Trace, devices: DeviceEvents | None = None) -> str:
+    """The device kind ``trace`` was recorded on: ``"cpu"``, ``"cuda"``, ``"rocm"``, ``"xpu"``,
+    ``"mtia"``, ... as the trace says (see :mod:`attnprof.analysis.index.device_kind`).
 
-    A GPU trace is one with device events, GPU runtime calls or device properties: a trace
-    recorded without CUPTI activity has no kernels but is still from a GPU.
+    ``devices`` is accepted for callers of the earlier signature and not needed: the kind is
+    told by categories, runtime call names and device properties, never by assumption.
     """
-    t = trace.events
-    calls = np.unique(t.name[t.mask_cat(*RUNTIME_CATEGORIES)])
-    runtime = [t.strings[i] for i in calls.tolist()]
-    props = trace.meta.device_properties
-    if not len(devices) and not runtime and not props:
-        return "cpu"
-    if any(name.startswith("hip") for name in runtime):
-        return "rocm"
-    if any("AMD" in str(p.get("name", "")) for p in props):
-        return "rocm"
-    return "cuda"
+    del devices
+    return identify_device(trace).kind
 
 
 def _workload(meta: dict[str, Any] | None) -> Workload | None:

@@ -1,46 +1,9 @@
 """Decode GPU kernel names into what they tell an expert: family, dtype, tile, architecture.
 
-Kernel names in a torch.profiler trace are the only record of *which* implementation ran:
-``ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn`` says cuBLAS, bf16 inputs,
-tensor cores (``s16816`` is the 16x8x16 MMA), a 128x64 CTA tile, 4 pipeline stages, Ampere.
-:func:`decode_kernel_name` turns such a string into a :class:`KernelName`.
-
-The decoder is declarative: an ordered table of ``(family, regex)`` rows (first match wins),
-then small extractor functions, each reading one fact off the raw string. No demangling: the
-regexes run on the name as the profiler recorded it, demangled or not. Everything not encoded
-in the name stays ``None``; the decoder never guesses from context (FlashAttention-2 names,
-for one, carry no architecture: the same binary runs on sm80 to sm90).
-
-Family vocabulary (:data:`FAMILIES`):
-
-===================  =========================================================================
-``flash``            FlashAttention-2 in PyTorch (``pytorch_flash::flash_fwd_kernel``, split-KV,
-                     ``flash_bwd_*``) and FlashAttention-3 (``flash::FlashAttnFwdSm90``)
-``mem_efficient``    xformers/CUTLASS fmha (``fmha_cutlassF_*``, ``fmha_cutlassB_*``,
-                     ``PyTorchMemEffAttention::AttentionKernel``)
-``cudnn_attention``  cuDNN fused SDPA (``cudnn_generated_fort_native_sdpa_*_fprop``/``bprop``)
-``flex_attention``   Inductor's flex_attention templates (``triton_tem_fused_flex_attention_*``)
-``cpu_flash``        the CPU op ``aten::_scaled_dot_product_flash_attention_for_cpu``
-``triton``           any other Triton kernel (Inductor ``triton_tem_``/``poi_``/``red_``/``per_``)
-``gemm``             cuBLAS/cuBLASLt (incl. ``nvjet_*``, GEMV, split-K reduce), CUTLASS GEMMs,
-                     ROCm Tensile ``Cijk_*``
-``conv``             cuDNN/CUTLASS convolutions (implicit GEMM, winograd, FFT, scudnn)
-``softmax``          ``cunn_SoftMaxForward``, ``softmax_warp_*``
-``norm``             layer/batch/group/RMS norm kernels
-``index``            gather/scatter/index_select/embedding (KV-cache writes land here)
-``copy``             device kernels that copy (``direct_copy_kernel_cuda``, ``CatArrayBatchedCopy``)
-``elementwise``      ``vectorized_/unrolled_elementwise_kernel``, foreach, dropout
-``reduce``           ``reduce_kernel`` and other reductions
-``memcpy``           ``Memcpy HtoD (Pageable -> Device)`` and friends (DMA, not kernels)
-``memset``           ``Memset (Device)``
-``nccl``             NCCL collectives; RCCL kernels carry the same ``ncclKernel_*`` names
-``other``            none of the above
-===================  =========================================================================
-
-Shape fields: ``tile`` is the CTA tile ``"MxN"`` (GEMM/conv: output tile; attention: query
-block x key block); ``stages`` the software-pipeline depth where the name states it;
-``head_dim`` the compiled head-dim bucket of an attention kernel (the real head dim is at most
-this); ``warps`` the warps per CTA (FlashAttention-2 traits).
+:func:`decode_kernel_name` turns a name as a torch.profiler trace records it into a
+:class:`KernelName`: an ordered table of ``(family, regex)`` rows, first match wins, then
+small extractors, one fact each; what the name does not say stays ``None``. The families,
+every field's rules and the real-name corpus it is tested on are in ``docs/kernel-names.md``.
 """
 
 from __future__ import annotations
@@ -52,7 +15,7 @@ from typing import Literal, get_args
 
 Family = Literal[
     "flash", "mem_efficient", "cudnn_attention", "flex_attention", "cpu_flash", "triton",
-    "gemm", "conv", "softmax", "norm", "index", "copy", "elementwise", "reduce",
+    "gemm", "conv", "softmax", "norm", "mask", "index", "copy", "elementwise", "reduce",
     "memcpy", "memset", "nccl", "other",
 ]  # fmt: skip
 Direction = Literal["forward", "backward"]
@@ -105,16 +68,20 @@ _FAMILY_RULES: tuple[tuple[Family, re.Pattern[str]], ...] = (
     ("cpu_flash", _rx(r"flash_attention_for_cpu")),
     ("flex_attention", _rx(r"^triton_\w*flex_(?:attention|decoding)")),
     ("triton", _rx(r"^triton_")),
-    ("cudnn_attention", _rx(r"cudnn\w*sdpa|sdpa\w*_[fb]prop")),
+    ("cudnn_attention", _rx(r"cudnn\w*sdpa|sdpa\w*_[fb]prop|cudnn::fusion::compute_dot_do_o")),
     ("mem_efficient", _rx(r"fmha_cutlass[FB]|PyTorchMemEffAttention|AttentionBackwardKernel<")),
-    ("flash", _rx(r"pytorch_flash::|flash_(?:fwd|bwd)_\w*kernel|\bflash::|FlashAttn")),
+    ("flash", _rx(r"pytorch_flash::|flash_(?:fwd|bwd)_\w*kernel|\bflash::|FlashAttn"
+                  r"|FlashAttention(?:Forward|Backward)|ck_tile::Fmha\w*Kernel|^aiter::fmha_"
+                  r"|^attn_(?:fwd|bwd)")),
     ("nccl", _rx(r"(?i:nccl|rccl)")),
     ("conv", _rx(r"(?i:convol|conv[123]d|[23]dconv|fprop|dgrad|wgrad|winograd|scudnn|fft[23]d_"
                  r"|cask_cudnn|cutlass_cudnn|cudnn::cnn|im2col|col2im)")),
-    ("gemm", _rx(r"(?i:(?<!fb)gemm|gemv)|^Cijk_|nvjet|splitKreduce|cublasLt")),
+    ("gemm", _rx(r"(?i:(?<!fb)gemm|gemv)|(?:^|_)Cijk_|nvjet|splitKreduce|cublasLt")),
     ("softmax", _rx(r"(?i:softmax)")),
     ("norm", _rx(r"(?i:(?:layer|batch|group|rms)_?norm|GammaBetaBackward)|cudnn::bn_")),
-    ("index", _rx(r"(?i:index|indices|gather|scatter|embedding)")),
+    # Building or applying a boolean mask: the math path's tril/triu, where, masked_fill.
+    ("mask", _rx(r"triu_tril|masked_fill|masked_scatter|where_kernel")),
+    ("index", _rx(r"(?i:index|indices|gather|scatter|embedding)|reshape_and_cache")),
     ("copy", _rx(r"(?i:copy)|nchwToNhwc|nhwcToNchw")),
     ("elementwise", _rx(r"(?i:elementwise|dropout)|multi_tensor_apply")),
     ("reduce", _rx(r"(?i:reduce)")),
@@ -123,11 +90,12 @@ _FAMILY_RULES: tuple[tuple[Family, re.Pattern[str]], ...] = (
 _MATMUL_FAMILIES = ATTENTION_FAMILIES | {"gemm", "conv"}
 _NO_DIRECTION = frozenset({"memcpy", "memset", "gemm", "nccl"})
 _FIXED_LIBRARY: dict[str, str] = {
-    "flash": "FlashAttention", "mem_efficient": "xformers", "cudnn_attention": "cuDNN",
+    "mem_efficient": "xformers", "cudnn_attention": "cuDNN",
     "flex_attention": "Triton", "triton": "Triton", "cpu_flash": "PyTorch", "nccl": "NCCL",
 }  # fmt: skip
 _GEMM_LIBRARY: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Tensile", _rx(r"^Cijk_")),
+    ("Tensile", _rx(r"(?:^|_)Cijk_")),
+    ("CK", _rx(r"\bck(?:_tile)?::")),
     ("cuDNN", _rx(r"cudnn")),
     ("CUTLASS", _rx(r"cutlass")),
     ("cuBLAS", _rx(r"^(?:ampere|volta|turing|maxwell|pascal|hopper)_|^sm\d+_xmma|nvjet|(?i:cublas)"
@@ -137,8 +105,9 @@ _GEMM_LIBRARY: tuple[tuple[str, re.Pattern[str]], ...] = (
 # Input precision, highest priority first: a name that mentions a 16-bit type anywhere is a
 # 16-bit kernel even though it also names its fp32 accumulator (``bf16bf16_bf16f32_f32``).
 _DTYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("fp8", _rx(r"(?i:e4m3|e5m2|fp8|float8)")),
-    ("bf16", _rx(r"(?i:bf16|bfloat16)")),
+    # vLLM's Fp8KVCacheDataType is a template enum (kAuto = the cache's own type), not fp8.
+    ("fp8", _rx(r"(?i:e4m3|e5m2|fp8(?!kvcache)|float8)")),
+    ("bf16", _rx(r"(?i:bf16|bfloat16)|bhalf_t")),
     ("fp16", _rx(r"(?i:fp16|half)|(?<![a-z])f16|h884|h1688|h16816|hgemm")),
     ("int8", _rx(r"(?<![a-z])int8|i8816|imma")),  # not uint8_t: that is a mask/bool buffer
     # s1688 on fp32 operands is the TF32 tensor-core path (16-bit s1688 names say fp16 above).
@@ -150,17 +119,24 @@ _WIDE_RE = _rx(
     r"(?P<fp32>(?<![A-Za-z0-9])float(?![A-Za-z0-9])|fp32|(?<![a-z])f32|sgemm|scudnn|_simt_s)"
     r"|(?P<fp64>(?<![A-Za-z0-9])double(?![A-Za-z0-9])|fp64|(?<![a-z])f64|dgemm)"
 )
-_TENSILE_TYPE_RE = _rx(r"^Cijk_A[a-z]+_B[a-z]+_([A-Z])")
-_TENSILE_TYPES = {"S": "fp32", "D": "fp64", "H": "fp16", "B": "bf16"}
+_TENSILE_TYPE_RE = _rx(r"^(?:Custom_)?Cijk_A[a-z]+_B[a-z]+_(F8|B8|[A-Z])")
+_TENSILE_TYPES = {"S": "fp32", "D": "fp64", "H": "fp16", "B": "bf16", "F8": "fp8", "B8": "fp8"}
 # nvjet names spell A/compute/D types as three letters: hsh = fp16 in, fp32 compute, fp16 out.
 _NVJET_TYPE_RE = _rx(r"^nvjet_(?:sm\d+_)?([a-z])[a-z]{2}_")
-_NVJET_TYPES = {"h": "fp16", "t": "bf16"}
+_NVJET_TYPES = {"h": "fp16", "t": "bf16", "s": "fp32"}
 
 _TC_YES_RE = _rx(
     r"s16816|s1688|h16816|h1688|[hs]884|i8816|i16832|imma|hmma|wmma|xmma|(?i:tensorop)|gmma"
-    r"|tensor\d+x\d+x\d+|_MI[1-9]\d*x|nvjet"
+    r"|tensor\d+x\d+x\d+|_MI[1-9]\d*x|nvjet|_xdl|(?i:mfma)"
 )
-_TC_NO_RE = _rx(r"sgemm|dgemm|simt|scudnn|gemv|[gcz]gemm")
+_TC_NO_RE = _rx(r"sgemm|dgemm|simt|scudnn|gemv|gemmk1|[gcz]gemm")
+_TENSILE_RE = _rx(r"(?:^|_)Cijk_")
+_CK_FLASH_RE = _rx(r"ck_tile::|^aiter::")
+# Flash kernels by generation or role, first match wins (FA4 is CuTe DSL, FA3 CUTLASS 3).
+_FLASH_KINDS = (
+    ("fa4", "FlashAttentionForward"), ("fa4", "FlashAttentionBackward"), ("fa4", "flash_attncute"),
+    ("fa3", "FlashAttn"), ("splitkv_combine", "splitkv_combine"), ("splitkv", "splitkv"),
+)  # fmt: skip
 
 _ARCH_RE = _rx(
     r"(?<![a-z])sm_?(?P<sm>\d{2,3})(?!\d)|Sm(?P<Sm>\d{2,3})(?!\d)|cutlass_(?P<cutlass>\d{2,3})_"
@@ -173,7 +149,7 @@ _ARCH_WORDS = {
     "ampere": "sm80", "hopper": "sm90", "blackwell": "sm100",
 }  # fmt: skip
 
-_BWD_RE = _rx(r"(?i:bwd|bprop|dgrad|wgrad|backward)|cutlassB|(?<![a-z])grad_|bn_bw_")
+_BWD_RE = _rx(r"(?i:bwd|bprop|dgrad|wgrad|backward)|cutlassB|(?<![a-z])grad_|bn_bw_|dot_do_o")
 _FWD_RE = _rx(r"(?i:fwd|fprop|forward)|cutlassF|::AttentionKernel<|bn_fw_")
 
 _I = r"(?:\(int\))?"  # nsys prints template ints as "(int)128"
@@ -207,6 +183,12 @@ def _family(name: str) -> Family:
 def _library(name: str, family: Family) -> str | None:
     if family in _FIXED_LIBRARY:
         return _FIXED_LIBRARY[family]
+    if family == "flash":
+        # ROCm's flash attention: CK's fmha (flash-attention's ROCm backend, AITER) or
+        # aotriton's Triton kernels (PyTorch's ROCm SDPA); everything else is Dao-AILab's.
+        if _CK_FLASH_RE.search(name):
+            return "CK"
+        return "Triton" if name.startswith("attn_") else "FlashAttention"
     if family in ("gemm", "conv"):
         for library, pattern in _GEMM_LIBRARY:
             if pattern.search(name):
@@ -221,8 +203,13 @@ def _subkind(name: str, family: Family) -> str | None:
         m = re.match(r"triton_([a-z]{3})_", name)
         return kinds.get(m.group(1)) if m else None
     if family == "flash":
-        for kind, token in (("fa3", "FlashAttn"), ("splitkv_combine", "splitkv_combine"),
-                            ("splitkv", "splitkv")):  # fmt: skip
+        for kind, token in _FLASH_KINDS:
+            if token in name:
+                return kind
+        return "ck" if _CK_FLASH_RE.search(name) else None
+    if family == "mask":
+        for kind, token in (("triangle", "triu_tril"), ("where", "where"),
+                            ("masked_fill", "masked_fill"), ("masked_scatter", "masked_scatter")):
             if token in name:
                 return kind
         return None
@@ -278,10 +265,21 @@ def _tensor_cores(name: str, family: Family, dtype: str | None, arch: str | None
     if _TC_NO_RE.search(name):
         return False
     if family == "flash":
-        return True  # FA2 needs sm80+ mma.sync, FA3 wgmma: there is no SIMT flash kernel
-    if family == "mem_efficient" and arch and arch.startswith("sm") and dtype in ("bf16", "fp16"):
-        # CUTLASS fmha uses tensor-core MMAs for 16-bit inputs from Volta on, SIMT before.
-        return int(arch[2:]) >= 70
+        # FA2 needs sm80+ mma.sync, FA3 wgmma, FA4 tcgen05, ROCm's CK/aotriton MFMA: there
+        # is no SIMT flash kernel.
+        return True
+    sm = int(arch[2:]) if arch and arch.startswith("sm") and arch[2:].isdigit() else None
+    if family in ATTENTION_FAMILIES and sm is not None and sm >= 90:
+        return True  # Hopper and later fused attention is wgmma/tcgen05 only
+    if family == "mem_efficient" and sm is not None:
+        # xformers' DefaultGemmType: tensor-core MMAs for fp16 from Volta on (bf16 exists only
+        # for sm80+), and for fp32 from sm80 on (3xTF32, OpMultiplyAddFastF32); SIMT before.
+        if dtype in ("bf16", "fp16"):
+            return sm >= 70
+        if dtype == "fp32":
+            return sm >= 80
+    if family == "gemm" and _TENSILE_RE.search(name):
+        return False  # a Tensile kernel on matrix cores names its MFMA (_MI...); this has none
     return None
 
 
@@ -342,15 +340,18 @@ _FAMILY_LABELS = {
 }  # fmt: skip
 
 
+_MASK_LABELS = {"triangle": "triu/tril", "where": "where", "masked_fill": "masked_fill",
+                "masked_scatter": "masked_scatter"}
+
+
 def _label(k: KernelName) -> str:
     direction = {"forward": "fwd", "backward": "bwd", None: None}[k.direction]
     cores = {True: "tensor-core", False: "SIMT", None: None}[k.tensor_cores]
     arch = f"({k.arch})" if k.arch else None
     if k.family in ATTENTION_FAMILIES:
         hd = f"hd{k.head_dim}" if k.head_dim else None
-        extra = {"fa3": "FA3", "splitkv": "split-KV", "splitkv_combine": "split-KV combine"}.get(
-            k.subkind or ""
-        )
+        extra = {"fa3": "FA3", "fa4": "FA4", "ck": "CK", "splitkv": "split-KV",
+                 "splitkv_combine": "split-KV combine"}.get(k.subkind or "")
         parts = [_FAMILY_LABELS[k.family], extra, direction, k.dtype, hd, arch]
     elif k.family in ("gemm", "conv"):
         what = {"gemv": "GEMV", "splitk_reduce": "split-K reduce", "epilogue": "epilogue"}
@@ -364,11 +365,27 @@ def _label(k: KernelName) -> str:
         return k.raw
     elif k.family == "nccl":
         parts = ["NCCL", k.subkind, k.dtype]
+    elif k.family == "mask":
+        parts = ["mask", _MASK_LABELS.get(k.subkind or ""), k.dtype]
     elif k.family == "other":
         parts = [_function_name(k.raw), k.dtype]
     else:
         parts = [k.family, direction, k.dtype]
     return " ".join(p for p in parts if p)
+
+
+# A template argument that is an integer, bool or opaque (byte-copy) type: the kernel's data
+# is not floating point, so it has no precision to state (and none to borrow from its op).
+_INTEGER_DATA_RE = _rx(
+    r"<\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long|int|bool|char|short"
+    r"|u?int(?:8|16|32|64)_t)\b|OpaqueType<"
+)
+
+
+def names_integer_data(name: str) -> bool:
+    """Whether the name states that the kernel works on integer, bool or opaque data
+    (``FillFunctor<long>``, ``ScanTileState<int, true>``, ``OpaqueType<4>``)."""
+    return _INTEGER_DATA_RE.search(name) is not None
 
 
 @functools.lru_cache(maxsize=8192)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnprof.measure.stats import summarize
-from attnprof.measure.timer import TimingPlan, time_step
+from attnprof.measure.timer import time_step
+from attnprof.spec.settings import TimingPlan
 
 __all__ = ["Ceilings", "measure_ceilings"]
 

@@ -68,6 +68,9 @@ class KernelStat(msgspec.Struct, kw_only=True):
     call_path: str | None = None  # CPU ops from the region down to ``launched_by``, " › "-joined
     tensor_cores: bool | None = None
     dtype: str | None = None
+    #: Where ``dtype`` comes from: "name" (the kernel name states it), "launching op" (the
+    #: recorded input types of the op that launched it), or None (unknown).
+    dtype_source: str | None = None
     grid: list[int] | None = None
     block: list[int] | None = None
     registers_per_thread: int | None = None
@@ -201,7 +204,9 @@ class TraceReport(msgspec.Struct, kw_only=True):
 
     schema_version: int = REPORT_SCHEMA_VERSION
     source: str
-    device: str  # "cpu" | "cuda" | "rocm"
+    #: The device kind as the trace says: "cpu", "cuda", "rocm", "xpu", "mtia", "hpu",
+    #: "privateuse1", or "accelerator" (device work, but nothing names its kind).
+    device: str
     device_names: list[str]
     rank: int | None
     world_size: int | None
@@ -215,6 +220,13 @@ class TraceReport(msgspec.Struct, kw_only=True):
     #: the trace (e.g. launched before profiling started). Regions + these = the breakdown.
     unassigned_device_events: int = 0
     unassigned_device_us: float = 0.0
+    #: How ``device`` was told (e.g. "xpu_runtime events", "runtime calls such as hipMalloc").
+    device_evidence: str | None = None
+    #: The device events attnprof read (kernels, copies, sets), per trace category.
+    device_categories: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Events of categories attnprof does not model (e.g. MTIA's mtia_ccp_events), per
+    #: category: the report says so, and analyses the CPU side alone.
+    unmodelled_categories: dict[str, int] = msgspec.field(default_factory=dict)
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""

@@ -1,54 +1,9 @@
 """The columnar event table a loaded trace becomes, and the trace's metadata.
 
-One row per trace event (metadata ``"M"`` events excepted: they describe processes and
-threads and live in :class:`TraceMeta`). Every per-row column is a numpy array of the same
-length. Repeated strings (names, categories, shapes) are interned: a row holds an integer
-id into :class:`StringTable`, each distinct string is stored once.
-
-Units and sentinels, for every column (``int*``: see below):
-
-=================== ========= ================================================================
-column              dtype     meaning (absent value)
-=================== ========= ================================================================
-``ph``              ``S1``    event phase: ``b"X"`` complete, ``b"i"``/``b"I"`` instant,
-                              ``b"s"``/``b"f"``/``b"t"`` flow, ... (``b"?"`` if not one ASCII
-                              character)
-``cat``, ``name``   int*      string ids into ``strings`` (-1: absent or empty)
-``pid``, ``tid``    int*      process / thread id (-1); a non-numeric string id such as
-                              ``"Spans"`` gets a negative id <= -2, see ``TraceMeta.id_labels``
-``ts``              float64   start, µs since ``TraceMeta.ts_origin_us`` (nan)
-``dur``             float64   duration, µs (nan: instants, flows)
-``correlation``     int*      ``args.correlation``: links a launch to its kernel (-1)
-``external_id``     int*      ``args["External id"]``: links an op to its launches (-1)
-``flow_id``         int*      ``id`` of flow events (-1)
-``flow_bp``         ``S1``    flow binding point, ``b"e"`` = enclosing slice (``b""``)
-``device``          int*      ``args.device``, or ``args["Device Id"]`` of [memory] (-1)
-``stream``          int*      ``args.stream`` (-1); hex strings ("0x0", ROCm) are parsed
-``sequence_number`` int*      ``args["Sequence number"]``, pairs forward/backward ops (-1)
-``input_dims``      int*      string id of the raw JSON text of ``args["Input Dims"]`` (-1)
-``input_types``     int*      string id of the raw JSON text of ``args["Input type"]`` (-1)
-``launch``          int*      row in :class:`KernelLaunches`: events with ``args.block``, i.e.
-                              kernels (CUDA) or launch calls (ROCm) (-1)
-``memory``          int*      row in :class:`MemoryRecords`: events with ``Addr`` ([memory])
-                              or ``bytes`` (gpu_memcpy/gpu_memset) (-1)
-=================== ========= ================================================================
-
-``int*`` columns hold ids, never quantities, so each is stored in the narrowest signed
-integer dtype that holds all its values (int8 to int64): compare values, not dtypes, and
-cast before doing arithmetic. Kernel launch details and memory figures are rare (kernels,
-copies and allocations are a small share of events), so they live in side tables reached
-through ``launch``/``memory``; the properties ``grid``, ``block``, ``bytes``, ... gather them
-into full-length columns. Together this keeps a loaded table near 50-60 bytes per event.
-
-Timestamps: Chrome traces write ``ts``/``dur`` in microseconds whatever ``displayTimeUnit``
-says (that key only sets the viewer's display unit; the V100 "ns resolution" trace writes µs
-with three decimals). attnprof keeps µs as float64. Absolute epoch-like values (1.7e15 µs)
-cannot hold nanoseconds in a float64, so ``ts`` is stored relative to an integer origin, the
-floor of the earliest event, with the origin subtracted before rounding (ints exactly; the
-text of decimals above 2**43 µs; the float rounded to the ns in between), so nesting tests
-such as ``child.ts + child.dur <= parent.ts + parent.dur`` hold to the nanosecond. Absolute
-trace time is ``ts_origin_us + ts``; with ``baseTimeNanoseconds`` (newer kineto writes ts
-relative to it) the epoch time in µs is ``base_time_ns / 1000 + ts_origin_us + ts``.
+One row per trace event (``"M"`` metadata events live in :class:`TraceMeta`), one numpy
+array per column, repeated strings interned in :class:`StringTable`. Every column's dtype,
+unit and absent-value sentinel, and how timestamps keep nanoseconds, are in
+``docs/trace-table.md``.
 """
 
 from __future__ import annotations

@@ -5,12 +5,17 @@ enable_gqa=False)`` with q, k, v in [batch, heads, seq, head_dim] layout — the
 ``F.scaled_dot_product_attention`` — so SDPA itself, a FlashAttention wrapper or a user's own
 kernel plugs in unchanged. attnprof passes ``is_causal`` and, when K/V heads are grouped,
 ``enable_gqa=True``.
+
+A hand-written function that ignores ``enable_gqa`` fails on grouped K/V with PyTorch's bare
+shape error (``The size of tensor a (8) must match the size of tensor b (2) ...``), which
+says nothing about why; :func:`explain_grouped_kv_failure` turns it into a reason that does.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -75,6 +80,33 @@ def _load_file(spec: str, path: Path) -> Any:
     return module
 
 
+# Words of PyTorch's shape errors (broadcast, matmul/bmm, view, einsum); a user's own error
+# that names none of them is not taken for a grouped-head mismatch.
+_SHAPE_ERROR = re.compile(r"(?i)\bsize|shape|dimension|broadcast")
+
+
+def explain_grouped_kv_failure(exc: BaseException, _warnings: list[str],
+                               w: Workload) -> str | None:
+    """Why a user function failed on grouped K/V heads, and the fix (``None``: not that).
+
+    Only a shape error on a grouped workload qualifies: with as many K/V heads as query
+    heads the same function may be fine, so the row is a refusal of the workload
+    (``unsupported``), not a bug report.
+    """
+    if w.groups == 1 or not isinstance(exc, (RuntimeError, ValueError, IndexError)):
+        return None
+    message = " ".join(str(exc).split())
+    if not _SHAPE_ERROR.search(message):
+        return None
+    if len(message) > 200:
+        message = message[:199] + "…"
+    return (f"it received K/V with {w.num_kv_heads} heads for {w.heads} query heads "
+            f"(enable_gqa=True) and failed with {type(exc).__name__}: {message}; "
+            f"pass --kv-heads {w.heads} (equal to --heads), or honour enable_gqa=True "
+            "(e.g. k.repeat_interleave(q.shape[1] // k.shape[1], dim=1), or SDPA's "
+            "enable_gqa)")
+
+
 def user_variant(spec: str) -> Variant:
     """A :class:`Variant` wrapping the user's callable (imported now, to fail early)."""
     fn = load_callable(spec)
@@ -89,4 +121,5 @@ def user_variant(spec: str) -> Variant:
 
         return Built(call=call)
 
-    return Variant(name=spec, family="user", summary=f"user callable {spec}", build=build)
+    return Variant(name=spec, family="user", summary=f"user callable {spec}", build=build,
+                   explain_refusal=explain_grouped_kv_failure)

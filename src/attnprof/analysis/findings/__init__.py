@@ -12,9 +12,14 @@ from collections.abc import Callable
 
 from attnprof.analysis.findings.backend import detect_gqa_math_fallback, report_sdpa_backend
 from attnprof.analysis.findings.context import FindingContext
-from attnprof.analysis.findings.copies import detect_hidden_copies, detect_kv_expansion
-from attnprof.analysis.findings.dispatch import detect_cpu_bound
+from attnprof.analysis.findings.copies import (
+    detect_hidden_copies,
+    detect_kv_expansion,
+    detect_layout_copies,
+)
+from attnprof.analysis.findings.dispatch import detect_cpu_bound, report_unmodelled_device
 from attnprof.analysis.findings.flex import detect_uncompiled_flex
+from attnprof.analysis.findings.loops import detect_looped_attention
 from attnprof.analysis.findings.masks import detect_mask_rebuild
 from attnprof.analysis.findings.precision import detect_fp32_upcast, detect_safe_softmax
 from attnprof.analysis.findings.scores import detect_materialised_scores
@@ -28,13 +33,16 @@ RULES: tuple[Rule, ...] = (
     report_sdpa_backend,
     detect_gqa_math_fallback,
     detect_uncompiled_flex,
+    detect_looped_attention,
     detect_hidden_copies,
     detect_kv_expansion,
+    detect_layout_copies,
     detect_mask_rebuild,
     detect_materialised_scores,
     detect_fp32_upcast,
     detect_safe_softmax,
     detect_cpu_bound,
+    report_unmodelled_device,
 )
 
 

@@ -1,10 +1,16 @@
-"""Copies the code does not show: out-of-place ops that clone, and K/V expanded by repeat.
+"""Full copies inside the forward, by what forced them: an out-of-place op, K/V expanded by
+repeat, or a layout change.
 
 ``scores.masked_fill(mask, -inf)`` reads like one step, but ATen implements it as
 ``clone`` + ``masked_fill_``: a full extra copy of the scores (an ``aten::copy_`` on CPU, a
 copy kernel or ``Memcpy DtoD`` on CUDA). ``repeat_kv`` in GQA ports
 (``k.repeat_interleave(groups, dim=1)``, or ``expand`` + ``reshape``) writes every shared K/V
-head ``groups`` times. Both are visible only in the op tree.
+head ``groups`` times. And layouts force copies: ``.contiguous()`` or ``.clone()`` of a
+transposed q, k, v or output, a ``reshape`` of a tensor no view can express (a transposed
+``[B, S, H, D]`` to ``[B, S, H·D]``), a matmul folding a transposed input. All are visible
+only in the op tree: each ``aten::copy_`` is classified once, by the ops above it, so a copy
+is reported by exactly one rule (library-internal copies, inside SDPA or flex_attention, and
+dtype casts, the precision rule's, by none of these).
 """
 
 from __future__ import annotations
@@ -14,12 +20,15 @@ from collections import defaultdict
 
 import numpy as np
 
+from attnprof.analysis.findings.attention_tensors import AttentionTensors, attention_tensors
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
 from attnprof.analysis.index.tensor_args import tensor_args
+from attnprof.analysis.passes.kernel_stats import PATH_SEP
+from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.trace_report import Finding
 from attnprof.spec.workload import Workload
 
-__all__ = ["detect_hidden_copies", "detect_kv_expansion"]
+__all__ = ["detect_hidden_copies", "detect_kv_expansion", "detect_layout_copies"]
 
 _COPIES = frozenset({"aten::clone", "aten::copy_"})
 # Ops whose whole job is to copy, or to expand K/V (reported by detect_kv_expansion).
@@ -30,6 +39,17 @@ _NOT_HIDDEN = frozenset({
 _REPEATS = frozenset({"aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten"})
 # K/V expansion inside these is the library's own (reported by the SDPA and flex rules).
 _LIBRARY_OWNERS = ("scaled_dot_product", "FlexAttention", "flex_attention")
+# Ops that copy only because a layout cannot be viewed (reshape, flatten) or on request.
+_LAYOUT_CAUSES = frozenset({
+    "aten::contiguous", "aten::clone", "aten::reshape", "aten::flatten", "aten::unflatten",
+    "aten::ravel", "aten::_reshape_copy",
+})  # fmt: skip
+# ``out[idx] = x`` records the view it writes into, then the copy_.
+_SETITEM_VIEWS = frozenset({"aten::select", "aten::slice", "aten::narrow", "aten::index",
+                            "aten::as_strided"})
+# Copies that are casts (the precision rule's) or repeats (the K/V rule's), not layouts.
+_NOT_LAYOUT = frozenset({"aten::to", "aten::_to_copy", "aten::type_as",
+                         "aten::repeat_interleave", "aten::repeat"})
 
 
 def _copies_in(ctx: FindingContext, i: int) -> list[int]:
@@ -164,3 +184,113 @@ def _kv_finding(ctx: FindingContext, region: str, n: int, hits: list[tuple[int, 
         data={"ops": sorted({names[i] for i, _ in hits}), "per_forward": len(hits) / n,
               "bytes_per_forward": total / n, "copy_us_per_forward": cpu_us},
     )
+
+
+def detect_layout_copies(ctx: FindingContext) -> list[Finding]:
+    """Full copies of an attention-sized tensor (q, k, v, the scores, the output) that a layout
+    forced: ``.contiguous()``, ``.clone()``, a ``reshape`` no view can express, a direct
+    ``copy_``. Each is reported with the op path that made it, bytes and time per forward.
+    """
+    findings = []
+    for region, view in ctx.regions():
+        tensors = attention_tensors(ctx, view)
+        if not tensors:
+            continue
+        groups: dict[tuple[str, tuple[int, ...], str], list[int]] = defaultdict(list)
+        for j in ctx.ops_named(view, {"aten::copy_"}):
+            args = tensor_args(ctx.ops, j)
+            if not args or tensors.what(args[0]) is None:
+                continue
+            path = _layout_path(ctx, j)
+            if path is not None:
+                groups[(path, args[0].dims, args[0].dtype)].append(j)
+        if groups:
+            findings.append(_layout_finding(ctx, region.name, view.n, groups, tensors))
+    return findings
+
+
+def _layout_path(ctx: FindingContext, copy_op: int) -> str | None:
+    """The op path (outermost first) of a copy a layout forced, else ``None``."""
+    names = ctx.ops.names
+    chain = [j for j in reversed(list(ctx.ops.ancestors(copy_op)))
+             if not ctx.ops.annotation[j]]
+    chain_names = [names[j] for j in chain]
+    if any(owner in n for n in chain_names for owner in _LIBRARY_OWNERS):
+        return None
+    if any(n.startswith("autograd::") or "Backward" in n for n in chain_names):
+        return None  # backward: not the forward's layout
+    if any(n in _NOT_LAYOUT for n in chain_names):
+        return None
+    for j in chain:
+        n = names[j]
+        if n.startswith("aten::") and not n.endswith("_") and n not in _NOT_HIDDEN and any(
+                names[x] == f"{n}_" for x in ctx.subtree(j)):
+            return None  # an out-of-place op's clone: detect_hidden_copies reports it
+        if n in _REPEATS and ctx.workload is not None and _looks_like_kv(
+                ctx, j, copy_op, ctx.workload):
+            return None  # K/V expanded by expand + reshape: detect_kv_expansion's
+    if not chain or not any(n in _LAYOUT_CAUSES for n in chain_names):
+        if chain:
+            return None  # a copy inside another op (addmm's bias, cat, index_put, ...)
+        before = int(copy_op) - 1
+        while before >= 0 and ctx.ops.parent[before] != ctx.ops.parent[copy_op]:
+            before = int(ctx.ops.parent[before])  # up to the previous sibling
+        if before >= 0 and names[before] in _SETITEM_VIEWS:
+            return None  # ``out[:, h] = x``: a result written into place, not a layout
+        chain_names = []  # the user's own full copy_
+    return PATH_SEP.join([*chain_names, "aten::copy_"])
+
+
+def _layout_finding(ctx: FindingContext, region: str, n: int,
+                    groups: dict[tuple[str, tuple[int, ...], str], list[int]],
+                    tensors: AttentionTensors) -> Finding:
+    evidence = []
+    total_bytes, total_cpu, total_kernel = 0.0, 0.0, 0.0
+    count = 0
+    paths, labels = [], []
+    for (path, dims, dtype), copies in groups.items():
+        arg = tensor_args(ctx.ops, copies[0])[0]
+        size = arg.nbytes or 0
+        cpu_us = math.fsum(float(ctx.ops.dur[j]) for j in copies) / n
+        per = len(copies) / n
+        what = tensors.what(arg) or "?"
+        line = (f"{path}: {per:g} per forward, {list(dims)} {dtype} "
+                f"({what} in another layout, {bytes_text(size)}) each, "
+                f"{us_text(cpu_us)} of copy per forward")
+        kernels = np.array([d for j in copies for d in ctx.devices_under(j).tolist()],
+                           dtype=np.int64)
+        if len(kernels):
+            kernel_us = ctx.device_us(kernels) / n
+            total_kernel += kernel_us
+            shorts = dict.fromkeys(decode_kernel_name(k).short for k in ctx.device_names(kernels))
+            line += f"; kernel {', '.join(shorts)}: {us_text(kernel_us)} per forward"
+        evidence.append(line)
+        total_bytes += size * per
+        total_cpu += cpu_us
+        count += len(copies)
+        paths.append(path)
+        labels.append(what)
+    causes = list(dict.fromkeys(_cause(p) for p in paths))
+    copied = list(dict.fromkeys(what for what in labels))
+    evidence.append(f"in all: {count / n:g} full copies, {bytes_text(total_bytes)} written "
+                    "per forward")
+    return Finding(
+        rule="layout-copy", severity="warning", region=region,
+        title=(f"{' and '.join(causes)} copies whole attention tensors ({'; '.join(copied)}) "
+               "every forward"),
+        evidence=evidence,
+        fix=("keep q, k, v and the output in the [B, H, S, D] layout SDPA takes and pass the "
+             "transposed views as they are (SDPA and matmul accept strided inputs): drop the "
+             ".contiguous()/.clone(); where a reshape copies, transpose after it (view the "
+             "[B, S, H·D] projection as [B, S, H, D], then .transpose(1, 2)) instead of "
+             "before it"),
+        data={"copies_per_forward": count / n, "bytes_per_forward": total_bytes,
+              "copy_us_per_forward": total_cpu, "kernel_us_per_forward": total_kernel or None,
+              "paths": list(dict.fromkeys(paths)), "causes": causes},
+    )
+
+
+def _cause(path: str) -> str:
+    """The outermost layout op of a copy's path (``aten::copy_`` for a direct copy)."""
+    steps = path.split(PATH_SEP)
+    return next((step for step in steps if step in _LAYOUT_CAUSES), steps[-1])

@@ -3,7 +3,9 @@
 When launching a forward's kernels takes the CPU longer than the device needs to run them,
 the GPU idles between kernels: many tiny kernels, each shorter than the ~5-20 µs it takes
 Python and the dispatcher to launch one. Short sequences and unfused attention are the
-classic cases. A CPU-only trace has no device timeline to compare with, which is said once.
+classic cases. A CPU-only trace has no device timeline to compare with, which is said once;
+so is a device whose events attnprof does not model (MTIA's ``mtia_ccp_events``, any
+category it has never seen), with those categories: the CPU side is analysed alone.
 """
 
 from __future__ import annotations
@@ -12,16 +14,20 @@ from attnprof.analysis.findings.context import FindingContext, us_text
 from attnprof.formatting import counted
 from attnprof.record.trace_report import Finding
 
-__all__ = ["detect_cpu_bound"]
+__all__ = ["detect_cpu_bound", "report_unmodelled_device"]
 
 # Kernels shorter than this take less time than launching them (~5-20 µs from Python).
 _TINY_US = 20.0
+# The torch.profiler activity that records each device's kernels.
+_ACTIVITY = {"cuda": "ProfilerActivity.CUDA", "rocm": "ProfilerActivity.CUDA",
+             "xpu": "ProfilerActivity.XPU", "mtia": "ProfilerActivity.MTIA",
+             "hpu": "ProfilerActivity.HPU", "privateuse1": "ProfilerActivity.PrivateUse1"}
 
 
 def detect_cpu_bound(ctx: FindingContext) -> list[Finding]:
     """Regions whose CPU dispatch outlasts their device busy time; no device timeline, once."""
     if not any(view.on_device for view in ctx.views):
-        return [_no_device(ctx)]
+        return [] if ctx.report.unmodelled_categories else [_no_device(ctx)]
     findings = []
     for region in ctx.report.regions:
         if region.verdict != "cpu-bound" or not region.device_us_per_forward:
@@ -81,5 +87,35 @@ def _no_device(ctx: FindingContext) -> Finding:
         evidence=["the trace has GPU runtime calls or device properties but no kernel, memcpy "
                   "or memset events (CUPTI activity tracing was off, e.g. a range-profiler "
                   "capture): kernels and the device timeline cannot be shown"],
-        fix="record with ProfilerActivity.CUDA in activities to capture kernels",
+        fix=(f"record with {_ACTIVITY.get(ctx.report.device, 'the device activity')} in "
+             "activities to capture kernels"),
         data={"regions": regions})
+
+
+def report_unmodelled_device(ctx: FindingContext) -> list[Finding]:
+    """Say, once, which event categories of the trace attnprof read but does not model."""
+    r = ctx.report
+    if not r.unmodelled_categories:
+        return []
+    listed = ", ".join(f"{c} ×{n}" for c, n in r.unmodelled_categories.items())
+    evidence = [f"device: {r.device}" + (f" (told by {r.device_evidence})"
+                                         if r.device_evidence else ""),
+                f"events read but not modelled: {listed}"]
+    if r.device_categories:
+        evidence.append("modelled device events: " + ", ".join(
+            f"{c} ×{n}" for c, n in r.device_categories.items()))
+        evidence.append("kernels, device time and the verdict count the modelled events only")
+    else:
+        evidence.append("no kernel, copy or set events attnprof can read: kernels, device "
+                        "time, idle gaps and the CPU/device verdict are not shown; the CPU "
+                        "side (regions, op tree, compute ops in place of kernels, CPU time, "
+                        "memory) is analysed")
+    return [Finding(
+        rule="device-unmodelled", severity="info", region=None,
+        title=f"{r.device} trace: attnprof does not model its device events",
+        evidence=evidence,
+        fix=("nothing to fix in the code; read the device timeline of these categories in "
+             "Perfetto (the trace opens as is), and read the findings as CPU-side only"),
+        data={"device": r.device, "unmodelled_categories": dict(r.unmodelled_categories),
+              "device_categories": dict(r.device_categories)},
+    )]

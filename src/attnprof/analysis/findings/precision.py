@@ -64,8 +64,11 @@ def detect_fp32_upcast(ctx: FindingContext) -> list[Finding]:
             evidence.append(f"fp32 GEMMs on 16-bit inputs: "
                             f"{', '.join(sorted({names[i] for i in gemms}))} on float tensors, "
                             f"{len(gemms) / view.n:g} per forward ({us_text(spent)} per forward)")
+        # Only a dtype the kernel's name states: an fp32 launching op says nothing about
+        # whether the GEMM ran on tensor cores (TF32) or not.
         simt = [k for k in region.kernels if k.family == "gemm"
-                and (k.tensor_cores is False or k.dtype in ("fp32", "tf32"))]
+                and (k.tensor_cores is False
+                     or (k.dtype in ("fp32", "tf32") and k.dtype_source == "name"))]
         if simt:
             evidence.append("non-tensor-core GEMM kernels: " + ", ".join(
                 f"{k.short} ×{k.per_forward:g}" for k in simt))

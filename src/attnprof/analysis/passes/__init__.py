@@ -32,8 +32,9 @@ __all__ = ["REGION_PASSES", "RegionPass", "build_region_report", "measure_cpu_ti
 
 RegionPass = Callable[[RegionView, Mapping[str, Any]], dict[str, Any]]
 
-# Runtime calls in which the CPU waits for the device: time in them is not dispatch.
-_SYNC = re.compile(r"Synchronize|^cudaMemcpy$|^hipMemcpy$")
+# Runtime calls in which the CPU waits for the device: time in them is not dispatch
+# (CUDA/HIP synchronize and blocking copies; Unified Runtime's queue finish and event wait).
+_SYNC = re.compile(r"Synchronize|^cudaMemcpy$|^hipMemcpy$|^urQueueFinish$|^urEventWait$")
 
 
 def measure_cpu_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,11 @@ in the order they first ran, the order in which one reads a trace.
 
 On a CPU-only trace the rows are the compute ops (:mod:`attnprof.analysis.index.compute_ops`)
 and ``launched_by`` is the op that called them.
+
+A row's dtype is the one its name states; where the name states none (cuDNN's generated
+attention kernels, FlashAttention-4, many ATen kernels, every CPU op) it is read off the
+recorded input types of the op that launched it (on CPU, of the op itself), and
+``dtype_source`` says which. With neither, it stays unknown: never a guess.
 """
 
 from __future__ import annotations
@@ -19,15 +24,23 @@ from typing import Any
 
 import numpy as np
 
+from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.analysis.index.views import RegionView
-from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.knowledge.kernel_names import decode_kernel_name, names_integer_data
 from attnprof.record.trace_report import PATH_SEP, KernelStat
 
-__all__ = ["summarize_kernels"]
+__all__ = ["launching_dtype", "summarize_kernels"]
 
 # Launch APIs through which CUPTI reports no occupancy (cuDNN's path, CUTLASS/Triton with
 # cluster launch): 0 or absent there is a gap in the measurement, not an idle GPU.
 _NO_OCCUPANCY_APIS = ("cuLaunchKernelEx", "cudaLaunchKernelExC", "cudaLaunchKernelEx")
+# torch.profiler's "Input type" names of floating (and fp8) types, in the decoder's vocabulary.
+_TYPE_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BFloat16": "bf16",
+                "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8",
+                "c10::Float8_e4m3fnuz": "fp8", "c10::Float8_e5m2fnuz": "fp8"}
+# Copies and memsets move bytes: no precision to state.
+_NO_DTYPE_CATEGORIES = frozenset({"memcpy", "memset"})
 
 
 @dataclass
@@ -39,6 +52,7 @@ class _Group:
     durs: list[float] = field(default_factory=list)
     apis: Counter[int] = field(default_factory=Counter)
     sample: int = -1  # a trace row with launch details, if any
+    op: int = -1  # the launching op of the first launch (CPU: the compute op itself)
 
 
 def summarize_kernels(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,7 +109,7 @@ def _device_groups(view: RegionView) -> dict[tuple[int, tuple[int, ...]], _Group
             g = groups.get(key)
             if g is None:
                 g = groups[key] = _Group(key[0], key[1], (k, float(dev.start[d]) - t0),
-                                         dev.category[d])
+                                         dev.category[d], op=int(dev.op[d]))
             g.durs.append(float(dev.end[d] - dev.start[d]))
             if dev.api[d] >= 0:
                 g.apis[int(dev.api[d])] += 1
@@ -114,7 +128,8 @@ def _cpu_groups(view: RegionView) -> dict[tuple[int, tuple[int, ...]], _Group]:
             key = (int(ops.name[i]), _path(view, i, root, include_self=False))
             g = groups.get(key)
             if g is None:
-                g = groups[key] = _Group(key[0], key[1], (k, float(ops.start[i]) - t0), "cpu-op")
+                g = groups[key] = _Group(key[0], key[1], (k, float(ops.start[i]) - t0), "cpu-op",
+                                         op=i)
             g.durs.append(us)
     return groups
 
@@ -127,16 +142,37 @@ def _stat(view: RegionView, g: _Group, total: float) -> KernelStat:
     sum_us = math.fsum(g.durs)
     api = strings[g.apis.most_common(1)[0][0]] if g.apis else None
     props = _launch_props(view, g.sample)
+    dtype, source = decoded.dtype, "name" if decoded.dtype else None
+    if (dtype is None and g.category not in _NO_DTYPE_CATEGORIES
+            and not names_integer_data(name)):
+        dtype = launching_dtype(view.ops, g.op)
+        source = "launching op" if dtype else None
+    short = decoded.short
+    if source == "launching op":
+        short = f"{short} · {dtype} (launching op)"
+    elif dtype is None and (decoded.is_attention or decoded.family in ("gemm", "conv")):
+        short = f"{short} · dtype ?"  # a matmul whose precision nothing in the trace states
     return KernelStat(
-        name=name, short=decoded.short, family=decoded.family, count=count,
+        name=name, short=short, family=decoded.family, count=count,
         per_forward=count / view.n, total_us=sum_us, mean_us=sum_us / count,
         share=sum_us / total if total > 0 else 0.0,
         launched_by=strings[g.path[-1]] if g.path else None,
         call_path=PATH_SEP.join(strings[i] for i in g.path) or None,
-        tensor_cores=decoded.tensor_cores, dtype=decoded.dtype, tile=decoded.tile,
+        tensor_cores=decoded.tensor_cores, dtype=dtype, dtype_source=source, tile=decoded.tile,
         arch=decoded.arch, launch_api=api, category=g.category,
         note=_note(g.category, api, props, view.on_device), **props,
     )
+
+
+def launching_dtype(ops: OpIndex, op: int) -> str | None:
+    """The precision of the first floating tensor op ``op`` was given (``None``: no such
+    tensor recorded, e.g. a trace without ``record_shapes``, or integer inputs only)."""
+    if op < 0:
+        return None
+    for arg in tensor_args(ops, op):
+        if arg.dtype in _TYPE_DTYPES:
+            return _TYPE_DTYPES[arg.dtype]
+    return None
 
 
 def _launch_props(view: RegionView, row: int) -> dict[str, Any]:
