@@ -71,9 +71,11 @@ def render_compare(record: CompareRecord, console: Console) -> None:
     """Print the comparison table with its workload, environment and conventions."""
     w, env = record.workload_spec(), record.environment
     cuda = any(r.timing == "cuda-events" for r in record.results)
-    table = Table(title=f"attnprof compare — {w.describe()}", title_justify="left",
-                  caption=f"{env.device_name} · {env.threads} threads · torch {env.torch} · "
-                          f"attnprof {env.attnprof}", caption_justify="left")
+    # Titles and captions are parsed as markup unless they are Text: the environment is data.
+    table = Table(title=Text(f"attnprof compare — {w.describe()}"), title_justify="left",
+                  caption=Text(f"{env.device_name} · {env.threads} threads · torch "
+                               f"{env.torch} · attnprof {env.attnprof}"),
+                  caption_justify="left")
     table.add_column("variant", style="bold", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("median ms", justify="right")
@@ -106,17 +108,18 @@ def _footer(record: CompareRecord, console: Console) -> None:
     how = "CUDA events (device time, L2 flushed between samples)" if "cuda-events" in timed \
         else "wall clock per call"
     memory = {r.peak_memory_method for r in record.results if r.peak_memory_method}
-    console.print(f"[dim]latency: median over the samples, {how}; IQR/median > 10% is "
-                  "marked noisy[/dim]")
-    console.print(f"[dim]FLOPs: {record.flops_convention}[/dim]")
+    lines = [f"latency: median over the samples, {how}; IQR/median > 10% is marked noisy",
+             f"FLOPs: {record.flops_convention}"]
     if record.ceilings is not None:
         c = record.ceilings
-        console.print(f"[dim](%): share of this machine's ceilings, measured in this run: "
-                      f"matmul {fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
-                      f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})[/dim]")
+        lines.append(f"(%): share of this machine's ceilings, measured in this run: matmul "
+                     f"{fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
+                     f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})")
     if memory:
-        console.print(f"[dim]peak mem: {', '.join(sorted(memory))}; max err: max |out − "
-                      "float64 reference| on the same inputs[/dim]")
+        lines.append(f"peak mem: {', '.join(sorted(memory))}; max err: max |out − float64 "
+                     "reference| on the same inputs")
+    for line in lines:  # record text: Text, never markup
+        console.print(Text(line, style="dim"))
     if record.status != "complete":
         console.print("[yellow]run incomplete: only the rows above finished[/yellow]")
 
