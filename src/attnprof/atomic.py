@@ -27,7 +27,7 @@ from pathlib import Path
 from attnprof.errors import UsageError
 
 __all__ = ["atomic_path", "check_trace_dir", "check_writable", "describe_mode", "make_folder",
-           "refuse_foreign", "write_atomic"]
+           "refuse_foreign", "status", "write_atomic"]
 
 #: Pseudo-filesystems whose files are the kernel's interface: never an output.
 KERNEL_TREES = ("/proc", "/sys")
@@ -41,17 +41,28 @@ def refuse_foreign(path: str | os.PathLike[str], flag: str = "output") -> Path:
         raise UsageError(f"{flag} is an empty path; give a file name")
     p = Path(text)
     _refuse_kernel_tree(p, flag)
-    try:
-        mode = os.stat(p).st_mode
-    except OSError:  # absent (or a dangling link): a new file will be made
+    found = status(p, flag)
+    if found is None or stat.S_ISREG(found.st_mode):  # absent: a new file will be made
         return p
-    if stat.S_ISREG(mode):
-        return p
+    mode = found.st_mode
     what = describe_mode(mode)
     if stat.S_ISDIR(mode):
         raise UsageError(f"{flag} {text!r} is a directory; give a file name")
     raise UsageError(f"{flag} {text!r} is {what}, not a regular file; attnprof only "
                      "replaces regular files: give a file path")
+
+
+def status(path: Path, flag: str) -> os.stat_result | None:
+    """``os.stat`` of ``path`` (symlinks followed); ``None`` when nothing is there (or a
+    dangling link). Any other failure — a name too long, a loop of links, a folder that may
+    not be searched — is a :class:`UsageError` naming ``flag``."""
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise UsageError(f"{flag} {str(path)!r}: {exc.strerror or exc}; choose another "
+                         "path") from None
 
 
 def _refuse_kernel_tree(p: Path, flag: str) -> None:
@@ -76,7 +87,8 @@ def check_writable(path: str | os.PathLike[str], flag: str = "--json") -> Path:
     """Raise :class:`UsageError` unless ``path`` can be created or replaced."""
     p = refuse_foreign(path, flag)
     parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
+    found = status(parent, flag)
+    if found is None or not stat.S_ISDIR(found.st_mode):
         raise UsageError(f"{flag} {str(p)!r}: directory {str(parent)!r} does not exist; "
                          "create it first")
     if not os.access(parent, os.W_OK):
@@ -128,11 +140,12 @@ def check_trace_dir(path: str | os.PathLike[str], flag: str = "--trace") -> Path
     if not text.strip():
         raise UsageError(f"{flag} is an empty path; give a folder for the traces")
     p = Path(text)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"{flag} {str(p)!r} is {describe_mode(os.stat(p).st_mode)}; give a "
+    found = status(p, flag)
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise UsageError(f"{flag} {str(p)!r} is {describe_mode(found.st_mode)}; give a "
                          "folder for the traces")
     _refuse_kernel_tree(p, flag)
-    if not p.exists():
+    if found is None:
         check_writable(p, flag)  # its parent must exist and be writable
         return p
     if not os.access(p, os.W_OK):

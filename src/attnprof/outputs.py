@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnprof.atomic import check_trace_dir, check_writable, make_folder
+from attnprof.atomic import check_trace_dir, check_writable, make_folder, refuse_foreign
 from attnprof.errors import UsageError
 
 __all__ = ["Output", "check_outputs", "create_folders"]
@@ -51,9 +51,12 @@ def check_outputs(outputs: Sequence[Output],
                   inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
     """Raise :class:`UsageError` for the first output that may not be written: a bad
     path, one that is an input, or one that another output of the run already claims."""
-    for out in outputs:
+    folders = {_identity(Path(o.path)) for o in outputs if o.folder}
+    for out in sorted(outputs, key=lambda o: not o.folder):  # folders first
         if out.folder:
             check_trace_dir(out.path, out.flag)
+        elif _identity(Path(out.path).parent) in folders:
+            refuse_foreign(out.path, out.flag)  # in an output folder, made before writing
         else:
             check_writable(out.path, out.flag)
     read = {_identity(Path(p)): os.fspath(p) for p in inputs if os.path.exists(p)}
@@ -82,6 +85,6 @@ def _identity(path: Path) -> tuple[object, ...]:
     hard links alike), else the resolved path it would be created at."""
     try:
         st = os.stat(path)
-    except OSError:
+    except OSError:  # absent (the per-path checks above reported any other failure)
         return ("path", os.path.normcase(os.path.realpath(path)))
     return ("inode", st.st_dev, st.st_ino)

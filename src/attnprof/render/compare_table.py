@@ -28,10 +28,15 @@ def fmt_rate(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def _with_share(rate: float | None, share: float | None) -> str:
-    """``0.0609 (51%)``: the rate and its share of the machine's measured ceiling."""
+def _with_share(rate: float | None, share: float | None) -> Text:
+    """``0.0609 (51%)``: the rate and its share of the machine's measured ceiling; a share
+    above 100% is marked (``(1943%)!``), its row's notes say why it cannot be read."""
     text = fmt_rate(rate)
-    return text if share is None else f"{text} ({share:.0%})"
+    if share is None:
+        return Text(text)
+    if share > 1:
+        return Text(f"{text} ({share:.0%})!", style="bold yellow")
+    return Text(f"{text} ({share:.0%})")
 
 
 def fmt_error(r: VariantResult) -> Text:
