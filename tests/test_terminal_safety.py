@@ -19,8 +19,8 @@ import msgspec
 import pytest
 
 from attnprof.formatting import NAME_LIMIT, safe_text
-from attnprof.record.family import decode_record
 from attnprof.record.check import CheckRow
+from attnprof.record.family import decode_record
 from attnprof.render.terminal import TerminalRenderer
 
 #: Clears the screen, sets the window title (OSC), forges a table row, NUL, flips text.

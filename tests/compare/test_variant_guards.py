@@ -146,5 +146,5 @@ def test_sys_exit_while_importing_a_variant_file_is_a_usage_error(tmp_path: Path
 
     path = tmp_path / "quits.py"
     path.write_text("import sys\nsys.exit(3)\n")
-    with pytest.raises(UsageError, match="importing .* failed with SystemExit: 3"):
+    with pytest.raises(UsageError, match=r"importing .* failed with SystemExit: 3"):
         resolve_variants([f"{path}:attention"])
