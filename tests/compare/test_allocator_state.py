@@ -40,7 +40,7 @@ def measured(tmp_path: Path, state: str) -> dict[str, object]:
     flags = ["--cpu-allocator", state] if state else []
     result = subprocess.run(
         [sys.executable, "-m", "attnprof", "compare", "--batch", "1", "--heads", "2",
-         "--seq", "32", "--head-dim", "16", "--min-time", "0.05", "--variants",
+         "--seq", "32", "--head-dim", "16", "--min-time", "0.1", "--variants",
          f"{user}:touches_64_mib,naive", "--json", str(out), *flags],
         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -52,8 +52,10 @@ def test_the_default_state_reuses_memory_and_says_so(tmp_path: Path) -> None:
     assert record["settings"]["cpu_allocator"] == "reuse"
     touching, naive = record["results"]
     assert touching["status"] == naive["status"] == "ok"
-    # Every call reuses the 64 MiB the warm-up left in the heap: no new pages.
-    assert touching["minor_faults_per_call"] < 64
+    # Every call reuses the 64 MiB the warm-up left in the heap instead of 16,384 new pages.
+    # (Not 0 always: the kernel may reclaim a page left idle while the other variant runs,
+    # DAMON here, and the next touch faults it back; a few such calls stay far below this.)
+    assert touching["minor_faults_per_call"] < 2048
     assert naive["minor_faults_per_call"] is not None
 
 

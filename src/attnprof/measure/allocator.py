@@ -36,7 +36,7 @@ from typing import Any
 
 from attnprof.spec.settings import CpuAllocator
 
-__all__ = ["minor_faults", "set_cpu_allocator"]
+__all__ = ["minor_faults", "release_free_memory", "set_cpu_allocator"]
 
 # mallopt parameters (glibc's malloc.h).
 _M_TRIM_THRESHOLD = -1
@@ -72,16 +72,29 @@ def set_cpu_allocator(state: CpuAllocator) -> str | None:
     return None
 
 
+def release_free_memory() -> None:
+    """Give the kernel back the memory malloc holds free (``malloc_trim``): after the
+    ceilings' large buffers, so that ``reuse`` keeps what the variants use, not those."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
 @functools.lru_cache(maxsize=1)
-def _mallopt() -> Any:
+def _glibc() -> Any:
     try:
         libc = ctypes.CDLL(None)
-        fn = libc.mallopt
         libc.gnu_get_libc_version  # noqa: B018 - only glibc's mallopt takes these parameters
+        libc.mallopt.argtypes, libc.mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+        libc.malloc_trim.argtypes, libc.malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
     except (OSError, AttributeError):
         return None
-    fn.argtypes, fn.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return fn
+    return libc
+
+
+def _mallopt() -> Any:
+    libc = _glibc()
+    return None if libc is None else libc.mallopt
 
 
 def minor_faults() -> int | None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.formatting import one_line
 from attnprof.measure.accuracy import max_abs_error, reference_output
-from attnprof.measure.allocator import minor_faults, set_cpu_allocator
+from attnprof.measure.allocator import minor_faults, release_free_memory, set_cpu_allocator
 from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.deadline import time_limit
 from attnprof.measure.device import check_against_device, default_device
@@ -114,6 +114,7 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
         if progress is not None:
             progress("ceilings", "measuring this machine's matmul and copy ceilings")
         record.ceilings = _ceilings(workload)
+        release_free_memory()  # the ceilings' buffers: not what the variants should reuse
     inputs = make_inputs(workload, settings.seed)
     guard = InputGuard(inputs)
     references: dict[int | None, torch.Tensor] = {}
