@@ -124,8 +124,9 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
     outcomes: list[VariantResult | Candidate] = [
         _arm(variant, workload, inputs, settings, progress, guard) for variant in chosen]
     candidates = [o for o in outcomes if isinstance(o, Candidate)]
-    for candidate in candidates:
-        candidate.measured.notes.extend([allocator_note] if allocator_note else [])
+    if allocator_note:  # the state could not be set: every measured row says so
+        for candidate in candidates:
+            candidate.measured.notes.append(allocator_note)
     try:
         _time_in_rounds(candidates, workload, settings, progress, guard)
     except KeyboardInterrupt:
@@ -186,6 +187,8 @@ def _arm(variant: Variant, workload: Workload, inputs: Inputs, settings: Setting
         if changed := guard.check("building and warming up"):
             result = status_row(variant, "error", changed,
                                 warnings=candidate.measured.warnings if candidate else [])
+        if not isinstance(result, Candidate):
+            _release(workload.device)  # what a failed variant allocated is not to be kept
     _phase(progress, variant.name, "ready")
     return result
 
@@ -217,13 +220,12 @@ def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: S
                     raise
                 candidate.failure = failure_row(candidate.variant, exc,
                                                 candidate.measured.warnings, workload)
-                continue
-            finally:
-                if changed := guard.check(phase):
-                    candidate.failure = status_row(candidate.variant, "error", changed,
-                                                   warnings=candidate.measured.warnings)
-            faults = None if before is None or after is None else after - before
-            candidate.measured.add_samples(samples, dispatch, faults)
+            else:
+                faults = None if before is None or after is None else after - before
+                candidate.measured.add_samples(samples, dispatch, faults)
+            if changed := guard.check(phase):  # worse than any failure: it hurts the others
+                candidate.failure = status_row(candidate.variant, "error", changed,
+                                               warnings=candidate.measured.warnings)
 
 
 def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: Settings,
@@ -233,17 +235,19 @@ def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: 
     if candidate.failure is not None:
         return candidate.failure
     variant, measured = candidate.variant, candidate.measured
+    phase = "measuring memory, accuracy and trace"
+    failure = None
     try:
-        with time_limit(settings.variant_timeout_s, "measuring memory, accuracy and trace"):
+        with time_limit(settings.variant_timeout_s, phase):
             _measure_once(candidate, workload, inputs, settings, references, progress)
     except BaseException as exc:  # isolation, as in _arm
         if not isolated(exc):
             raise
-        return failure_row(variant, exc, measured.warnings, workload)
-    finally:
-        changed = guard.check("measuring memory, accuracy and trace")
-    if changed:
+        failure = failure_row(variant, exc, measured.warnings, workload)
+    if changed := guard.check(phase):  # worse than any failure: it hurts the others
         return status_row(variant, "error", changed, warnings=measured.warnings)
+    if failure is not None:
+        return failure
     row = result_row(variant, workload, measured, ceilings)
     if row.trace is not None:
         _phase(progress, variant.name, "analysing the trace")
@@ -326,9 +330,13 @@ def _ceilings(workload: Workload) -> Ceilings:
 
 
 def _release(device: str) -> None:
-    # Reference counting frees a finished variant's tensors; only CUDA needs more: a full
-    # collection (0.3 s with torch loaded, so not on CPU) and the caching allocator emptied
-    # so the next variant's peak is its own.
+    # Reference counting frees a finished (or failed) variant's tensors. The host allocator
+    # keeps what they used in the "reuse" state: give it back, as CUDA's cache is emptied
+    # below, so that what one variant held does not count against the next (a worker's
+    # memory limit, the memory the next variant is checked against).
+    release_free_memory()
+    # CUDA needs more: a full collection (0.3 s with torch loaded, so not on CPU) and the
+    # caching allocator emptied so the next variant's peak is its own.
     if device.startswith("cuda"):
         import torch
 

@@ -8,6 +8,7 @@ SDPA backend from the ops seen, and, for a failure, whether it was a refusal
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from attnprof.formatting import one_line
@@ -126,6 +127,8 @@ def failure_row(variant: Variant, exc: BaseException, caught: list[str],
 def is_oom(exc: BaseException) -> bool:
     """Whether ``exc`` means the device (or host) ran out of memory."""
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:  # mmap/open under a limit
         return True
     text = str(exc).lower()
     return "out of memory" in text or "can't allocate memory" in text
