@@ -3,8 +3,10 @@
 Runs the same ``attnprof compare`` in several fresh processes for each allocator state
 (``--cpu-allocator reuse|fresh|system``), the states alternating so that machine drift
 reaches them alike, and prints each run's medians, the ratio between the two variants,
-the ratio's spread across runs ((max - min) / median) and the minor page faults per call
-the record keeps beside each row. ``system`` leaves glibc malloc as attnprof found it,
+the ratio's spread across runs ((max - min) / median), the minor page faults per call the
+record keeps beside each row, and the machine's 1-minute load average before each run
+(other work on a 2-core machine slows multi-threaded ops unevenly, which no allocator state
+can undo: read the spread of quiet runs). ``system`` leaves glibc malloc as attnprof found it,
 which is how every run was measured before the state was set: its spread is the "before".
 
     python benchmarks/bench_allocator_stability.py                       # 6 processes each
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -41,6 +44,11 @@ def one_run(variants: str, state: str, min_time: float, folder: Path, index: int
                    "faults_per_call": r["minor_faults_per_call"]} for name, r in rows.items()}
 
 
+def load() -> float:
+    """The 1-minute load average (0 where the platform has none)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+
+
 def spread(values: list[float]) -> float:
     """(max - min) / median: how far apart the runs land, relative to a typical one."""
     return (max(values) - min(values)) / statistics.median(values)
@@ -61,10 +69,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="attnprof-alloc-") as tmp:
         for i in range(args.processes):
             for state in states:  # alternate: drift reaches every state alike
+                before = load()
                 runs[state].append(one_run(args.variants, state, args.min_time, Path(tmp), i,
                                            args.extra))
                 m = runs[state][-1]
-                print(f"{state:7} run {i + 1}: {first} {m[first]['median_ms']:7.2f} ms "
+                m["load"] = before
+                print(f"{state:7} run {i + 1} (load {before:.2f}): "
+                      f"{first} {m[first]['median_ms']:7.2f} ms "
                       f"({m[first]['faults_per_call']:8.1f} faults/call), {second} "
                       f"{m[second]['median_ms']:7.2f} ms ({m[second]['faults_per_call']:8.1f} "
                       f"faults/call), ratio {m[first]['median_ms'] / m[second]['median_ms']:.3f}",
@@ -80,7 +91,7 @@ def main() -> None:
         faults = [m[first]["faults_per_call"] for m in results]
         faults_b = [m[second]["faults_per_call"] for m in results]
         summary[state] = {"medians_ms": {first: a, second: b}, "ratios": ratios,
-                          "ratio_spread": spread(ratios),
+                          "ratio_spread": spread(ratios), "load": [m["load"] for m in results],
                           "faults_per_call": {first: faults, second: faults_b}}
         print(f"{state:8} {min(a):9.2f}..{max(a):<9.2f}  {min(b):9.2f}..{max(b):<9.2f}  "
               f"{min(ratios):5.3f}..{max(ratios):<5.3f} {spread(ratios):7.1%} "
