@@ -79,3 +79,11 @@ def test_the_state_is_a_typed_setting() -> None:
     assert Settings().cpu_allocator == "reuse"
     with pytest.raises(UsageError, match="--cpu-allocator 'sometimes'"):
         Settings(cpu_allocator="sometimes").validate()  # type: ignore[arg-type]
+
+
+def test_a_schema_1_record_says_its_allocator_was_left_alone() -> None:
+    from attnprof.record.family import load_record
+
+    v1 = Path(__file__).resolve().parents[1] / "fixtures" / "records" / "compare-v1.json"
+    record = load_record(v1)
+    assert record.settings.cpu_allocator == "system"  # type: ignore[union-attr]

@@ -12,6 +12,10 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.render.trace_report import SEVERITY_STYLE
 from attnprof.variants.base import Variant
 
+#: What each CPU allocator state means, as the footer says it (see measure.allocator).
+_ALLOCATOR_STATES = {"reuse": "freed memory is reused, as CUDA's caching allocator does",
+                     "fresh": "new pages every call, first touch paid each time",
+                     "system": "malloc left as the process found it"}
 _STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta",
                  "crashed": "bold red", "timeout": "magenta", "skipped": "dim"}
 
@@ -68,6 +72,9 @@ def _notes(r: VariantResult) -> str:
         parts.append(f"ran {r.sdpa_backend}")
     if r.compile_time_s is not None:
         parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
+    if r.minor_faults_per_call is not None and r.minor_faults_per_call >= 1:
+        # First-touch memory paid on every call: the allocator state decides it (settings).
+        parts.append(f"{r.minor_faults_per_call:,.0f} page faults per call")
     parts.extend(r.notes)
     return "; ".join(parts)
 
@@ -123,6 +130,10 @@ def _footer(record: CompareRecord, console: Console) -> None:
     if memory:
         lines.append(f"peak mem: {', '.join(sorted(memory))}; max err: max |out − float64 "
                      "reference| on the same inputs")
+    if "wall" in timed:
+        lines.append(f"CPU allocator: {record.settings.cpu_allocator} "
+                     f"({_ALLOCATOR_STATES.get(record.settings.cpu_allocator, '')}); "
+                     "--cpu-allocator fresh|reuse|system measures another state")
     for line in lines:  # record text: Text, never markup
         console.print(Text(line, style="dim"))
     if record.status != "complete":
