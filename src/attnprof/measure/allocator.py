@@ -14,8 +14,9 @@ attnprof therefore sets the state before anything is measured (``Settings.cpu_al
 * ``reuse`` (default): no large block is mmap'd (``M_MMAP_MAX`` 0) and freed memory is never
   trimmed back to the kernel (``M_TRIM_THRESHOLD`` at its maximum), so after the warm-up
   every call reuses memory the process already holds — as CUDA's caching allocator does,
-  and as a long-running server or training loop sees. The cost: the process keeps its
-  peak heap until it exits.
+  and as a long-running server or training loop sees. The comparison gives the memory back
+  (:func:`release_free_memory`) once the ceilings are measured and once each variant is
+  finished, as it empties CUDA's cache, so one variant's heap is not held against the next.
 * ``fresh``: every allocation of 128 KiB or more is mmap'd (a fixed threshold, no drift)
   and returned on free, so each call pays first-touch page faults and zeroing — the cost
   a process with cold memory pays.
