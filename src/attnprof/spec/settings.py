@@ -2,8 +2,10 @@
 
 Plain frozen data (``msgspec.Struct``), so a run's settings travel to a worker process and
 into the record typed, and come back validated. :meth:`Settings.validate` turns every
-impossible value (a non-finite or negative time, zero rounds) into a :class:`UsageError`
-that names the flag and the fix, before anything runs.
+impossible value (a non-finite or negative time, zero rounds, an integer past 64 bits, an
+unknown allocator state) into a :class:`UsageError` that names the flag and the fix, before
+anything runs. What the numbers depend on beyond the timing plan is recorded here too: the
+CPU allocator's state (``cpu_allocator``) and the per-phase time limit of a variant.
 """
 
 from __future__ import annotations
