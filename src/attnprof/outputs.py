@@ -55,6 +55,8 @@ def check_outputs(outputs: Sequence[Output],
     for out in sorted(outputs, key=lambda o: not o.folder):  # folders first
         if out.folder:
             check_trace_dir(out.path, out.flag)
+            for name in out.files:  # each file it will replace, e.g. a FIFO left there
+                refuse_foreign(Path(out.path) / name, f"{out.flag} {out.path!r}: its")
         elif _identity(Path(out.path).parent) in folders:
             refuse_foreign(out.path, out.flag)  # in an output folder, made before writing
         else:

@@ -157,3 +157,12 @@ def test_the_library_refuses_at_the_write_too(tmp_path: Path) -> None:
         AnalyzeRecord().save("/dev/null")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.json"]  # no temp file left
+
+
+def test_a_trace_the_folder_would_replace_must_be_a_regular_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    os.mkfifo(traces / "naive.pt.trace.json.gz")
+    refused(["compare", *SMALL, "--trace", str(traces)], capsys, "--trace", "FIFO")
+    assert stat.S_ISFIFO(os.stat(traces / "naive.pt.trace.json.gz").st_mode)
