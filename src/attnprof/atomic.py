@@ -2,28 +2,93 @@
 
 Every output attnprof writes goes through :func:`write_atomic` (temp file in the same
 directory, fsync, ``os.replace``), so an interrupted run leaves either the last complete
-version or nothing. :func:`check_writable` runs before any work starts, so a bad output
+version or nothing; the temporary file is removed on every exit path Python controls
+(an exception, Ctrl-C, SIGTERM — see :mod:`attnprof.signals`), only SIGKILL or a power cut
+can leave one behind. :func:`check_writable` runs before any work starts, so a bad output
 path fails fast instead of after minutes of measurement.
+
+Only regular files are ever replaced. ``os.replace`` onto a device node, a FIFO or a socket
+would swap the kernel's object for a plain file (as root, ``--json /dev/null`` replaced
+``/dev/null``), and files under ``/proc`` and ``/sys`` are the kernel's interface, not
+data: :func:`refuse_foreign` rejects all of them, before the run and again at the write.
+The rules that relate several paths (an output that is an input, two outputs on one file)
+are in :mod:`attnprof.outputs`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from attnprof.errors import UsageError
 
+__all__ = ["atomic_path", "check_trace_dir", "check_writable", "describe_mode", "make_folder",
+           "refuse_foreign", "status", "write_atomic"]
+
+#: Pseudo-filesystems whose files are the kernel's interface: never an output.
+KERNEL_TREES = ("/proc", "/sys")
+
+
+def refuse_foreign(path: str | os.PathLike[str], flag: str = "output") -> Path:
+    """Raise :class:`UsageError` unless ``path`` is absent or a regular file (symlinks
+    followed) outside ``/proc`` and ``/sys``: the only things attnprof may replace."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise UsageError(f"{flag} is an empty path; give a file name")
+    p = Path(text)
+    _refuse_kernel_tree(p, flag)
+    found = status(p, flag)
+    if found is None or stat.S_ISREG(found.st_mode):  # absent: a new file will be made
+        return p
+    mode = found.st_mode
+    what = describe_mode(mode)
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{flag} {text!r} is a directory; give a file name")
+    raise UsageError(f"{flag} {text!r} is {what}, not a regular file; attnprof only "
+                     "replaces regular files: give a file path")
+
+
+def status(path: Path, flag: str) -> os.stat_result | None:
+    """``os.stat`` of ``path`` (symlinks followed); ``None`` when nothing is there (or a
+    dangling link). Any other failure — a name too long, a loop of links, a folder that may
+    not be searched — is a :class:`UsageError` naming ``flag``."""
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise UsageError(f"{flag} {str(path)!r}: {exc.strerror or exc}; choose another "
+                         "path") from None
+
+
+def _refuse_kernel_tree(p: Path, flag: str) -> None:
+    real = os.path.realpath(p)
+    for tree in KERNEL_TREES:
+        if real == tree or real.startswith(tree + os.sep):
+            raise UsageError(f"{flag} {str(p)!r} is under {tree}, the kernel's interface, "
+                             "not a place for files; write somewhere else")
+
+
+def describe_mode(mode: int) -> str:
+    """``"a FIFO"``, ``"a character device"``, ... for a ``st_mode``."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
 
 def check_writable(path: str | os.PathLike[str], flag: str = "--json") -> Path:
     """Raise :class:`UsageError` unless ``path`` can be created or replaced."""
-    p = Path(path)
+    p = refuse_foreign(path, flag)
     parent = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
-        raise UsageError(f"{flag} {str(p)!r} is a directory; give a file name")
-    if not parent.is_dir():
+    found = status(parent, flag)
+    if found is None or not stat.S_ISDIR(found.st_mode):
         raise UsageError(f"{flag} {str(p)!r}: directory {str(parent)!r} does not exist; "
                          "create it first")
     if not os.access(parent, os.W_OK):
@@ -37,13 +102,16 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = ".tmp") -> Iterator[
 
     For writers that insist on a file name of their own (e.g. torch.profiler's exporter).
     On any exception the temporary file is removed and ``path`` is left untouched.
+    ``path`` must be absent or a regular file (:func:`refuse_foreign`), checked both
+    before and after the temporary file is written.
     """
-    p = Path(path)
+    p = refuse_foreign(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=suffix, dir=p.parent or ".")
     os.close(fd)
     try:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are normal files
+        refuse_foreign(p)  # it may have become something else while we wrote
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -66,13 +134,35 @@ def _umask() -> int:
 
 
 def check_trace_dir(path: str | os.PathLike[str], flag: str = "--trace") -> Path:
-    """A folder for traces: created if missing, refused if it is a file or not writable."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"{flag} {str(p)!r} is a file; give a folder for the traces")
-    if not p.exists():
+    """A folder for traces: refused if it is anything but a folder, under /proc or /sys,
+    or not writable; not created here (see :func:`make_folder`)."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise UsageError(f"{flag} is an empty path; give a folder for the traces")
+    p = Path(text)
+    found = status(p, flag)
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise UsageError(f"{flag} {str(p)!r} is {describe_mode(found.st_mode)}; give a "
+                         "folder for the traces")
+    _refuse_kernel_tree(p, flag)
+    if found is None:
         check_writable(p, flag)  # its parent must exist and be writable
         return p
     if not os.access(p, os.W_OK):
         raise UsageError(f"{flag} {str(p)!r} is not writable; choose another folder")
+    return p
+
+
+def make_folder(path: str | os.PathLike[str], flag: str = "--trace") -> Path:
+    """Create the folder ``path`` (its parent must exist) and prove a file can be made in
+    it, so a folder that cannot hold the outputs fails now, before any measurement,
+    rather than at the first write. (``os.access`` says yes to root everywhere.)"""
+    p = Path(path)
+    try:
+        p.mkdir(exist_ok=True)
+        with tempfile.TemporaryFile(dir=p):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {str(p)!r}: cannot create files there "
+                         f"({exc.strerror or exc}); choose another folder") from None
     return p

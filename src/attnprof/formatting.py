@@ -1,11 +1,26 @@
 """Human-readable sizes, durations and messages, shared by findings, rows and renderers.
 
-One definition, so a finding's "512.0 KiB" and the table beside it always agree.
+One definition, so a finding's "512.0 KiB" and the table beside it always agree; and one
+definition of what text from outside (trace, user, record) may reach a terminal as is
+(:func:`safe_text`).
 """
 
 from __future__ import annotations
 
-__all__ = ["counted", "format_bytes", "format_us", "one_line"]
+import unicodedata
+
+__all__ = ["NAME_LIMIT", "counted", "format_bytes", "format_us", "one_line", "safe_text"]
+
+#: Characters of one string from outside that a terminal view shows; the JSON keeps all.
+#: Longer than any reason or evidence line attnprof writes (``one_line`` cuts at 400),
+#: far shorter than the 5,000-character C++ kernel names real traces hold.
+NAME_LIMIT = 400
+#: Unicode categories that move the cursor, reorder or hide text instead of showing a
+#: glyph: C0/C1 controls (ESC, newline, NUL, ...), format characters (bidi overrides,
+#: zero-width marks), unpaired surrogates (which cannot even be encoded), line and
+#: paragraph separators.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def format_bytes(n: float | None, missing: str = "—") -> str:
@@ -38,3 +53,23 @@ def one_line(text: str, limit: int = 400) -> str:
     """``text`` on one line (runs of white space folded), cut to ``limit`` characters."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def safe_text(text: str, limit: int | None = NAME_LIMIT) -> str:
+    """``text`` made harmless for a terminal: every control or format character shown as
+    an escape (``\\x1b``, ``\\n``, ``\\u202e``) instead of acting on the terminal, so a name
+    from a trace or a user can neither colour, move the cursor, forge table lines, nor
+    reorder what follows; cut to ``limit`` characters (``None``: whole)."""
+    if not text.isprintable():  # the rare slow path: printable text passes through
+        text = "".join(_escape(c) if unicodedata.category(c) in _UNSAFE_CATEGORIES else c
+                       for c in text)
+    if limit is not None and len(text) > limit:
+        return text[: limit - 1] + "…"
+    return text
+
+
+def _escape(char: str) -> str:
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

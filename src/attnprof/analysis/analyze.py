@@ -101,14 +101,26 @@ def _workload(meta: dict[str, Any] | None) -> Workload | None:
         return None
 
 
-def analyze_files(paths: list[str], *, region_pattern: str | None = None) -> AnalyzeRecord:
+def analyze_files(paths: list[str], *, region_pattern: str | None = None,
+                  optional: set[str] | frozenset[str] = frozenset()) -> AnalyzeRecord:
     """Load and analyse each trace file in turn; the record of ``attnprof analyze``.
 
     Every trace is read and analysed before the record exists, so an unreadable file fails
-    the whole call (with :class:`~attnprof.errors.UsageError`) and nothing is written.
+    the whole call (with :class:`~attnprof.errors.UsageError`) and nothing is written —
+    except the files in ``optional`` (those found in a folder): one of them that cannot be
+    read is listed in the record's ``unreadable`` and the others are analysed all the same.
     """
+    from attnprof.errors import UsageError
+    from attnprof.record.analyze import UnreadableTrace
     from attnprof.trace import load_trace
 
-    reports = [analyze_trace(load_trace(path), region_pattern=region_pattern)
-               for path in paths]
-    return AnalyzeRecord(reports=reports, status="complete")
+    reports, unreadable = [], []
+    for path in paths:
+        try:
+            reports.append(analyze_trace(load_trace(path), region_pattern=region_pattern))
+        except (UsageError, OSError) as exc:
+            if path not in optional:
+                raise
+            reason = str(exc) if isinstance(exc, UsageError) else exc.strerror or str(exc)
+            unreadable.append(UnreadableTrace(source=path, reason=reason))
+    return AnalyzeRecord(reports=reports, unreadable=unreadable, status="complete")

@@ -2,9 +2,12 @@
 
 Each trace is loaded, analysed (regions, kernels per forward, op tree, time, memory,
 findings) and printed. A folder stands for the traces in it (``*.json``, ``*.json.gz``, in
-name order), as written by ``compare --trace`` or one file per rank by a distributed run.
-Every trace is read and analysed before anything is printed or written, so an unreadable
-file fails the command at once, with no output file.
+name order), as written by ``compare --trace`` or one file per rank by a distributed run;
+attnprof's own records in it (an earlier ``--json`` written there) are not traces and are
+left out, told by content. Every trace is read and analysed before anything is printed or
+written, so an unreadable file named on the command line fails the command at once, with
+no output file (status 2); an unreadable file in a folder is reported and the rest are
+analysed, printed and written, with exit status 1.
 """
 
 from __future__ import annotations
@@ -34,16 +37,17 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
     from attnprof.analysis.analyze import analyze_files
-    from attnprof.atomic import check_writable
     from attnprof.errors import UsageError
+    from attnprof.formatting import safe_text
+    from attnprof.outputs import Output, check_outputs
     from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
-    if args.json:
-        check_writable(args.json)
     if args.region is not None:
         try:
             re.compile(args.region)
@@ -51,17 +55,28 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--region {args.region!r} is not a regular expression ({exc})"
                              ) from None
     paths = [p for given in args.traces for p in expand_trace_paths(given)]
-    record = analyze_files(paths, region_pattern=args.region)
+    in_folders = {p for p in paths if p not in args.traces}
+    check_outputs([Output("--json", args.json)] if args.json is not None else [], paths)
+    record = analyze_files(paths, region_pattern=args.region, optional=in_folders)
+    if not record.reports:  # every file found was unreadable: nothing to show or write
+        raise UsageError(f"no trace could be read: {record.unreadable[0].source}: "
+                         f"{record.unreadable[0].reason}")
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     console = make_console()
     if args.json:
         record.save(args.json)
-        console.print(f"[dim]analysis written to {args.json}[/dim]")
+        console.print(Text(f"analysis written to {safe_text(args.json)}", style="dim"))
+    if record.unreadable:
+        files = ", ".join(safe_text(bad.source) for bad in record.unreadable)
+        print(f"attnprof: {len(record.unreadable)} file(s) could not be read as traces and "
+              f"were skipped (reasons above): {files}", file=sys.stderr)
+        return 1
     return 0
 
 
 def expand_trace_paths(given: str) -> list[str]:
-    """A file as given; a folder as the ``.json``/``.json.gz`` files in it, by name."""
+    """A file as given; a folder as the ``.json``/``.json.gz`` files in it, by name,
+    attnprof's own records left out."""
     from pathlib import Path
 
     from attnprof.errors import UsageError
@@ -69,8 +84,11 @@ def expand_trace_paths(given: str) -> list[str]:
     path = Path(given)
     if not path.is_dir():
         return [given]
+    from attnprof.record.family import is_record_file
+
     found = sorted(str(p) for p in path.iterdir()
-                   if p.is_file() and p.name.endswith((".json", ".json.gz")))
+                   if p.is_file() and p.name.endswith((".json", ".json.gz"))
+                   and not is_record_file(p))
     if not found:
         raise UsageError(f"{given} is a folder with no .json or .json.gz trace in it; pass "
                          "trace files or a folder of them")

@@ -32,7 +32,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
     from attnprof.cli.measuring import measure
+    from attnprof.formatting import safe_text
+    from attnprof.outputs import Output
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.terminal import make_console
 
@@ -43,16 +47,13 @@ def run(args: argparse.Namespace) -> int:
 
         render_variant_list(list(REGISTRY.values()), console)
         return 0
-    if args.csv:
-        from attnprof.atomic import check_writable
-
-        check_writable(args.csv, "--csv")
+    csv = [Output("--csv", args.csv)] if args.csv is not None else []
     record = measure(args, console, variants=args.variants, json_path=args.json,
-                     trace_dir=args.trace, trace_steps=args.trace_steps)
+                     trace_dir=args.trace, trace_steps=args.trace_steps, other_outputs=csv)
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     for what, path in (("record", args.json), ("CSV", args.csv)):
         if path:
-            console.print(f"[dim]{what} written to {path}[/dim]")
+            console.print(Text(f"{what} written to {safe_text(path)}", style="dim"))
     return 0

@@ -1,6 +1,8 @@
 """Entry point: ``attnprof [COMMAND] ...``; bare ``attnprof`` runs ``compare``.
 
 Every :class:`~attnprof.errors.UsageError` ends here as one line on stderr and exit status 2.
+A stop — Ctrl-C, SIGTERM, SIGHUP (see :mod:`attnprof.signals`) — ends here too, after the
+command kept what had finished: exit status 130, 143 or 129 (128 + the signal).
 Commands import torch only when they run attention, so trace commands start fast.
 """
 
@@ -13,6 +15,8 @@ from attnprof._version import __version__
 from attnprof.cli import analyze_cmd, check_cmd, compare_cmd, profile_cmd
 from attnprof.cli.parser import Parser
 from attnprof.errors import UsageError
+from attnprof.formatting import safe_text
+from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
 COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd)
@@ -39,15 +43,18 @@ def _with_default_command(argv: list[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (also used by the console script)."""
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
-    try:
-        args = build_parser().parse_args(args_list)
-        return int(args.run(args) or 0)
-    except UsageError as exc:
-        print(f"attnprof: error: {exc}", file=sys.stderr)
-        return UsageError.exit_code
-    except KeyboardInterrupt:
-        print("attnprof: interrupted", file=sys.stderr)
-        return 130
+    with stop_signals_as_interrupts():
+        try:
+            args = build_parser().parse_args(args_list)
+            return int(args.run(args) or 0)
+        except UsageError as exc:
+            # Messages quote the user's values (names, paths): escaped for the terminal.
+            print(f"attnprof: error: {safe_text(str(exc), limit=None)}", file=sys.stderr)
+            return UsageError.exit_code
+        except KeyboardInterrupt as exc:
+            print(f"attnprof: {exc if isinstance(exc, Terminated) else 'interrupted'}",
+                  file=sys.stderr)
+            return exit_status(exc)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What every measuring command (compare, profile, check) does between parsing and
-printing: build the workload and settings from the flags, then run the comparison with a
-progress bar, saving the record after every variant.
+printing: check every output against the rules of :mod:`attnprof.outputs`, build the
+workload and settings from the flags, then run the comparison with a progress bar,
+saving the record after every variant.
 
 Not a command: the commands share it, and it only turns flags into library calls.
 """
@@ -8,7 +9,9 @@ Not a command: the commands share it, and it only turns flags into library calls
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from attnprof.cli.workload_args import settings_from_args, workload_fields
@@ -16,29 +19,40 @@ from attnprof.cli.workload_args import settings_from_args, workload_fields
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from attnprof.outputs import Output
     from attnprof.record.compare import CompareRecord
     from attnprof.run.point import RecordKind
 
 
 def measure(args: argparse.Namespace, console: Console, *, variants: list[str] | None,
             kind: RecordKind = "compare", json_path: str | None = None,
-            trace_dir: str | None = None, trace_steps: int = 3) -> CompareRecord:
+            trace_dir: str | None = None, trace_steps: int = 3, trace_flag: str = "--trace",
+            other_outputs: Sequence[Output] = ()) -> CompareRecord:
     """Validate everything, then measure with a progress bar, saving after every variant.
 
     ``args`` supplies what every measuring command shares (workload flags, ``--min-time``,
-    ``--rounds``, ``--seed``, ``--executor``); the rest differs per command.
+    ``--rounds``, ``--seed``, ``--executor``); the rest differs per command. Every output
+    — the record, ``other_outputs``, the trace folder and each trace it will hold — is
+    checked before anything runs, against each other and against the user's variant files.
     """
-    from attnprof.atomic import check_trace_dir, check_writable
+    from attnprof.formatting import safe_text
+    from attnprof.measure.capture import trace_file_name
+    from attnprof.outputs import Output, check_outputs, create_folders
     from attnprof.render.progress import ComparisonProgress
     from attnprof.run.compare import compare, prepare
     from attnprof.run.executors import get_executor
 
-    if json_path:
-        check_writable(json_path)
-    traces = str(check_trace_dir(trace_dir)) if trace_dir else None
+    names = _variant_names(variants)
+    outputs = [*([Output("--json", json_path)] if json_path is not None else []),
+               *other_outputs]
+    if trace_dir is not None:
+        outputs.append(Output(trace_flag, trace_dir, folder=True,
+                              files=tuple(trace_file_name(n) for n in names)))
+    check_outputs(outputs, inputs=_variant_files(names))
     workload, chosen = prepare(None, variants, **workload_fields(args))
-    settings = settings_from_args(args, workload, trace_dir=traces,
+    settings = settings_from_args(args, workload, trace_dir=trace_dir,
                                   trace_steps=trace_steps).validate()
+    create_folders(outputs)  # only now: a mistake found above leaves nothing behind
     name = getattr(args, "executor", "inline")
     executor = None if name == "inline" else get_executor(name)
     saved: list[bool] = []  # whether this run wrote json_path yet
@@ -53,11 +67,28 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
             return compare(workload, chosen, settings=settings, progress=progress.update,
                            on_result=save if json_path else None, executor=executor,
                            kind=kind)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (attnprof.signals)
+            shown = safe_text(str(json_path))
             if json_path and saved:
-                print(f"attnprof: interrupted; finished variants are in {json_path}",
+                print(f"attnprof: interrupted; finished variants are in {shown}",
                       file=sys.stderr)
             elif json_path:
-                print(f"attnprof: interrupted; no variant had finished, {json_path} not written",
+                print(f"attnprof: interrupted; no variant had finished, {shown} not written",
                       file=sys.stderr)
             raise
+
+
+def _variant_names(variants: list[str] | None) -> list[str]:
+    """The names the run will measure, as :func:`~attnprof.variants.resolve_variants` reads
+    them, without importing any user file."""
+    if not variants:
+        from attnprof.variants import REGISTRY
+
+        return list(REGISTRY)
+    return list(dict.fromkeys(n.strip() for n in variants if n.strip()))
+
+
+def _variant_files(names: list[str]) -> list[str]:
+    """The user's variant files (``path/to/file.py:fn``): inputs no output may replace."""
+    targets = (name.rpartition(":")[0] for name in names if ":" in name)
+    return [t for t in targets if t and os.path.isfile(t)]

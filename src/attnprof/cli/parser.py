@@ -16,5 +16,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def csv_list(text: str) -> list[str]:
-    """``"a,b, c"`` -> ``["a", "b", "c"]`` (for flags that take comma-separated names)."""
-    return [part.strip() for part in text.split(",") if part.strip()]
+    """``"a,b, c"`` -> ``["a", "b", "c"]`` (for flags that take comma-separated names).
+
+    A value that names nothing (``--variants ''``, ``,``) is a mistake, not "the default":
+    the default is what leaving the flag out means.
+    """
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r} names nothing; give comma-separated "
+                                         "names, or leave the flag out for the default")
+    return names

@@ -40,9 +40,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.atomic import check_trace_dir
+    from rich.text import Text
+
     from attnprof.cli.measuring import measure
     from attnprof.errors import UsageError
+    from attnprof.formatting import safe_text
     from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
 
@@ -50,12 +52,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
     if args.steps <= 0:
         raise UsageError(f"--steps must be a positive integer, got {args.steps}")
-    check_trace_dir(args.out, "--out")
     console = make_console()
     variants = [name for group in args.variants for name in group]
     record = measure(args, console, variants=variants, kind="profile", json_path=args.json,
-                     trace_dir=args.out, trace_steps=args.steps)
+                     trace_dir=args.out, trace_steps=args.steps, trace_flag="--out")
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     if args.json:
-        console.print(f"[dim]record written to {args.json}[/dim]")
+        console.print(Text(f"record written to {safe_text(args.json)}", style="dim"))
     return 0

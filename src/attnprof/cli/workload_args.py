@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan, check_seconds
+from attnprof.spec.settings import (
+    CPU_ALLOCATOR_STATES,
+    DEFAULT_VARIANT_TIMEOUT_S,
+    CaptureSpec,
+    Settings,
+    TimingPlan,
+    check_seconds,
+)
 from attnprof.spec.workload import MODES, Workload
 
 
@@ -35,7 +42,8 @@ def workload_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--min-time``, ``--rounds`` and ``--seed``: how a measuring command samples."""
+    """``--min-time``, ``--rounds``, ``--seed``, ``--executor``, ``--cpu-allocator`` and
+    ``--variant-timeout``: how a measuring command samples."""
     parser.add_argument("--min-time", type=float, default=None, metavar="S",
                         help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
     parser.add_argument("--rounds", type=int, default=5, metavar="N",
@@ -46,6 +54,18 @@ def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the variants run: in this process (default), or in a "
                              "worker process, so a variant that crashes or hangs becomes a "
                              "row with that status instead of ending the run")
+    parser.add_argument("--cpu-allocator", choices=CPU_ALLOCATOR_STATES, default="reuse",
+                        help="the state of the C library's allocator CPU variants are "
+                             "measured in: reuse (default: freed memory is reused, as CUDA's "
+                             "caching allocator does), fresh (new pages every call: "
+                             "first-touch page faults) or system (malloc left as found)")
+    parser.add_argument("--variant-timeout", type=float, default=DEFAULT_VARIANT_TIMEOUT_S,
+                        metavar="S",
+                        help="seconds one variant may spend in one phase (warm-up, a timing "
+                             "round, memory/accuracy/trace) before it becomes a timeout row "
+                             f"(default {DEFAULT_VARIANT_TIMEOUT_S:g}; 0 = no limit); inline "
+                             "it stops Python-level hangs only, use --executor process for "
+                             "native ones")
 
 
 def settings_from_args(args: argparse.Namespace, workload: Workload, *,
@@ -55,5 +75,8 @@ def settings_from_args(args: argparse.Namespace, workload: Workload, *,
     if min_time is None:
         min_time = 1.0 if workload.device_type == "cuda" else 0.4
     check_seconds("--min-time", min_time)
+    timeout = args.variant_timeout
+    check_seconds("--variant-timeout", timeout, allow_zero=True)
     return Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds), seed=args.seed,
-                    trace_dir=trace_dir, trace=CaptureSpec(steps=trace_steps))
+                    trace_dir=trace_dir, trace=CaptureSpec(steps=trace_steps),
+                    cpu_allocator=args.cpu_allocator, variant_timeout_s=timeout or None)

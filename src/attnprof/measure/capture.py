@@ -10,6 +10,7 @@ The Chrome trace is written gzip'd, atomically.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -21,10 +22,22 @@ from attnprof.knowledge.annotations import region_name
 from attnprof.measure.memory import filtered_kineto_stderr
 from attnprof.spec.settings import CaptureSpec
 
+#: Characters of a variant's name kept in its trace's file name (file names stop at 255
+#: bytes; a user variant's name holds a whole path).
+_NAME_CHARS = 100
+
 
 def trace_file_name(variant: str) -> str:
-    """A file-system-safe trace name for a variant (user variants contain ``/`` and ``:``)."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", variant).strip("_") or "variant"
+    """A file-system-safe trace name for a variant (user variants contain ``/`` and ``:``).
+
+    A name that had to be changed (characters replaced, or cut) gets a short hash of the
+    whole name, so two variants of one run never share a trace file (``a/x.py:f`` and
+    ``a_x.py:f`` would both read ``a_x.py_f``); a built-in name is kept as it is.
+    """
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", variant).strip("_.") or "variant"
+    if safe != variant or len(safe) > _NAME_CHARS:
+        digest = hashlib.sha1(variant.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        safe = f"{safe[:_NAME_CHARS]}-{digest}"
     return f"{safe}.pt.trace.json.gz"
 
 

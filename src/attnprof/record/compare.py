@@ -60,6 +60,9 @@ class VariantResult(msgspec.Struct, kw_only=True):
     first_call_s: float | None = None
     peak_memory_bytes: int | None = None
     peak_memory_method: str | None = None
+    #: Minor page faults per timed call (getrusage around the samples): memory touched for
+    #: the first time each call, which depends on the allocator state (settings).
+    minor_faults_per_call: float | None = None
     flops: float | None = None
     flops_convention: str | None = None
     tflops_per_s: float | None = None

@@ -9,7 +9,10 @@ is not a record, is one :class:`UsageError` naming the file.
 
 from __future__ import annotations
 
+import gzip
 import os
+import re
+import zlib
 from typing import Any, Union
 
 import msgspec
@@ -20,7 +23,7 @@ from attnprof.record.base import SCHEMA_VERSION
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.legacy import upgrade_v1
 
-__all__ = ["RECORD_TYPES", "Record", "decode_record", "load_record"]
+__all__ = ["RECORD_TYPES", "Record", "decode_record", "is_record_file", "load_record"]
 
 #: Every record kind, the order they were added in.
 RECORD_TYPES: tuple[type, ...] = (CompareRecord, ProfileRecord, AnalyzeRecord)
@@ -58,3 +61,32 @@ def load_record(path: str | os.PathLike[str]) -> Record:
     except OSError as exc:
         raise UsageError(f"cannot read record {str(path)!r}: {exc.strerror}") from None
     return decode_record(data, source=repr(str(path)))
+
+
+#: A record's JSON opens with its kind (schema 2) or its version (schema 1); a
+#: torch.profiler trace opens with ``schemaVersion``, ``deviceProperties`` or
+#: ``traceEvents``, never with these.
+_RECORD_START = re.compile(rb'\A\s*\{\s*"(?:kind|schema_version)"\s*:')
+_HEAD_BYTES = 64 << 10
+
+
+def is_record_file(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` (``.json`` or gzip'd) is an attnprof record rather than
+    a trace, told by content: a record has ``schema_version`` and ``kind``, a trace has
+    ``traceEvents``. Reads at most the first 64 KiB; an unreadable file is not a record."""
+    try:
+        with open(path, "rb") as raw:
+            magic = raw.read(2)
+            raw.seek(0)
+            if magic == b"\x1f\x8b":
+                with gzip.GzipFile(fileobj=raw) as unzipped:
+                    head = unzipped.read(_HEAD_BYTES)
+            else:
+                head = raw.read(_HEAD_BYTES)
+    except (OSError, EOFError, ValueError, zlib.error):
+        return False
+    if _RECORD_START.match(head):
+        return True
+    # Keys in another order (a tool re-wrote the file): both record keys, no trace events.
+    return (b'"schema_version"' in head and b'"kind"' in head
+            and b'"traceEvents"' not in head)

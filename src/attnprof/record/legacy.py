@@ -45,6 +45,8 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
 def _settings(flat: dict[str, Any]) -> dict[str, Any]:
     nested: dict[str, Any] = {k: flat[k] for k in _SETTINGS_KEYS if k in flat}
     nested["plan"] = {k: flat[k] for k in _PLAN_KEYS if k in flat}
+    # attnprof 0.1 left the C allocator as the process found it (measure.allocator).
+    nested["cpu_allocator"] = "system"
     if "trace_steps" in flat:
         nested["trace"] = {"steps": flat["trace_steps"]}
     return nested

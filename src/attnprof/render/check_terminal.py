@@ -6,12 +6,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from attnprof.formatting import safe_text
 from attnprof.record.check import CheckRow
+from attnprof.render.safe import terminal_safe
 
 
 def render_check(rows: list[CheckRow], console: Console, *, title: str | None, source: str,
                  region: str) -> None:
     """One row per expectation; mismatches marked in red, with the verdict underneath."""
+    # Patterns, names, the title and the source are data: escaped for the terminal first.
+    rows = terminal_safe(rows, list[CheckRow])
+    title = None if title is None else safe_text(title)
+    source, region = safe_text(source), safe_text(region)
     table = Table(title=Text(f"attnprof check — {title or 'expectations'}"),
                   title_justify="left", caption=Text(f"{source} · region {region}"),
                   caption_justify="left")

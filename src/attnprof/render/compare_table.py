@@ -12,6 +12,10 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.render.trace_report import SEVERITY_STYLE
 from attnprof.variants.base import Variant
 
+#: What each CPU allocator state means, as the footer says it (see measure.allocator).
+_ALLOCATOR_STATES = {"reuse": "freed memory is reused, as CUDA's caching allocator does",
+                     "fresh": "new pages every call, first touch paid each time",
+                     "system": "malloc left as the process found it"}
 _STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta",
                  "crashed": "bold red", "timeout": "magenta", "skipped": "dim"}
 
@@ -28,10 +32,15 @@ def fmt_rate(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def _with_share(rate: float | None, share: float | None) -> str:
-    """``0.0609 (51%)``: the rate and its share of the machine's measured ceiling."""
+def _with_share(rate: float | None, share: float | None) -> Text:
+    """``0.0609 (51%)``: the rate and its share of the machine's measured ceiling; a share
+    above 100% is marked (``(1943%)!``), its row's notes say why it cannot be read."""
     text = fmt_rate(rate)
-    return text if share is None else f"{text} ({share:.0%})"
+    if share is None:
+        return Text(text)
+    if share > 1:
+        return Text(f"{text} ({share:.0%})!", style="bold yellow")
+    return Text(f"{text} ({share:.0%})")
 
 
 def fmt_error(r: VariantResult) -> Text:
@@ -63,6 +72,9 @@ def _notes(r: VariantResult) -> str:
         parts.append(f"ran {r.sdpa_backend}")
     if r.compile_time_s is not None:
         parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
+    if r.minor_faults_per_call is not None and r.minor_faults_per_call >= 1:
+        # First-touch memory paid on every call: the allocator state decides it (settings).
+        parts.append(f"{r.minor_faults_per_call:,.0f} page faults per call")
     parts.extend(r.notes)
     return "; ".join(parts)
 
@@ -71,9 +83,11 @@ def render_compare(record: CompareRecord, console: Console) -> None:
     """Print the comparison table with its workload, environment and conventions."""
     w, env = record.workload_spec(), record.environment
     cuda = any(r.timing == "cuda-events" for r in record.results)
-    table = Table(title=f"attnprof compare — {w.describe()}", title_justify="left",
-                  caption=f"{env.device_name} · {env.threads} threads · torch {env.torch} · "
-                          f"attnprof {env.attnprof}", caption_justify="left")
+    # Titles and captions are parsed as markup unless they are Text: the environment is data.
+    table = Table(title=Text(f"attnprof compare — {w.describe()}"), title_justify="left",
+                  caption=Text(f"{env.device_name} · {env.threads} threads · torch "
+                               f"{env.torch} · attnprof {env.attnprof}"),
+                  caption_justify="left")
     table.add_column("variant", style="bold", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("median ms", justify="right")
@@ -106,17 +120,22 @@ def _footer(record: CompareRecord, console: Console) -> None:
     how = "CUDA events (device time, L2 flushed between samples)" if "cuda-events" in timed \
         else "wall clock per call"
     memory = {r.peak_memory_method for r in record.results if r.peak_memory_method}
-    console.print(f"[dim]latency: median over the samples, {how}; IQR/median > 10% is "
-                  "marked noisy[/dim]")
-    console.print(f"[dim]FLOPs: {record.flops_convention}[/dim]")
+    lines = [f"latency: median over the samples, {how}; IQR/median > 10% is marked noisy",
+             f"FLOPs: {record.flops_convention}"]
     if record.ceilings is not None:
         c = record.ceilings
-        console.print(f"[dim](%): share of this machine's ceilings, measured in this run: "
-                      f"matmul {fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
-                      f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})[/dim]")
+        lines.append(f"(%): share of this machine's ceilings, measured in this run: matmul "
+                     f"{fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
+                     f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})")
     if memory:
-        console.print(f"[dim]peak mem: {', '.join(sorted(memory))}; max err: max |out − "
-                      "float64 reference| on the same inputs[/dim]")
+        lines.append(f"peak mem: {', '.join(sorted(memory))}; max err: max |out − float64 "
+                     "reference| on the same inputs")
+    if "wall" in timed:
+        lines.append(f"CPU allocator: {record.settings.cpu_allocator} "
+                     f"({_ALLOCATOR_STATES.get(record.settings.cpu_allocator, '')}); "
+                     "--cpu-allocator fresh|reuse|system measures another state")
+    for line in lines:  # record text: Text, never markup
+        console.print(Text(line, style="dim"))
     if record.status != "complete":
         console.print("[yellow]run incomplete: only the rows above finished[/yellow]")
 

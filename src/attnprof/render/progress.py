@@ -5,7 +5,10 @@ from __future__ import annotations
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from attnprof.formatting import safe_text
 
 
 class ComparisonProgress:
@@ -25,7 +28,9 @@ class ComparisonProgress:
         if phase in ("ready", "done"):
             self._progress.advance(self._task)
         else:
-            self._progress.update(self._task, description=f"{variant}: {phase}")
+            # The description is rendered as markup: a user's variant name is data.
+            text = escape(safe_text(f"{variant}: {phase}", limit=120))
+            self._progress.update(self._task, description=text)
 
     def __enter__(self) -> ComparisonProgress:
         self._progress.start()

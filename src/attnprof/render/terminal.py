@@ -4,7 +4,8 @@
 ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wherever
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
-trace. New record kinds add a view to :data:`_VIEWS`.
+trace. New record kinds add a view to :data:`_VIEWS`; every view draws from the record
+after :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
 from attnprof.render.compare_table import render_compare, render_findings_by_variant
+from attnprof.render.safe import terminal_safe
 from attnprof.render.trace_report import render_trace_report
 
 __all__ = ["TerminalRenderer", "make_console"]
@@ -58,7 +60,9 @@ class TerminalRenderer:
         return cls(width=width, color=tty, top=top)
 
     def render(self, record: Record) -> str:
-        """The whole terminal view of ``record``."""
+        """The whole terminal view of ``record``; every string of it escaped and cut for a
+        terminal first (see :mod:`attnprof.render.safe`)."""
+        record = terminal_safe(record)
         buffer = io.StringIO()
         console = Console(file=buffer, width=self.width, force_terminal=self.color,
                           color_system="auto" if self.color else None, highlight=self.color)
@@ -88,6 +92,9 @@ def _profile(record: ProfileRecord, console: Console, top: int) -> None:
 def _analyze(record: AnalyzeRecord, console: Console, top: int) -> None:
     for report in record.reports:
         render_trace_report(report, console, top=top)
+    for bad in record.unreadable:
+        line = Text(f"skipped {bad.source}", style="yellow")
+        console.print(line.append(f": {bad.reason}", style=""))
 
 
 _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {

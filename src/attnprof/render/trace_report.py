@@ -154,7 +154,7 @@ def _time_table(region: RegionReport, console: Console) -> None:
     table.add_column("CPU dispatch", justify="right")
     table.add_column("device busy", justify="right")
     for name in region.categories_us:
-        table.add_column(name, justify="right")
+        table.add_column(Text(name), justify="right")
     table.add_column("verdict")
     table.add_row(fmt_us(region.cpu_us_per_forward), fmt_us(region.device_us_per_forward),
                   *(fmt_us(v) for v in region.categories_us.values()),
@@ -194,12 +194,12 @@ def _render_breakdown(report: TraceReport, console: Console, top: int) -> None:
     table.add_column("mean", justify="right")
     table.add_column("share", justify="right")
     for k in b.kernels[:top]:
-        table.add_row(Text(k.short), k.category, str(k.count), fmt_us(k.total_us),
+        table.add_row(Text(k.short), Text(k.category), str(k.count), fmt_us(k.total_us),
                       fmt_us(k.mean_us),
                       f"{k.share:.1%}")
     console.print(table)
-    console.print("  by category: " + ", ".join(
-        f"{c.category} {fmt_us(c.total_us)} ({c.share:.0%})" for c in b.categories if c.count))
+    console.print(Text("  by category: " + ", ".join(
+        f"{c.category} {fmt_us(c.total_us)} ({c.share:.0%})" for c in b.categories if c.count)))
     if report.unassigned_device_events:
         console.print(f"  [dim]{report.unassigned_device_events} device events "
                       f"({fmt_us(report.unassigned_device_us)}) were launched outside every "

@@ -1,9 +1,13 @@
 """Run variants side by side on one workload and collect a comparison record.
 
 Each variant is isolated: a refusal becomes ``unsupported`` with PyTorch's reason, running
-out of memory becomes ``oom``, any other exception becomes ``error`` with its message, and
-the next variant runs regardless. All variants see the same seeded inputs, and every output
-is checked against one float64 reference per mask.
+out of memory becomes ``oom``, running past ``Settings.variant_timeout_s`` in one phase
+becomes ``timeout``, any other exception (``SystemExit`` from user code included) becomes
+``error`` with its message, and the next variant runs regardless. All variants see the same
+seeded inputs — checked after each of a variant's phases and put back if it changed them
+(:mod:`attnprof.run.guards`) — every output's shape and dtype is checked on the warm-up
+calls, and every output is checked against one float64 reference per mask. CPU variants
+run in the allocator state the settings name (:mod:`attnprof.measure.allocator`).
 
 Variants are timed in interleaved rounds after all of them are built and warmed up (see
 :mod:`attnprof.measure.timer`), so a machine that slows down mid-run slows them all alike.
@@ -18,8 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attnprof.formatting import one_line
 from attnprof.measure.accuracy import max_abs_error, reference_output
+from attnprof.measure.allocator import minor_faults, release_free_memory, set_cpu_allocator
 from attnprof.measure.capture import capture_trace, trace_file_name
+from attnprof.measure.deadline import time_limit
 from attnprof.measure.device import check_against_device, default_device
 from attnprof.measure.environment import collect_environment
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
@@ -27,6 +34,7 @@ from attnprof.measure.memory import profile_step
 from attnprof.measure.timer import Warmup, round_sizes, take_samples, warm_up
 from attnprof.record.compare import CompareRecord, ProfileRecord, VariantResult
 from attnprof.record.environment import Ceilings
+from attnprof.run.guards import InputGuard, checked_call, isolated
 from attnprof.run.measurements import Candidate, Measurements
 from attnprof.run.point import Point, RecordKind
 from attnprof.run.rows import failure_row, predicted_oom, result_row, status_row
@@ -99,20 +107,28 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
     record = record_type(environment=collect_environment(workload.device),
                          workload=workload.resolved(), settings=settings,
                          flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)
+    # Before anything allocates what it measures: the ceilings and the variants all run in
+    # the stated allocator state (a no-op for "system").
+    allocator_note = set_cpu_allocator(settings.cpu_allocator)
     if settings.measure_ceilings and record.ceilings is None:
         if progress is not None:
             progress("ceilings", "measuring this machine's matmul and copy ceilings")
         record.ceilings = _ceilings(workload)
+        release_free_memory()  # the ceilings' buffers: not what the variants should reuse
     inputs = make_inputs(workload, settings.seed)
+    guard = InputGuard(inputs)
     references: dict[int | None, torch.Tensor] = {}
     # Build and warm every variant, time them all in interleaved rounds, then finish each
     # (memory, accuracy, trace) and hand the record over after every one: what finished is
     # saved even if a later variant crashes the process.
     outcomes: list[VariantResult | Candidate] = [
-        _arm(variant, workload, inputs, settings, progress) for variant in chosen]
+        _arm(variant, workload, inputs, settings, progress, guard) for variant in chosen]
     candidates = [o for o in outcomes if isinstance(o, Candidate)]
+    if allocator_note:  # the state could not be set: every measured row says so
+        for candidate in candidates:
+            candidate.measured.notes.append(allocator_note)
     try:
-        _time_in_rounds(candidates, workload, settings, progress)
+        _time_in_rounds(candidates, workload, settings, progress, guard)
     except KeyboardInterrupt:
         # Stopped mid-rounds: every variant has the samples of the rounds that ran, spread
         # over the same stretch of time, so they are still comparable. Keep them (latency
@@ -124,7 +140,7 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
         raise
     for outcome in outcomes:
         row = (_finish(outcome, workload, inputs, settings, references, progress,
-                       record.ceilings)
+                       record.ceilings, guard)
                if isinstance(outcome, Candidate) else outcome)
         record.results.append(row)
         _phase(progress, row.variant, "done")
@@ -138,8 +154,9 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
 
 
 def _arm(variant: Variant, workload: Workload, inputs: Inputs, settings: Settings,
-         progress: Progress | None) -> VariantResult | Candidate:
-    """Check support, build, run the first call (the compile) and warm up."""
+         progress: Progress | None, guard: InputGuard) -> VariantResult | Candidate:
+    """Check support, build, run the first call (the compile) and warm up; the warm-up
+    calls check the output's shape and dtype."""
     support = variant.supports(workload)
     result: VariantResult | Candidate
     if not support.ok:
@@ -149,28 +166,37 @@ def _arm(variant: Variant, workload: Workload, inputs: Inputs, settings: Setting
     else:
         candidate = None
         try:
-            _phase(progress, variant.name, "building")
-            built = variant.build(workload)
-            step = make_step(built.call, inputs, workload.mode)
-            _phase(progress, variant.name, "compiling" if variant.compiled else "warming up")
-            candidate = Candidate(variant, built, step,
-                                  Measurements(Warmup(0.0, 0, 0), notes=list(built.notes)))
-            with candidate.running(workload):
-                candidate.measured.warmup = warm_up(step, device=workload.device,
-                                                    plan=settings.plan)
+            with time_limit(settings.variant_timeout_s, "building and warming up"):
+                _phase(progress, variant.name, "building")
+                built = variant.build(workload)
+                step = make_step(built.call, inputs, workload.mode)
+                checked = make_step(checked_call(built.call, workload), inputs, workload.mode)
+                _phase(progress, variant.name,
+                       "compiling" if variant.compiled else "warming up")
+                candidate = Candidate(variant, built, step,
+                                      Measurements(Warmup(0.0, 0, 0), notes=list(built.notes)))
+                with candidate.running(workload):
+                    candidate.measured.warmup = warm_up(checked, device=workload.device,
+                                                        plan=settings.plan)
             result = candidate
         except BaseException as exc:  # isolation: every failure becomes a row
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            if not isolated(exc):
                 raise
             caught = candidate.measured.warnings if candidate else []
             result = failure_row(variant, exc, caught, workload)
+        if changed := guard.check("building and warming up"):
+            result = status_row(variant, "error", changed,
+                                warnings=candidate.measured.warnings if candidate else [])
+        if not isinstance(result, Candidate):
+            _release(workload.device)  # what a failed variant allocated is not to be kept
     _phase(progress, variant.name, "ready")
     return result
 
 
 def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: Settings,
-                    progress: Progress | None) -> None:
-    """Take every variant's samples, a slice of each per round (see measure.timer)."""
+                    progress: Progress | None, guard: InputGuard) -> None:
+    """Take every variant's samples, a slice of each per round (see measure.timer), with
+    the minor page faults each slice took."""
     plans = {id(c): round_sizes(c.measured.warmup.samples, settings.plan.rounds)
              for c in candidates}
     rounds = max((len(p) for p in plans.values()), default=0)
@@ -179,55 +205,81 @@ def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: S
             sizes = plans[id(candidate)]
             if candidate.failure is not None or r >= len(sizes):
                 continue
-            _phase(progress, candidate.variant.name, f"timing, round {r + 1} of {rounds}")
+            phase = f"timing, round {r + 1} of {rounds}"
+            _phase(progress, candidate.variant.name, phase)
             try:
-                with candidate.running(workload):
+                with time_limit(settings.variant_timeout_s, phase), \
+                        candidate.running(workload):
                     candidate.step()  # one untimed call: the others ran since this one did
+                    before = minor_faults()
                     samples, dispatch = take_samples(candidate.step, sizes[r],
                                                      device=workload.device)
+                    after = minor_faults()
             except BaseException as exc:  # isolation, as in _arm
-                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                if not isolated(exc):
                     raise
                 candidate.failure = failure_row(candidate.variant, exc,
                                                 candidate.measured.warnings, workload)
-                continue
-            candidate.measured.samples_ms.extend(samples)
-            candidate.measured.dispatch_ms.extend(dispatch)
+            else:
+                faults = None if before is None or after is None else after - before
+                candidate.measured.add_samples(samples, dispatch, faults)
+            if changed := guard.check(phase):  # worse than any failure: it hurts the others
+                candidate.failure = status_row(candidate.variant, "error", changed,
+                                               warnings=candidate.measured.warnings)
 
 
 def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: Settings,
             references: dict[int | None, torch.Tensor], progress: Progress | None,
-            ceilings: Ceilings | None) -> VariantResult:
+            ceilings: Ceilings | None, guard: InputGuard) -> VariantResult:
     """Memory, accuracy and trace of a timed variant, then its row, built once."""
     if candidate.failure is not None:
         return candidate.failure
     variant, measured = candidate.variant, candidate.measured
+    phase = "measuring memory, accuracy and trace"
+    failure = None
     try:
-        with candidate.running(workload):
-            if settings.measure_memory:
-                _phase(progress, variant.name, "memory")
-                measured.memory = profile_step(candidate.step, workload.device)
-        if settings.check_accuracy:
-            _phase(progress, variant.name, "accuracy")
-            window = variant.window(workload)
-            if window not in references:
-                references[window] = reference_output(inputs, workload, window)
-            with candidate.built.context(), grad_mode("forward"):
-                out = candidate.built.call(inputs.q, inputs.k, inputs.v)
-            measured.error = max_abs_error(out, references[window])
-            del out
-        if settings.trace_dir is not None:
-            _phase(progress, variant.name, "tracing")
-            measured.trace = _capture(candidate, workload, settings)
+        with time_limit(settings.variant_timeout_s, phase):
+            _measure_once(candidate, workload, inputs, settings, references, progress)
     except BaseException as exc:  # isolation, as in _arm
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        if not isolated(exc):
             raise
-        return failure_row(variant, exc, measured.warnings, workload)
+        failure = failure_row(variant, exc, measured.warnings, workload)
+    if changed := guard.check(phase):  # worse than any failure: it hurts the others
+        return status_row(variant, "error", changed, warnings=measured.warnings)
+    if failure is not None:
+        return failure
     row = result_row(variant, workload, measured, ceilings)
     if row.trace is not None:
         _phase(progress, variant.name, "analysing the trace")
         _attach_analysis(row, workload)
     return row
+
+
+def _measure_once(candidate: Candidate, workload: Workload, inputs: Inputs,
+                  settings: Settings, references: dict[int | None, torch.Tensor],
+                  progress: Progress | None) -> None:
+    """Peak memory, error against the reference, and the trace of one variant."""
+    variant, measured = candidate.variant, candidate.measured
+    with candidate.running(workload):
+        if settings.measure_memory:
+            _phase(progress, variant.name, "memory")
+            measured.memory = profile_step(candidate.step, workload.device)
+    if settings.check_accuracy:
+        _phase(progress, variant.name, "accuracy")
+        window = variant.window(workload)
+        if window not in references:
+            references[window] = reference_output(inputs, workload, window)
+        with candidate.built.context(), grad_mode("forward"):
+            out = candidate.built.call(inputs.q, inputs.k, inputs.v)
+        measured.error = max_abs_error(out, references[window])
+        del out
+    if settings.trace_dir is not None:
+        _phase(progress, variant.name, "tracing")
+        try:
+            measured.trace = _capture(candidate, workload, settings)
+        except Exception as exc:  # the folder or the profiler: keep what was measured
+            measured.notes.append(f"trace not written: {type(exc).__name__}: "
+                                  f"{one_line(str(exc), 200)}")
 
 
 def _interrupted_row(candidate: Candidate, workload: Workload,
@@ -278,9 +330,13 @@ def _ceilings(workload: Workload) -> Ceilings:
 
 
 def _release(device: str) -> None:
-    # Reference counting frees a finished variant's tensors; only CUDA needs more: a full
-    # collection (0.3 s with torch loaded, so not on CPU) and the caching allocator emptied
-    # so the next variant's peak is its own.
+    # Reference counting frees a finished (or failed) variant's tensors. The host allocator
+    # keeps what they used in the "reuse" state: give it back, as CUDA's cache is emptied
+    # below, so that what one variant held does not count against the next (a worker's
+    # memory limit, the memory the next variant is checked against).
+    release_free_memory()
+    # CUDA needs more: a full collection (0.3 s with torch loaded, so not on CPU) and the
+    # caching allocator emptied so the next variant's peak is its own.
     if device.startswith("cuda"):
         import torch
 

@@ -37,6 +37,27 @@ class Measurements:
     warnings: list[str] = field(default_factory=list)
     #: Facts to show beside the numbers (the variant's own, then the run's).
     notes: list[str] = field(default_factory=list)
+    #: Minor page faults during the samples and the calls they span (``None``: the
+    #: platform does not count them).
+    minor_faults: int | None = 0
+    faulted_calls: int = 0
+
+    def add_samples(self, samples_ms: list[float], dispatch_ms: list[float],
+                    minor_faults: int | None) -> None:
+        """One round's samples, and the minor page faults taken while they ran."""
+        self.samples_ms.extend(samples_ms)
+        self.dispatch_ms.extend(dispatch_ms)
+        if minor_faults is None or self.minor_faults is None:
+            self.minor_faults = None
+        else:
+            self.minor_faults += minor_faults
+            self.faulted_calls += len(samples_ms)
+
+    def faults_per_call(self) -> float | None:
+        """Minor page faults per timed call: first-touch memory the variant paid for."""
+        if self.minor_faults is None or not self.faulted_calls:
+            return None
+        return self.minor_faults / self.faulted_calls
 
     def timing(self, device_timed: bool) -> Timing:
         """The samples taken so far, with the warm-up's first call."""

@@ -8,21 +8,25 @@ SDPA backend from the ops seen, and, for a failure, whether it was a refusal
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from attnprof.formatting import one_line
 from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
+from attnprof.measure.deadline import TimeLimitExceeded
 from attnprof.measure.device import memory_shortfall
 from attnprof.measure.stats import summarize
 from attnprof.record.compare import Latency, Status, VariantResult
 from attnprof.record.environment import Ceilings
+from attnprof.run.guards import WrongOutput
 from attnprof.run.measurements import Measurements
 from attnprof.spec import costs
 from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 
-__all__ = ["failure_row", "is_oom", "predicted_oom", "result_row", "share", "status_row"]
+__all__ = ["failure_row", "impossible_shares", "is_oom", "predicted_oom", "result_row", "share",
+           "status_row"]
 
 
 def share(rate: float | None, ceiling: float | None) -> float | None:
@@ -49,6 +53,8 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
     gbps = costs.achieved_rate(moved, seconds)
     memory, error = measured.memory, measured.error
     tol = TOLERANCE[workload.dtype]
+    of_matmul = share(tflops, ceilings.matmul_tflops_per_s * 1e12 if ceilings else None)
+    of_copy = share(gbps, ceilings.bandwidth_gbytes_per_s * 1e9 if ceilings else None)
     return VariantResult(
         variant=variant.name, family=variant.family, summary=variant.summary, status="ok",
         latency_ms=Latency(median=stats.median, iqr=stats.iqr, q1=stats.q1, q3=stats.q3,
@@ -61,23 +67,53 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
         first_call_s=timing.first_call_s,
         peak_memory_bytes=memory.peak_bytes if memory else None,
         peak_memory_method=memory.method if memory else None,
+        minor_faults_per_call=measured.faults_per_call(),
         flops=flops, flops_convention=costs.FLOPS_CONVENTION,
         tflops_per_s=None if tflops is None else tflops / 1e12,
         bytes_moved=moved, gbytes_per_s=None if gbps is None else gbps / 1e9,
-        flops_of_ceiling=share(tflops, ceilings.matmul_tflops_per_s * 1e12 if ceilings else None),
-        bandwidth_of_ceiling=share(gbps, ceilings.bandwidth_gbytes_per_s * 1e9
-                                    if ceilings else None),
+        flops_of_ceiling=of_matmul, bandwidth_of_ceiling=of_copy,
         max_abs_error=error, tolerance=tol,
         within_tolerance=None if error is None else bool(error <= tol),
         sdpa_backend=sdpa_backend(memory.op_names) if memory else None,
         ops=list(memory.op_names) if memory else [],
-        notes=list(measured.notes), warnings=list(measured.warnings), trace=measured.trace,
+        notes=[*measured.notes, *impossible_shares(of_matmul, of_copy)],
+        warnings=list(measured.warnings), trace=measured.trace,
     )
+
+
+def impossible_shares(of_matmul: float | None, of_copy: float | None) -> list[str]:
+    """Notes for shares of a ceiling above 100%, which no share should read silently.
+
+    Nothing runs faster than this machine's best matmul: above it, either the ceiling was
+    measured low (the machine was busy while it was timed) or the variant did not do the
+    work its FLOPs count. Above the copy ceiling, the data stayed in caches that the
+    ceiling's large copy cannot use.
+    """
+    notes = []
+    if of_matmul is not None and of_matmul > 1:
+        notes.append(f"{of_matmul:.0%} of the matmul ceiling is impossible: the ceiling was "
+                     "measured low (a busy machine while it was timed) or the variant did not "
+                     "do the work counted; do not read the share")
+    if of_copy is not None and of_copy > 1:
+        notes.append(f"{of_copy:.0%} of the copy ceiling: the data stayed in the caches, "
+                     "which the ceiling's large copy cannot")
+    return notes
 
 
 def failure_row(variant: Variant, exc: BaseException, caught: list[str],
                 workload: Workload) -> VariantResult:
-    """The row of a variant that raised: ``unsupported`` for a refusal, else oom or error."""
+    """The row of a variant that raised: ``unsupported`` for a refusal, else oom or error
+    (``timeout`` past its time limit)."""
+    if isinstance(exc, TimeLimitExceeded):
+        return status_row(variant, "timeout", f"{exc} (--variant-timeout); a hang inside "
+                          "native code needs --executor process", warnings=caught)
+    if isinstance(exc, SystemExit):  # user code ending the process: its bug, not the run's
+        return status_row(variant, "error", f"SystemExit: the variant called "
+                          f"sys.exit({exc.code!r}); a variant must return its output",
+                          warnings=caught)
+    if isinstance(exc, WrongOutput):
+        return status_row(variant, "error", f"wrong output: {one_line(str(exc))}",
+                          warnings=caught)
     refusal = variant.explain_refusal(exc, caught, workload)
     if refusal is None and isinstance(exc, NotImplementedError):
         # PyTorch's way of declaring a combination unsupported; its message says which.
@@ -91,6 +127,8 @@ def failure_row(variant: Variant, exc: BaseException, caught: list[str],
 def is_oom(exc: BaseException) -> bool:
     """Whether ``exc`` means the device (or host) ran out of memory."""
     if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:  # mmap/open under a limit
         return True
     text = str(exc).lower()
     return "out of memory" in text or "can't allocate memory" in text

@@ -30,6 +30,7 @@ is an error that names the key, not a silently ignored line.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from pathlib import Path
@@ -137,6 +138,11 @@ def _check_semantics(exp: Expectations, p: Path) -> None:
             raise UsageError(f"expectations file {str(p)!r}: {where} has no count, min or max")
         for key in ("count", "min", "max"):
             value = getattr(bound, key)
+            # nan compares false with everything and inf holds for everything: a gate with
+            # either always passes, so neither is a bound.
+            if value is not None and not math.isfinite(value):
+                raise UsageError(f"expectations file {str(p)!r}: {where} {key} must be a "
+                                 f"finite number, got {_num(value)}")
             if value is not None and value < 0:
                 raise UsageError(f"expectations file {str(p)!r}: {where} {key} must not be "
                                  f"negative, got {_num(value)}")
@@ -147,6 +153,13 @@ def _check_semantics(exp: Expectations, p: Path) -> None:
         if bound.min is not None and bound.max is not None and bound.min > bound.max:
             raise UsageError(f"expectations file {str(p)!r}: {where} has min {_num(bound.min)} "
                              f"> max {_num(bound.max)}")
+        if bound.count is not None and not (
+                (bound.min is None or bound.count >= bound.min)
+                and (bound.max is None or bound.count <= bound.max)):
+            raise UsageError(f"expectations file {str(p)!r}: {where} count "
+                             f"{_num(bound.count)} is outside its own range "
+                             f"{Bound(min=bound.min, max=bound.max).describe()}, so it can "
+                             "never hold; keep the count or the range")
         if isinstance(bound, PatternBound):
             try:
                 re.compile(bound.match)

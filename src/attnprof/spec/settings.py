@@ -2,21 +2,38 @@
 
 Plain frozen data (``msgspec.Struct``), so a run's settings travel to a worker process and
 into the record typed, and come back validated. :meth:`Settings.validate` turns every
-impossible value (a non-finite or negative time, zero rounds) into a :class:`UsageError`
-that names the flag and the fix, before anything runs.
+impossible value (a non-finite or negative time, zero rounds, an integer past 64 bits, an
+unknown allocator state) into a :class:`UsageError` that names the flag and the fix, before
+anything runs. What the numbers depend on beyond the timing plan is recorded here too: the
+CPU allocator's state (``cpu_allocator``) and the per-phase time limit of a variant.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from attnprof.errors import UsageError
 
-__all__ = ["CaptureSpec", "Settings", "TimingPlan", "check_seconds"]
+__all__ = ["CPU_ALLOCATOR_STATES", "DEFAULT_VARIANT_TIMEOUT_S", "CaptureSpec", "CpuAllocator",
+           "Settings", "TimingPlan", "check_seconds"]
+
+#: The state of the host's allocator (glibc malloc) while CPU variants are measured; see
+#: :mod:`attnprof.measure.allocator`. ``reuse``: freed memory is kept and reused, as CUDA's
+#: caching allocator does; ``fresh``: every large allocation gets new pages from the
+#: kernel (first touch: a page fault and zeroing per page, every call); ``system``: leave
+#: malloc as the process found it (its MALLOC_* settings, or another allocator).
+CpuAllocator = Literal["reuse", "fresh", "system"]
+CPU_ALLOCATOR_STATES: tuple[str, ...] = CpuAllocator.__args__  # type: ignore[attr-defined]
+#: Seconds one variant may spend in one phase (build and warm-up, one timing round, memory,
+#: accuracy and trace) before it becomes a ``timeout`` row; generous, as the process
+#: executor's idle limit: one compile or one timing round must fit in it.
+DEFAULT_VARIANT_TIMEOUT_S = 900.0
+#: Integers travel to torch and to the record as 64-bit values.
+_INT_LIMIT = 2**63
 
 
 class TimingPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,6 +77,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: each trace is analysed as soon as it is written.
     trace_dir: str | None = None
     trace: CaptureSpec = msgspec.field(default_factory=CaptureSpec)
+    #: The allocator state CPU variants are measured in (see :data:`CpuAllocator`).
+    cpu_allocator: CpuAllocator = "reuse"
+    #: Seconds a variant may spend in one phase before it becomes a ``timeout`` row
+    #: (``None``: no limit). Inline, it stops Python-level hangs in the main thread only
+    #: (see :mod:`attnprof.measure.deadline`).
+    variant_timeout_s: float | None = DEFAULT_VARIANT_TIMEOUT_S
 
     def __post_init__(self) -> None:
         # A folder may be given as a Path; the record keeps the text.
@@ -76,17 +99,33 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         # Zero is a valid budget here (the sample bounds then decide); the CLI asks for more.
         check_seconds("--min-time", plan.min_time_s, allow_zero=True)
         check_seconds("warm-up time", plan.warmup_s, allow_zero=True)
+        if self.variant_timeout_s is not None:
+            check_seconds("--variant-timeout", self.variant_timeout_s)
         for flag, value in (("--rounds", plan.rounds), ("--trace-steps", self.trace.steps),
                             ("minimum samples", plan.min_samples),
-                            ("maximum samples", plan.max_samples)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise UsageError(f"{flag} must be a positive integer, got {value!r}")
+                            ("maximum samples", plan.max_samples),
+                            ("minimum warm-up calls", plan.min_warmup_calls)):
+            _check_count(flag, value, least=1)
+        _check_count("profiler wait steps", self.trace.wait, least=0)
+        _check_count("profiler warm-up steps", self.trace.warmup, least=0)
+        if self.cpu_allocator not in CPU_ALLOCATOR_STATES:
+            raise UsageError(f"--cpu-allocator {self.cpu_allocator!r} is not one of "
+                             f"{', '.join(CPU_ALLOCATOR_STATES)}")
         if plan.min_samples > plan.max_samples:
             raise UsageError(f"minimum samples {plan.min_samples} exceed maximum samples "
                              f"{plan.max_samples}; raise the maximum")
-        if not 0 <= self.seed < 2**63:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not (
+                0 <= self.seed < _INT_LIMIT):
             raise UsageError(f"--seed must be between 0 and 2**63-1, got {self.seed}")
         return self
+
+
+def _check_count(flag: str, value: object, *, least: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        kind = "a positive integer" if least == 1 else f"an integer of at least {least}"
+        raise UsageError(f"{flag} must be {kind}, got {value!r}")
+    if value >= _INT_LIMIT:
+        raise UsageError(f"{flag} must be below 2**63, got {value}")
 
 
 def check_seconds(flag: str, value: float, *, allow_zero: bool = False) -> None:

@@ -168,9 +168,11 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _positive(name: str, value: object) -> None:
+    flag = "--" + name.replace("_", "-")
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        flag = "--" + name.replace("_", "-")
         raise UsageError(f"{flag} must be a positive integer, got {value!r}")
+    if value >= 2**63:  # torch sizes and the record's integers are 64-bit
+        raise UsageError(f"{flag} must be below 2**63, got {value}")
 
 
 #: Query heads per K/V head in the default workloads, as in Llama 3 and Mistral.

@@ -45,9 +45,10 @@ def load_callable(spec: str) -> Callable[..., Any]:
     else:
         try:
             module = importlib.import_module(target)
-        except ImportError as exc:
-            raise UsageError(f"variant {spec!r}: cannot import module {target!r} ({exc}); "
-                             "check the name or give a file path instead") from None
+        except (Exception, SystemExit) as exc:  # not found, or failed while importing
+            raise UsageError(f"variant {spec!r}: cannot import module {target!r} "
+                             f"({type(exc).__name__}: {exc}); check the name or give a "
+                             "file path instead") from None
     fn = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)
@@ -74,7 +75,9 @@ def _load_file(spec: str, path: Path) -> Any:
     sys.modules[name] = module
     try:
         mod_spec.loader.exec_module(module)
-    except Exception as exc:  # the user's file failed to import: say so in one line
+    except (Exception, SystemExit) as exc:  # the user's file failed to import (or called
+        # sys.exit while importing, which must not end attnprof): say so in one line
+        del sys.modules[name]
         raise UsageError(f"variant {spec!r}: importing {str(path)!r} failed with "
                          f"{type(exc).__name__}: {exc}") from None
     return module

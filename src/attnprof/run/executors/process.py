@@ -60,6 +60,8 @@ class _Attempt:
     done: bool = False
     usage_error: str | None = None
     interrupted: bool = False
+    #: The stop (Ctrl-C, SIGTERM) that reached this process while the worker ran.
+    stop: KeyboardInterrupt | None = None
     traceback: str | None = None
     exitcode: int | None = None
     timed_out: str | None = None  # why it was stopped, if it was
@@ -114,7 +116,7 @@ class ProcessExecutor:
             if ended.usage_error is not None:
                 raise UsageError(ended.usage_error)
             if ended.interrupted:
-                raise KeyboardInterrupt
+                raise ended.stop or KeyboardInterrupt()
             if not ended.done:
                 lost = _casualties(ended, remaining, rows)
                 publish(lost=lost)
@@ -150,9 +152,9 @@ class ProcessExecutor:
                 proc.stdin.close()
             try:
                 self._watch(proc, conn, ended, progress, publish)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP (attnprof.signals)
                 _interrupt(proc, conn, ended, progress, publish)
-                ended.interrupted = True
+                ended.interrupted, ended.stop = True, stop
             ended.exitcode = proc.wait()
             ended.oom_killed = (ended.exitcode == -signal.SIGKILL and not ended.timed_out
                                 and _oom_kill_count() > oom_kills)

@@ -12,6 +12,7 @@ Only the record (and these small notes) crosses the process boundary.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -21,12 +22,16 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.record.compare import CompareRecord
 from attnprof.run.point import Point
+from attnprof.signals import exit_status, stop_signals_as_interrupts
 
 __all__ = ["main"]
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def main(argv: list[str]) -> int:
     """Run the point from stdin, reporting on the pipe named in ``argv``."""
+    _die_with_parent()
     conn = Connection(int(argv[0]), readable=False)
     if len(argv) > 1 and argv[1] != "-":
         _limit_memory(int(argv[1]))
@@ -40,19 +45,33 @@ def main(argv: list[str]) -> int:
 
     from attnprof.run.compare import run_point
 
-    try:
-        run_point(point, progress=progress, on_record=on_record)
-    except UsageError as exc:
-        conn.send_bytes(b"U" + str(exc).encode())
-        return 2
-    except KeyboardInterrupt:
-        conn.send_bytes(b"I")
-        return 130
-    except BaseException:  # a bug, or user code raising SystemExit: the parent reports it
-        conn.send_bytes(b"E" + traceback.format_exc().encode())
-        return 1
+    # SIGTERM (Slurm signals every process of a job; the parent stops a hung worker with
+    # it) hands over what was measured, as Ctrl-C does. A variant's own SystemExit is its
+    # row (run_point isolates it); one from anywhere else is a failure the parent reports.
+    with stop_signals_as_interrupts():
+        try:
+            run_point(point, progress=progress, on_record=on_record)
+        except UsageError as exc:
+            conn.send_bytes(b"U" + str(exc).encode())
+            return 2
+        except KeyboardInterrupt as exc:
+            conn.send_bytes(b"I")
+            return exit_status(exc)
+        except BaseException:  # a bug: the parent reports it
+            conn.send_bytes(b"E" + traceback.format_exc().encode())
+            return 1
     conn.send_bytes(b"D")
     return 0
+
+
+def _die_with_parent() -> None:
+    """Have Linux send this worker SIGTERM when its parent dies (``kill -9`` of attnprof),
+    so an orphan does not go on measuring for minutes; elsewhere, nothing."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
 def _limit_memory(limit: int) -> None:

@@ -1,0 +1,139 @@
+"""Are CPU medians a property of the variant, or of the allocator's history?
+
+Runs the same ``attnprof compare`` in fresh processes for each allocator state
+(``--cpu-allocator reuse|fresh|system``), the states taking turns so that machine drift
+reaches them alike, and prints each run's medians, the ratio between the two variants, the
+minor page faults per call the record keeps beside each row, and how much of the machine
+other processes used meanwhile. ``system`` leaves glibc malloc as attnprof found it, which
+is how every run was measured before the state was set: its spread is the "before".
+
+Other work on a small machine slows multi-threaded ops unevenly (an OpenMP region waits for
+its slowest thread), which no allocator state can undo, and which on a shared 2-core VM
+came and went within minutes. So every run's *others' CPU* is measured — the CPU time
+``/proc/stat`` counts as busy (steal included) minus this run's own — and a run in which
+others used more than ``--quiet`` of the machine is shown but not counted: the states take
+turns until each has ``--processes`` quiet runs (or ``--max-runs`` were made). The spread
+of a ratio is (max - min) / median over the counted runs.
+
+    python benchmarks/bench_allocator_stability.py                       # 6 processes each
+    python benchmarks/bench_allocator_stability.py --states reuse --processes 6 \\
+        --variants sdpa-math,naive --min-time 1
+
+Goal: the sdpa-math/naive ratio's spread at most 15% across 6 processes in the default
+state. Run it under ``flock /tmp/attnprof-cpu.lock`` on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def busy_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy so far (all CPUs; steal included)."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_run(variants: str, state: str, min_time: float, out: Path,
+            extra: list[str]) -> dict[str, Any]:
+    """One fresh ``attnprof compare``: its record's medians and page faults, and the share
+    of the machine other processes used while it ran."""
+    command = [sys.executable, "-m", "attnprof", "compare", "--variants", variants,
+               "--min-time", str(min_time), "--cpu-allocator", state, "--json", str(out),
+               *extra]
+    busy, own, start = busy_cpu_s(), children_cpu_s(), time.monotonic()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.monotonic() - start
+    others = (busy_cpu_s() - busy) - (children_cpu_s() - own)
+    record = json.loads(out.read_text())
+    rows = {r["variant"]: r for r in record["results"] if r["latency_ms"]}
+    return {"others_cpu": max(0.0, others) / (wall * (os.cpu_count() or 1)),
+            "rows": {name: {"median_ms": r["latency_ms"]["median"],
+                            "faults_per_call": r["minor_faults_per_call"]}
+                     for name, r in rows.items()}}
+
+
+def spread(values: list[float]) -> float:
+    """(max - min) / median: how far apart the runs land, relative to a typical one."""
+    return (max(values) - min(values)) / statistics.median(values) if values else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="sdpa-math,naive")
+    parser.add_argument("--states", default="system,reuse,fresh")
+    parser.add_argument("--processes", type=int, default=6, help="quiet runs per state")
+    parser.add_argument("--min-time", type=float, default=1.0)
+    parser.add_argument("--quiet", type=float, default=0.05,
+                        help="largest share of the machine others may use in a counted run")
+    parser.add_argument("--max-runs", type=int, default=30, help="runs per state at most")
+    parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
+    parser.add_argument("extra", nargs="*", help="more attnprof compare flags (after --)")
+    args = parser.parse_args()
+    first, second = args.variants.split(",")[:2]
+    states = args.states.split(",")
+    runs: dict[str, list[dict[str, Any]]] = {s: [] for s in states}
+
+    def quiet(state: str) -> list[dict[str, Any]]:
+        return [r for r in runs[state] if r["others_cpu"] <= args.quiet]
+
+    with tempfile.TemporaryDirectory(prefix="attnprof-alloc-") as tmp:
+        while any(len(quiet(s)) < args.processes and len(runs[s]) < args.max_runs
+                  for s in states):
+            for state in states:  # take turns: drift reaches every state alike
+                if len(quiet(state)) >= args.processes or len(runs[state]) >= args.max_runs:
+                    continue
+                out = Path(tmp) / f"{state}-{len(runs[state])}.json"
+                run = one_run(args.variants, state, args.min_time, out, args.extra)
+                runs[state].append(run)
+                a, b = run["rows"][first], run["rows"][second]
+                mark = "" if run["others_cpu"] <= args.quiet else "  (busy: not counted)"
+                print(f"{state:7} run {len(runs[state]):2} others {run['others_cpu']:5.1%}: "
+                      f"{first} {a['median_ms']:7.2f} ms ({a['faults_per_call']:8.1f} "
+                      f"faults/call), {second} {b['median_ms']:7.2f} ms "
+                      f"({b['faults_per_call']:8.1f} faults/call), ratio "
+                      f"{a['median_ms'] / b['median_ms']:.3f}{mark}", flush=True)
+    summary = {}
+    print(f"\nratio = {first} / {second}; counted: runs in which others used at most "
+          f"{args.quiet:.0%} of the machine")
+    print(f"{'state':8} {'counted':>8} {first + ' ms':>20} {second + ' ms':>20} {'ratio':>14} "
+          f"{'spread':>7} {'faults/call':>20}")
+    for state in states:
+        counted = quiet(state)
+        a = [r["rows"][first]["median_ms"] for r in counted]
+        b = [r["rows"][second]["median_ms"] for r in counted]
+        ratios = [x / y for x, y in zip(a, b, strict=True)]
+        faults_a = [r["rows"][first]["faults_per_call"] for r in counted]
+        faults_b = [r["rows"][second]["faults_per_call"] for r in counted]
+        summary[state] = {"runs": runs[state], "counted_ratios": ratios,
+                          "ratio_spread": spread(ratios)}
+        if not counted:
+            print(f"{state:8} {0:>5}/{len(runs[state]):<2} (no quiet run)")
+            continue
+        print(f"{state:8} {len(counted):>5}/{len(runs[state]):<2} "
+              f"{min(a):8.2f}..{max(a):<9.2f} {min(b):8.2f}..{max(b):<9.2f} "
+              f"{min(ratios):5.3f}..{max(ratios):<5.3f} {spread(ratios):7.1%} "
+              f"{statistics.median(faults_a):9.1f} / {statistics.median(faults_b):<9.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The host allocator's state while CPU variants run, and the page faults they cause.
+
+PyTorch's CPU tensors come from the C library's ``malloc``. glibc serves an allocation
+above its *mmap threshold* with fresh pages from the kernel (each first touched page a
+page fault, zeroed), and returns them on ``free``; below it, from its heap, where freed
+memory is reused. The threshold moves by itself: freeing an mmap'd block raises it to that
+block's size (up to 32 MiB). So a variant that allocates tens of MiB per call runs either
+on reused heap or on fresh pages, depending on what the process happened to do before —
+six identical runs of ``compare --variants sdpa-math,naive`` measured sdpa-math at
+11 to 24 ms, and the ratio to naive at 1.15 to 2.2, each run's spread looking tight.
+
+attnprof therefore sets the state before anything is measured (``Settings.cpu_allocator``):
+
+* ``reuse`` (default): no large block is mmap'd (``M_MMAP_MAX`` 0) and freed memory is never
+  trimmed back to the kernel (``M_TRIM_THRESHOLD`` at its maximum), so after the warm-up
+  every call reuses memory the process already holds — as CUDA's caching allocator does,
+  and as a long-running server or training loop sees. The comparison gives the memory back
+  (:func:`release_free_memory`) once the ceilings are measured and once each variant is
+  finished, as it empties CUDA's cache, so one variant's heap is not held against the next.
+* ``fresh``: every allocation of 128 KiB or more is mmap'd (a fixed threshold, no drift)
+  and returned on free, so each call pays first-touch page faults and zeroing — the cost
+  a process with cold memory pays.
+* ``system``: leave malloc as the process found it (its ``MALLOC_*`` environment, or
+  jemalloc/tcmalloc loaded with ``LD_PRELOAD``); its state then depends on its history.
+
+``mallopt`` is glibc's; elsewhere (musl, macOS, Windows) the state cannot be set, and
+:func:`set_cpu_allocator` says so. The settings stay for the life of the process.
+Minor page faults (:func:`minor_faults`) are counted around every variant's samples, so
+first-touch cost shows beside each row whatever the state.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any
+
+from attnprof.spec.settings import CpuAllocator
+
+__all__ = ["minor_faults", "release_free_memory", "set_cpu_allocator"]
+
+# mallopt parameters (glibc's malloc.h).
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_M_MMAP_MAX = -4
+#: glibc's defaults: mmap up to 65,536 blocks at once, above 128 KiB.
+_DEFAULT_MMAP_MAX = 65536
+_FRESH_THRESHOLD = 128 * 1024
+#: mallopt takes a C int: the largest trim threshold it can be given.
+_NEVER_TRIM = 2**31 - 1
+
+#: The mallopt calls that make each state, in order.
+_STATES: dict[str, tuple[tuple[int, int], ...]] = {
+    "reuse": ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _NEVER_TRIM)),
+    "fresh": ((_M_MMAP_MAX, _DEFAULT_MMAP_MAX), (_M_MMAP_THRESHOLD, _FRESH_THRESHOLD),
+              (_M_TRIM_THRESHOLD, _FRESH_THRESHOLD)),
+}
+
+
+def set_cpu_allocator(state: CpuAllocator) -> str | None:
+    """Put glibc malloc in ``state`` for the rest of the process; ``None`` when done (or
+    ``system``, which asks for nothing), else why it could not be."""
+    calls = _STATES.get(state)
+    if calls is None:
+        return None
+    mallopt = _mallopt()
+    if mallopt is None:
+        return (f"--cpu-allocator {state} not applied: this C library has no glibc mallopt; "
+                "the allocator is as the process found it")
+    for param, value in calls:
+        if mallopt(param, value) != 1:
+            return f"--cpu-allocator {state} not applied: mallopt({param}, {value}) refused"
+    return None
+
+
+def release_free_memory() -> None:
+    """Give the kernel back the memory malloc holds free (``malloc_trim``): after the
+    ceilings' large buffers, so that ``reuse`` keeps what the variants use, not those."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _glibc() -> Any:
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018 - only glibc's mallopt takes these parameters
+        libc.mallopt.argtypes, libc.mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+        libc.malloc_trim.argtypes, libc.malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def _mallopt() -> Any:
+    libc = _glibc()
+    return None if libc is None else libc.mallopt
+
+
+def minor_faults() -> int | None:
+    """Minor page faults of this process so far, all threads (``None`` where the platform
+    does not count them)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
