@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
 
-__all__ = ["ProcessExecutor"]
+__all__ = ["ProcessExecutor", "empty_record"]
 
 _Publish = Callable[[CompareRecord], object]
 #: The worker's last message, by its letter, and the field of _Attempt it sets.
@@ -101,7 +101,7 @@ class ProcessExecutor:
                     header, measured = record, True
                 rows.update((r.variant, r) for r in record.results)
             if lost:
-                header = header or _empty_record(point)
+                header = header or empty_record(point)
                 rows.update(lost)
             if len(rows) > before and header is not None and on_record is not None:
                 on_record(_merge(header, point, rows))
@@ -122,7 +122,7 @@ class ProcessExecutor:
                     if progress is not None:
                         progress(name, "done")
             remaining = [v for v in point.variants if v not in rows]
-        final = _merge(header or _empty_record(point), point, rows)
+        final = _merge(header or empty_record(point), point, rows)
         final.status = "complete"
         if on_record is not None:
             on_record(final)
@@ -285,7 +285,8 @@ def _merge(header: CompareRecord, point: Point,
         header, results=[rows[v] for v in point.variants if v in rows], status="partial")
 
 
-def _empty_record(point: Point) -> CompareRecord:
+def empty_record(point: Point) -> CompareRecord:
+    """A record of ``point`` with no rows yet, for rows that no worker reported."""
     from attnprof.measure.environment import collect_environment
     from attnprof.spec import costs
 
