@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import msgspec
 import numpy as np
 
 from attnprof.record.compare import VariantResult
-from attnprof.record.sweep import QUANTITIES, Crossover, Quantity, ScalingFit, SweepRecord
+from attnprof.record.sweep import (
+    QUANTITIES,
+    Crossover,
+    Quantity,
+    ScalingFit,
+    SweepPoint,
+    SweepRecord,
+)
 from attnprof.spec.grid import INTEGER_FIELDS
 
 __all__ = ["analyse_sweep", "find_crossovers", "fit_power_law", "scaling_fits", "value_of"]
@@ -111,7 +118,7 @@ def _crossings(a: Series, b: Series) -> list[tuple[str, tuple[int, int, float]]]
     """Sign changes of log(a) − log(b) between neighbouring common x values."""
     xs = sorted(set(a) & set(b))
     out = []
-    for x0, x1 in zip(xs, xs[1:]):
+    for x0, x1 in pairwise(xs):
         d0 = math.log(a[x0]) - math.log(b[x0])
         d1 = math.log(a[x1]) - math.log(b[x1])
         if d0 == 0 or d0 * d1 >= 0:
@@ -128,7 +135,7 @@ def _series(record: SweepRecord
     points = record.ordered_points()
     swept = [f for f in record.grid.fields if f in INTEGER_FIELDS]
     for field in swept:
-        grouped: dict[str, tuple[dict[str, int | str], list]] = {}
+        grouped: dict[str, tuple[dict[str, int | str], list[SweepPoint]]] = {}
         for point in points:
             if field not in point.coords:
                 continue

@@ -97,12 +97,15 @@ class Crossover(msgspec.Struct, kw_only=True):
     between: tuple[int, int]
 
 
-class SweepRecord(RecordBase, tag="sweep"):
+class SweepRecord(RecordBase, tag="sweep", kw_only=True):
     """``attnprof sweep``: a comparison at every point of a grid."""
 
     environment: Environment
     #: The workload every point starts from; the grid's fields replace its values.
     base: Workload
+    #: The workload fields the user set beside the grid (the base is the device's default
+    #: with these applied; a resumed sweep rebuilds every point from them).
+    fields: dict[str, int | str | bool] = msgspec.field(default_factory=dict)
     grid: Grid
     variants: list[str]
     settings: Settings

@@ -4,7 +4,8 @@
 ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wherever
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
-trace. New record kinds add a view to :data:`_VIEWS`.
+trace; a sweep is its points table with the scaling fits. New record kinds add a view to
+:data:`_VIEWS`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from rich.text import Text
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
+from attnprof.record.sweep import SweepRecord
 from attnprof.render.compare_table import render_compare, render_findings_by_variant
+from attnprof.render.sweep_table import render_sweep
 from attnprof.render.trace_report import render_trace_report
 
 __all__ = ["TerminalRenderer", "make_console"]
@@ -90,8 +93,13 @@ def _analyze(record: AnalyzeRecord, console: Console, top: int) -> None:
         render_trace_report(report, console, top=top)
 
 
+def _sweep(record: SweepRecord, console: Console, top: int) -> None:
+    render_sweep(record, console)
+
+
 _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
+    SweepRecord: _sweep,
 }

@@ -99,7 +99,7 @@ def plan_sweep(grid: Grid, variants: Sequence[str | Variant] | None, settings: S
 def new_record(plan: SweepPlan, executor: str) -> SweepRecord:
     """An empty sweep record for ``plan``, with this machine's environment."""
     return SweepRecord(environment=collect_environment(plan.base.device),
-                       base=plan.base.resolved(), grid=plan.grid,
+                       base=plan.base.resolved(), fields=dict(plan.fields), grid=plan.grid,
                        variants=list(plan.variants), settings=plan.settings,
                        flops_convention=costs.FLOPS_CONVENTION, executor=executor)
 
@@ -169,8 +169,8 @@ def run_sweep(plan: SweepPlan, executor: Executor, *, record: SweepRecord | None
         run_points(next_job, on_done, progress.phase if progress else None)
     else:
         while (job := next_job()) is not None:
-            index, point = job
-            on_done(index, executor.run(point, progress=progress.phase if progress else None),
+            index, task = job
+            on_done(index, executor.run(task, progress=progress.phase if progress else None),
                     None)
     final = analyse_sweep(record)
     final.status = "complete"

@@ -172,7 +172,7 @@ class Grid(msgspec.Struct, frozen=True, kw_only=True):
         if not self.axes:
             return [{}]
         names = self.fields
-        return [dict(zip(names, combo))
+        return [dict(zip(names, combo, strict=True))
                 for combo in itertools.product(*(a.values for a in self.axes))]
 
     def size(self) -> int:

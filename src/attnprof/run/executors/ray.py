@@ -17,6 +17,7 @@ extra (``pip install 'attnprof[ray]'``), imported only here.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -138,7 +139,7 @@ class RayExecutor:
             return ray
         try:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     configure_logging=True, logging_level="ERROR")
+                     configure_logging=True, logging_level=logging.ERROR)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise UsageError(f"--ray-address {self.address}: cannot connect to a Ray cluster "
                              f"({_last_line(exc)}); start one with 'ray start --head' and "
