@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from attnprof.render.limits_table import describe_probe, render_limits
     from attnprof.render.terminal import make_console
     from attnprof.run.compare import prepare
-    from attnprof.run.limits import find_ceiling
+    from attnprof.run.limits import Probe, find_ceiling
     from attnprof.spec.quantities import parse_bytes, parse_seconds
     from attnprof.spec.settings import Settings, TimingPlan, check_seconds
 
@@ -78,11 +78,13 @@ def run(args: argparse.Namespace) -> int:
     for variant in variants:
         for mode in modes:
             log.print(f"[bold]{variant.name}[/bold] {mode}: searching {args.field} …")
+
+            def show(probe: Probe, name: str = variant.name, mode: str = mode) -> None:
+                log.print(describe_probe(name, mode, args.field, probe))
+
             ceilings.append(find_ceiling(
                 base.replace(mode=mode), variant, args.field, budget, step=step,
-                maximum=args.max, probe_timeout_s=timeout, confirm=confirm,
-                on_probe=lambda p, v=variant.name, m=mode: log.print(
-                    describe_probe(v, m, args.field, p))))
+                maximum=args.max, probe_timeout_s=timeout, confirm=confirm, on_probe=show))
     console = make_console()
     render_limits(ceilings, base, console)
     sys.stdout.flush()

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from attnprof.errors import UsageError
 from attnprof.record.compare import VariantResult
@@ -70,7 +71,7 @@ class Ceiling:
     largest: int | None = None
     #: The smallest size seen not to fit, and how it failed (None: fits to the search end).
     first_failure: Probe | None = None
-    probes: list[Probe] = field(default_factory=list)
+    probes: list[Probe] = dataclass_field(default_factory=list)
     #: The final measurement at ``largest``.
     confirmed: VariantResult | None = None
     #: The largest size the textbook estimate allows, and whether the search could have
