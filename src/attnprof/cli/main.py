@@ -16,13 +16,15 @@ from attnprof.cli import (
     compare_cmd,
     limits_cmd,
     profile_cmd,
+    recommend_cmd,
     sweep_cmd,
 )
 from attnprof.cli.parser import Parser
 from attnprof.errors import UsageError
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
-COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, sweep_cmd, limits_cmd)
+COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, sweep_cmd, limits_cmd,
+            recommend_cmd)
 DEFAULT_COMMAND = compare_cmd.NAME
 
 
