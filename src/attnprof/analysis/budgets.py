@@ -101,8 +101,11 @@ def _excess(value: float, bound: Bound, unit: str) -> str:
                    else (bound.count, "off"))
     assert limit is not None
     diff = value - limit
-    share = f"{abs(diff) / limit:.0%} {word} " if limit else ""
-    return f"{share}({diff:+.3g}{u})"
+    if not limit:
+        return f"{diff:+.3g}{u}"
+    if value / limit >= 2:  # "11984227% over" reads worse than "119842× the max"
+        return f"{value / limit:.3g}× the {'max' if word == 'over' else 'limit'} ({diff:+.3g}{u})"
+    return f"{abs(diff) / limit:.0%} {word} ({diff:+.3g}{u})"
 
 
 def _margin(value: float, bound: Bound, unit: str) -> str:

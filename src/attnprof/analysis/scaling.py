@@ -116,12 +116,12 @@ def find_crossovers(record: SweepRecord) -> list[Crossover]:
 
 def _crossings(a: Series, b: Series) -> list[tuple[str, tuple[int, int, float]]]:
     """Sign changes of log(a) − log(b) between neighbouring common x values."""
-    xs = sorted(set(a) & set(b))
+    gap = {x: math.log(a[x]) - math.log(b[x]) for x in sorted(set(a) & set(b))}
+    xs = [x for x, d in gap.items() if d != 0]  # a tie is crossed between its neighbours
     out = []
     for x0, x1 in pairwise(xs):
-        d0 = math.log(a[x0]) - math.log(b[x0])
-        d1 = math.log(a[x1]) - math.log(b[x1])
-        if d0 == 0 or d0 * d1 >= 0:
+        d0, d1 = gap[x0], gap[x1]
+        if d0 * d1 > 0:
             continue
         t = d0 / (d0 - d1)
         at = math.exp(math.log(x0) + t * (math.log(x1) - math.log(x0)))
