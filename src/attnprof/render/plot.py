@@ -54,6 +54,7 @@ def plot_field(record: SweepRecord) -> str:
 
 def write_plot(record: SweepRecord, path: str | os.PathLike[str]) -> None:
     """Draw ``record`` and write it to ``path`` atomically (format from the suffix)."""
+    from matplotlib import rc_context
     from matplotlib.figure import Figure
 
     field = plot_field(record)
@@ -64,8 +65,11 @@ def write_plot(record: SweepRecord, path: str | os.PathLike[str]) -> None:
     fig.suptitle(f"attnprof sweep {record.run_id} — {record.environment.device_name}",
                  fontsize=10)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format=Path(path).suffix.lower().lstrip("."), dpi=120,
-                metadata={"Date": None} if str(path).lower().endswith(".svg") else None)
+    fmt = Path(path).suffix.lower().lstrip(".")
+    # SVG text stays text (searchable, small); no date, so the same record draws the same file.
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": record.run_id}):
+        fig.savefig(buffer, format=fmt, dpi=120,
+                    metadata={"Date": None} if fmt == "svg" else None)
     write_atomic(path, buffer.getvalue())
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from attnprof.errors import UsageError
@@ -87,13 +87,15 @@ def plan_sweep(grid: Grid, variants: Sequence[str | Variant] | None, settings: S
     chosen = resolve_variants(variants)
     grid.check_size(len(chosen))
     fields = {k: v for k, v in fields.items() if v is not None and k not in grid.fields}
-    base = default_workload(device.split(":")[0], device=device, **fields).validate()
-    check_device(base.device)
-    plan = SweepPlan(base=base, grid=grid, variants=tuple(v.name for v in chosen),
+    check_device(device)
+    plan = SweepPlan(base=default_workload(device.split(":")[0], device=device, **fields),
+                     grid=grid, variants=tuple(v.name for v in chosen),
                      settings=settings.validate(), fields=tuple(sorted(fields.items())))
-    for dtype in {plan.workload(c).dtype for c in grid.points()}:
-        check_dtype(base.device, dtype)
-    return plan, chosen
+    workloads = [plan.workload(c) for c in grid.points()]  # each point valid, or say which
+    for dtype in dict.fromkeys(w.dtype for w in workloads):
+        check_dtype(device, dtype)
+    # The base is the first point: the grid's fields then take each point's values.
+    return replace(plan, base=workloads[0]), chosen
 
 
 def new_record(plan: SweepPlan, executor: str) -> SweepRecord:

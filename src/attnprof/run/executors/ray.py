@@ -137,6 +137,8 @@ class RayExecutor:
                              "pip install 'attnprof[ray]'") from None
         if ray.is_initialized():
             return ray
+        if self.address:
+            _check_reachable(self.address)
         try:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
                      configure_logging=True, logging_level=logging.ERROR)
@@ -146,6 +148,23 @@ class RayExecutor:
                              "pass the address it prints, or leave the address out for a "
                              "local instance") from None
         return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse an address nothing listens on at once: Ray itself retries for minutes."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", a bare host: Ray resolves those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise UsageError(f"--ray-address {address}: cannot connect to a Ray cluster "
+                         f"({exc.strerror or exc}); start one with 'ray start --head' and pass "
+                         "the address it prints, or leave the address out for a local "
+                         "instance") from None
 
 
 def _run_point_task(point_json: bytes, timeout_s: float | None,
