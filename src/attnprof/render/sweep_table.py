@@ -24,9 +24,7 @@ def render_sweep(record: SweepRecord, console: Console) -> None:
     console.print(Text(f"attnprof sweep — {swept} × {', '.join(record.variants)}",
                        style="bold"))
     console.print(Text(f"fixed: {_fixed(record)}"))
-    table = Table(caption=f"{len(points)} of {record.grid.size()} points · {env.device_name} · "
-                          f"{env.threads} threads · torch {env.torch} · executor "
-                          f"{record.executor}", caption_justify="left")
+    table = Table()
     fields = record.grid.fields
     for field in fields:
         table.add_column(field, justify="right", no_wrap=True)
@@ -54,6 +52,8 @@ def render_sweep(record: SweepRecord, console: Console) -> None:
                 cells.append(Text(row.status, style=_STATUS_STYLE.get(row.status, "")))
         table.add_row(*cells)
     console.print(table)
+    console.print(f"[dim]{len(points)} of {record.grid.size()} points · {env.device_name} · "
+                  f"{env.threads} threads · torch {env.torch} · executor {record.executor}[/dim]")
     step = "per decode step" if decode else "per step"
     console.print(f"[dim]each cell: median latency {step}, then peak memory; FLOPs: "
                   f"{record.flops_convention}[/dim]")
