@@ -78,8 +78,8 @@ def check_budgets(budgets: Budgets,
 def _check(number: int, workload: Workload, row: VariantResult, metric: str,
            bound: Bound) -> CheckRow:
     unit = METRICS[metric][0]
-    what = f"#{number} {row.variant} · {workload.describe()} · {metric}"
-    expected = bound.describe(unit)
+    what = f"#{number} {row.variant} · {workload.describe()}"
+    expected = f"{metric} {bound.describe(unit)}"
     if row.status != "ok":
         return CheckRow(what, expected, row.status, False, row.reason)
     value = metric_value(row, metric)

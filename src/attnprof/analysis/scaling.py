@@ -8,9 +8,10 @@ Student's t with n − 2 degrees of freedom (with four points that is ±4.30 sta
 not ±1.96: a short sweep is honestly uncertain), and R² in log-log space. Only ``ok`` rows
 with a positive value enter a fit; a fit needs two distinct field values.
 
-A crossover is where, in one group, one variant's measured values go from above another's
-to below it between two neighbouring field values; the crossing is interpolated on log-log
-axes between those two points.
+A crossover is where, in one group, one variant's measured values go from more than 5%
+above another's to more than 5% below it between two neighbouring field values (closer
+than that is a tie, not an order); the crossing is interpolated on log-log axes between
+those two points.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from attnprof.spec.grid import INTEGER_FIELDS
 __all__ = ["analyse_sweep", "find_crossovers", "fit_power_law", "scaling_fits", "value_of"]
 
 Series = dict[int, float]  # field value -> measured value
+_TIE = math.log(1.05)
 
 
 def analyse_sweep(record: SweepRecord) -> SweepRecord:
@@ -117,7 +119,10 @@ def find_crossovers(record: SweepRecord) -> list[Crossover]:
 def _crossings(a: Series, b: Series) -> list[tuple[str, tuple[int, int, float]]]:
     """Sign changes of log(a) − log(b) between neighbouring common x values."""
     gap = {x: math.log(a[x]) - math.log(b[x]) for x in sorted(set(a) & set(b))}
-    xs = [x for x, d in gap.items() if d != 0]  # a tie is crossed between its neighbours
+    # Within 5% is a tie, not an order: two variants that run the same kernels would
+    # otherwise "overtake" each other at every wobble of the clock. A tie is crossed
+    # between its neighbours.
+    xs = [x for x, d in gap.items() if abs(d) > _TIE]
     out = []
     for x0, x1 in pairwise(xs):
         d0, d1 = gap[x0], gap[x1]

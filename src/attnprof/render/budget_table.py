@@ -17,7 +17,7 @@ def render_budgets(report: BudgetReport, console: Console, source: str) -> None:
     table = Table(title=Text(f"budgets — {report.title or source}"), title_justify="left",
                   caption=Text(source), caption_justify="left")
     table.add_column("", no_wrap=True)
-    table.add_column("budget · variant · workload · quantity", overflow="fold", ratio=2)
+    table.add_column("budget · variant · workload", overflow="fold", ratio=2)
     table.add_column("budget", no_wrap=True)
     table.add_column("measured", no_wrap=True)
     table.add_column("margin", overflow="fold", ratio=1)

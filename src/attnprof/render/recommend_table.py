@@ -55,5 +55,6 @@ def _headroom(r: Recommendation, constraints: Constraints) -> list[Text]:
         return []
     limit = format_bytes(constraints.max_memory_bytes)
     return [Text(f"  within {limit}, {h.variant} runs batch {h.batch} at "
-                 f"{h.tokens_per_s:,.0f} tokens/s (measured at point #{h.point})")
+                 f"{h.tokens_per_s:,.0f} tokens/s (measured"
+                 + (")" if h.point == r.point else " in a run at that batch)"))
             for h in sorted(r.headroom, key=lambda h: -h.tokens_per_s)]
