@@ -56,6 +56,7 @@ def test_plot_marks_failed_points_and_writes_png(records_by_kind: dict[str, obje
     (["--seq", "64", "--batch", "1..65+1", "--heads", "1..64+1"], "the sweep has 4160"),
     (["--heads", "4,8", "--kv-heads", "3"], "sweep point heads=4: --kv-heads 3 does not divide"),
     (["--seq", "16,32", "--plot", "x.pdf"], "--plot 'x.pdf': write a .svg or .png file"),
+    (["--dtype", "fp32,fp64", "--plot", "x.svg"], "--plot needs a swept size field"),
     (["--seq", "16,32", "--json", "no/such/dir/x.json"], "directory 'no/such/dir' does not"),
     (["--seq", "16,32", "--executor", "inline", "--point-timeout", "5"],
      "--point-timeout and --worker-memory need a worker"),

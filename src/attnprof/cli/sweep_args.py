@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from attnprof.cli.parser import csv_list
 from attnprof.errors import UsageError
 from attnprof.spec.grid import INTEGER_FIELDS, Axis, Grid, flag_of, parse_axis, parse_choices
 from attnprof.spec.quantities import parse_bytes, parse_seconds
-from attnprof.spec.settings import Settings, TimingPlan, check_seconds
+from attnprof.spec.settings import Settings, check_seconds
 
 if TYPE_CHECKING:
     from attnprof.record.sweep import SweepRecord
@@ -120,8 +122,9 @@ def _settings(args: argparse.Namespace, device: str, recorded: Settings | None) 
         min_time = (recorded.plan.min_time_s if recorded
                     else 1.0 if device.startswith("cuda") else 0.4)
     check_seconds("--min-time", min_time)
-    plan = TimingPlan(min_time_s=min_time,
-                      rounds=args.rounds if args.rounds is not None else base.plan.rounds)
+    plan = msgspec.structs.replace(
+        base.plan, min_time_s=min_time,
+        rounds=args.rounds if args.rounds is not None else base.plan.rounds)
     return base.replace(plan=plan, seed=args.seed if args.seed is not None else base.seed)
 
 

@@ -53,6 +53,7 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
     every point; a Ctrl-C or SIGTERM keeps every finished point and says how to resume."""
     from attnprof.cli.sweep_args import executor_from_args, plan_from_args
     from attnprof.measure.environment import collect_environment
+    from attnprof.record.sweep import needs_rerun
     from attnprof.render.progress import SweepProgress
     from attnprof.run.sweep import check_resumable, run_sweep
 
@@ -68,8 +69,12 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
             record.save(path)
             saved.append(len(record.points))
 
-    kept = [p for p in (resume.points if resume else [])]
-    with _sigterm_as_interrupt(), SweepProgress(plan.grid.size(), done=len(kept)) as bar:
+    if getattr(args, "plot", None):
+        from attnprof.render.plot import plot_field
+
+        plot_field(plan.grid)  # a plot needs a swept size: say so before running
+    kept = sum(not any(map(needs_rerun, p.results)) for p in resume.points) if resume else 0
+    with _sigterm_as_interrupt(), SweepProgress(plan.grid.size(), done=kept) as bar:
         try:
             return run_sweep(plan, executor, record=resume, on_point=save, progress=bar)
         except KeyboardInterrupt:

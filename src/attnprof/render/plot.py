@@ -19,7 +19,7 @@ from attnprof.atomic import check_writable, write_atomic
 from attnprof.errors import UsageError
 from attnprof.record.sweep import QUANTITIES, Quantity, SweepRecord
 from attnprof.render.sweep_table import describe_fit
-from attnprof.spec.grid import INTEGER_FIELDS
+from attnprof.spec.grid import INTEGER_FIELDS, Grid
 
 __all__ = ["FORMATS", "check_plot_path", "plot_field", "write_plot"]
 
@@ -43,9 +43,9 @@ def check_plot_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def plot_field(record: SweepRecord) -> str:
+def plot_field(grid: Grid) -> str:
     """The field plots run along: the first swept size field."""
-    sizes = [f for f in record.grid.fields if f in INTEGER_FIELDS]
+    sizes = [f for f in grid.fields if f in INTEGER_FIELDS]
     if not sizes:
         raise UsageError("--plot needs a swept size field (e.g. --seq 256..4096x2); this "
                          "sweep varies only names")
@@ -57,7 +57,7 @@ def write_plot(record: SweepRecord, path: str | os.PathLike[str]) -> None:
     from matplotlib import rc_context
     from matplotlib.figure import Figure
 
-    field = plot_field(record)
+    field = plot_field(record.grid)
     fig = Figure(figsize=(12, 5), layout="constrained")
     axes = fig.subplots(1, len(QUANTITIES))
     for ax, quantity in zip(axes, QUANTITIES, strict=True):

@@ -143,6 +143,7 @@ def run_sweep(plan: SweepPlan, executor: Executor, *, record: SweepRecord | None
     from attnprof.analysis.scaling import analyse_sweep
 
     record = record or new_record(plan, executor.name)
+    record.status = "partial"  # until the last point is in (a resumed record said complete)
     record.points = [p for p in record.points if not any(map(needs_rerun, p.results))]
     done = {p.index for p in record.points}
     # A remote executor's points run on other machines, each measuring its own ceilings.
