@@ -5,6 +5,7 @@ node and environment recorded."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,11 +31,18 @@ def test_an_unreachable_cluster_is_a_usage_error() -> None:
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    # One CPU slot: points run one at a time, as they would timed on a one-slot node.
+    # One CPU slot: points run one at a time, as they would timed on a one-slot node. No
+    # usage statistics: the test machine has no network to send them over.
+    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
              logging_level=logging.ERROR)
     yield
     ray.shutdown()
+    if saved is None:
+        del os.environ["RAY_USAGE_STATS_ENABLED"]
+    else:
+        os.environ["RAY_USAGE_STATS_ENABLED"] = saved
 
 
 def _outcome(record: SweepRecord) -> list[tuple[object, ...]]:

@@ -46,8 +46,6 @@ __all__ = ["Job", "SweepPlan", "SweepProgress", "check_resumable", "plan_sweep",
 
 #: A point to run and its index in the grid.
 Job = tuple[int, Point]
-#: Called as ``on_done(index, record, node)`` when a point's comparison ends.
-OnDone = Callable[[int, CompareRecord, "str | None"], None]
 
 
 class SweepProgress(Protocol):
