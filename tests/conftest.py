@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from attnprof.spec.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Real torch.profiler traces shipped beside the repository (never copied into it).
@@ -61,4 +65,19 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
                        kind="profile", **tiny)
     analysed = analyze_files([r.trace for r in profiled.results if r.trace])
     return {"compare": compared, "profile": profiled, "analyze": analysed,
-            "compare-v1": load_record(V1_RECORDS / "compare-v1.json")}
+            "compare-v1": load_record(V1_RECORDS / "compare-v1.json"),
+            "sweep": _tiny_sweep(fast, tiny)}
+
+
+def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
+    """A real sweep over two sequence lengths and two modes, one variant refused in
+    training, so the views show points, a failure and fits."""
+    from attnprof.run.executors.inline import InlineExecutor
+    from attnprof.run.sweep import plan_sweep, run_sweep
+    from attnprof.spec.grid import Axis, Grid
+
+    grid = Grid(axes=[Axis(field="mode", values=["forward", "forward+backward"]),
+                      Axis(field="seq", values=[16, 32, 64])])
+    fields = {k: v for k, v in tiny.items() if k not in ("seq", "device")}
+    plan, _ = plan_sweep(grid, ["naive", "sdpa", "flex-eager"], fast, "cpu", **fields)
+    return run_sweep(plan, InlineExecutor())

@@ -10,9 +10,10 @@ import pytest
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import RECORD_TYPES, decode_record
+from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
 
-KINDS = ("compare", "profile", "analyze", "compare-v1")
+KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -34,6 +35,10 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
         if isinstance(record, AnalyzeRecord):
             regions = [(r.source, g.name) for r in record.reports for g in r.regions]
             assert [(x["source"], x["region_name"]) for x in lines] == regions
+        elif isinstance(record, SweepRecord):
+            rows = [(str(p.workload.seq), p.workload.mode, r.variant, r.status)
+                    for p in record.ordered_points() for r in p.results]
+            assert [(x["seq"], x["mode"], x["variant"], x["status"]) for x in lines] == rows
         else:
             assert isinstance(record, CompareRecord)
             assert [x["variant"] for x in lines] == [r.variant for r in record.results]
@@ -45,6 +50,17 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert report.source in text
             assert all(region.name in text for region in report.regions)
             assert all(f.title in text for f in report.findings)
+        return
+    if isinstance(record, SweepRecord):
+        assert record.status == "complete" and record.fits
+        for variant in record.variants:
+            assert variant in text
+        for point in record.points:
+            for row in point.results:
+                if row.status != "ok":  # a failure is named with its reason
+                    assert row.status in text and row.reason[:40] in text
+        for fit in record.fits:
+            assert f"{fit.field}^{fit.exponent:.2f}" in text
         return
     assert isinstance(record, CompareRecord)
     assert record.workload.describe() in text

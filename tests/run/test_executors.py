@@ -99,14 +99,16 @@ def test_a_hung_variant_is_a_timeout_row(dying: Path) -> None:
 
 
 def test_a_worker_memory_limit_makes_an_oom_row() -> None:
-    # naive holds B·H·S·S fp32 scores (and copies): 1·4·2048² · 4 B = 64 MiB each.
+    # naive holds B·H·S·S fp32 scores (and copies): 1·4·2048² · 4 B = 64 MiB each; SDPA's
+    # flash kernel a few MiB. (The float64 reference would need 128 MiB per score copy, so
+    # the accuracy check is off: the cap is for the variants.)
     variants = ["naive", "sdpa"]
     executor = ProcessExecutor(memory_limit_bytes=48 << 20)
-    record = compare(variants=variants, settings=FAST, executor=executor,
-                     **{**TINY, "seq": 2048})
+    record = compare(variants=variants, settings=FAST.replace(check_accuracy=False),
+                     executor=executor, **{**TINY, "seq": 2048})
     naive, sdpa = record.results
     assert naive.status == "oom", naive.reason
-    assert sdpa.status in ("ok", "oom")
+    assert sdpa.status == "ok", sdpa.reason
 
 
 def test_unknown_executor_is_a_usage_error() -> None:

@@ -28,6 +28,8 @@ def add_parser(sub: Any) -> None:
                    help="also write a torch.profiler trace (.json.gz) of each variant to DIR")
     p.add_argument("--trace-steps", type=int, default=3, metavar="N",
                    help="profiled steps per trace (default 3)")
+    p.add_argument("--budgets", metavar="FILE",
+                   help="check the rows against a budgets file (TOML); exit 1 if any fails")
     p.set_defaults(run=run)
 
 
@@ -48,6 +50,11 @@ def run(args: argparse.Namespace) -> int:
         render_variant_list(list(REGISTRY.values()), console)
         return 0
     csv = [Output("--csv", args.csv)] if args.csv is not None else []
+    budgets = None
+    if args.budgets:  # a malformed file fails before anything is measured
+        from attnprof.spec.budgets import load_budgets
+
+        budgets = load_budgets(args.budgets)
     record = measure(args, console, variants=args.variants, json_path=args.json,
                      trace_dir=args.trace, trace_steps=args.trace_steps, other_outputs=csv)
     if args.csv:
@@ -56,4 +63,11 @@ def run(args: argparse.Namespace) -> int:
     for what, path in (("record", args.json), ("CSV", args.csv)):
         if path:
             console.print(Text(f"{what} written to {safe_text(path)}", style="dim"))
-    return 0
+    if budgets is None:
+        return 0
+    from attnprof.analysis.budgets import check_budgets, measured_rows
+    from attnprof.render.budget_table import render_budgets
+
+    report = check_budgets(budgets, measured_rows(record))
+    render_budgets(report, console, args.budgets)
+    return 0 if report.ok else 1

@@ -12,14 +12,23 @@ import sys
 from collections.abc import Sequence
 
 from attnprof._version import __version__
-from attnprof.cli import analyze_cmd, check_cmd, compare_cmd, profile_cmd
+from attnprof.cli import (
+    analyze_cmd,
+    check_cmd,
+    compare_cmd,
+    limits_cmd,
+    profile_cmd,
+    recommend_cmd,
+    sweep_cmd,
+)
 from attnprof.cli.parser import Parser
 from attnprof.errors import UsageError
 from attnprof.formatting import safe_text
 from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
-COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd)
+COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, sweep_cmd, limits_cmd,
+            recommend_cmd)
 DEFAULT_COMMAND = compare_cmd.NAME
 
 

@@ -1,5 +1,5 @@
-"""CSV: one line per variant (a comparison) or per region (an analysis), for spreadsheets
-and plots.
+"""CSV: one line per variant (a comparison), per point and variant (a sweep) or per region
+(an analysis), for spreadsheets and plots.
 
 Each comparison line carries the workload's fields too, so the files of several runs (other
 shapes, dtypes, machines) concatenate into one table. Numbers are written as measured,
@@ -14,9 +14,13 @@ from typing import Any, ClassVar
 
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, VariantResult
+from attnprof.record.environment import Environment
 from attnprof.record.family import Record
+from attnprof.record.sweep import SweepRecord
+from attnprof.spec.workload import Workload
 
-__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "CsvRenderer", "render_analysis_csv", "render_csv"]
+__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "CsvRenderer", "render_analysis_csv", "render_csv",
+           "render_sweep_csv"]
 
 _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
              "causal", "mode")
@@ -46,15 +50,33 @@ class CsvRenderer:
         """The CSV text of ``record``."""
         if isinstance(record, AnalyzeRecord):
             return render_analysis_csv(record)
+        if isinstance(record, SweepRecord):
+            return render_sweep_csv(record)
         return render_csv(record)
 
 
 def render_csv(record: CompareRecord) -> str:
     """The CSV text of a comparison: a header and one line per variant."""
-    shared = {k: getattr(record.workload, k) for k in _WORKLOAD}
-    shared.update(device_name=record.environment.device_name,
-                  torch=record.environment.torch, created=record.created)
+    shared = _shared(record.workload, record.environment, record.created)
     return _table(COLUMNS, [{**_result(r), **shared} for r in record.results])
+
+
+def render_sweep_csv(record: SweepRecord) -> str:
+    """The CSV text of a sweep: the comparison's columns, one line per point and variant
+    (so a sweep's lines and a comparison's concatenate into one table)."""
+    lines = []
+    for point in record.ordered_points():
+        shared = _shared(point.workload, point.environment or record.environment,
+                         record.created)
+        lines += [{**_result(r), **shared} for r in point.results]
+    return _table(COLUMNS, lines)
+
+
+def _shared(workload: Workload, environment: Environment, created: str) -> dict[str, Any]:
+    shared: dict[str, Any] = {k: getattr(workload, k) for k in _WORKLOAD}
+    shared.update(device_name=environment.device_name, torch=environment.torch,
+                  created=created)
+    return shared
 
 
 def render_analysis_csv(record: AnalyzeRecord) -> str:

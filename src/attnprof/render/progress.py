@@ -1,12 +1,21 @@
-"""A progress bar over variants, shown on stderr while a comparison runs."""
+"""Progress bars on stderr: over variants while a comparison runs, over points while a
+sweep runs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import TracebackType
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from attnprof.formatting import safe_text
 
@@ -33,6 +42,41 @@ class ComparisonProgress:
             self._progress.update(self._task, description=text)
 
     def __enter__(self) -> ComparisonProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._progress.stop()
+
+
+class SweepProgress:
+    """A bar over a sweep's points: done/total, the point running and what it is doing,
+    and the time left (from the pace of the points so far).
+
+    It implements :class:`attnprof.run.sweep.SweepProgress`; it only displays.
+    """
+
+    def __init__(self, total: int, done: int = 0) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]points"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.description}"), TimeElapsedColumn(), TextColumn("left"),
+            TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+        self._task = self._progress.add_task("starting", total=total, completed=done)
+        self._current = ""
+
+    def point_started(self, index: int, coords: Mapping[str, object]) -> None:
+        where = " ".join(f"{k}={v}" for k, v in coords.items()) or "the point"
+        self._current = f"#{index} {where}"
+        self._progress.update(self._task, description=self._current)
+
+    def phase(self, variant: str, phase: str) -> None:
+        self._progress.update(self._task, description=f"{self._current}: {variant} {phase}")
+
+    def point_done(self, point: object) -> None:
+        self._progress.advance(self._task)
+
+    def __enter__(self) -> SweepProgress:
         self._progress.start()
         return self
 

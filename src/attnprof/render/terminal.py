@@ -4,8 +4,9 @@
 ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wherever
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
-trace. New record kinds add a view to :data:`_VIEWS`; every view draws from the record
-after :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
+trace; a sweep is its points table with the scaling fits. New record kinds add a view to
+:data:`_VIEWS`; every view draws from the record after
+:func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from rich.text import Text
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
+from attnprof.record.sweep import SweepRecord
 from attnprof.render.compare_table import render_compare, render_findings_by_variant
 from attnprof.render.safe import terminal_safe
+from attnprof.render.sweep_table import render_sweep
 from attnprof.render.trace_report import render_trace_report
 
 __all__ = ["TerminalRenderer", "make_console"]
@@ -97,8 +100,13 @@ def _analyze(record: AnalyzeRecord, console: Console, top: int) -> None:
         console.print(line.append(f": {bad.reason}", style=""))
 
 
+def _sweep(record: SweepRecord, console: Console, top: int) -> None:
+    render_sweep(record, console)
+
+
 _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
+    SweepRecord: _sweep,
 }

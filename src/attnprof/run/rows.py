@@ -118,10 +118,21 @@ def failure_row(variant: Variant, exc: BaseException, caught: list[str],
     if refusal is None and isinstance(exc, NotImplementedError):
         # PyTorch's way of declaring a combination unsupported; its message says which.
         refusal = f"PyTorch: {one_line(str(exc))}"
+    if refusal is None and workload.mode == "forward+backward" and _no_autograd(exc):
+        refusal = ("no backward: its output does not reach q, k, v through autograd "
+                   f"(PyTorch: {one_line(str(exc), 120)}); measure it with --mode forward")
     if refusal is not None:
         return status_row(variant, "unsupported", refusal, warnings=caught)
     message = f"{type(exc).__name__}: {one_line(str(exc))}"
     return status_row(variant, "oom" if is_oom(exc) else "error", message, warnings=caught)
+
+
+def _no_autograd(exc: BaseException) -> bool:
+    """Whether ``exc`` is autograd finding no graph from the output back to the inputs
+    (a variant computing under no_grad, detaching, or leaving torch for another library)."""
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and (
+        "does not require grad" in text or "One of the differentiated Tensors" in text)
 
 
 def is_oom(exc: BaseException) -> bool:

@@ -99,3 +99,21 @@ def achieved_rate(amount: float | None, seconds: float | None) -> float | None:
     if amount is None or seconds is None or seconds <= 0:
         return None
     return amount / seconds
+
+
+def textbook_memory_bytes(workload: Workload, materializes_scores: bool) -> int:
+    """The memory a back-of-envelope estimate gives one step: q, k, v and the output (and
+    their gradients in training), plus — for a variant that materialises the scores — one
+    B·H·Sq·Sk score matrix in the workload's dtype (and, in training, the copy saved for
+    backward and its gradient).
+
+    It is the estimate people make, not a prediction: real steps hold temporaries
+    (masked copies, fp32 upcasts, softmax outputs, allocator rounding) the textbook leaves
+    out, which is why ``attnprof limits`` shows it beside the measured ceiling and says how
+    far off it is.
+    """
+    total = resident_bytes(workload)
+    if materializes_scores:
+        scores = score_matrix_bytes(workload)
+        total += 3 * scores if workload.mode == "forward+backward" else scores
+    return total

@@ -134,38 +134,42 @@ def _check_semantics(exp: Expectations, p: Path) -> None:
     for where, bound in named:
         if bound is None:
             continue
-        if bound.count is None and bound.min is None and bound.max is None:
-            raise UsageError(f"expectations file {str(p)!r}: {where} has no count, min or max")
-        for key in ("count", "min", "max"):
-            value = getattr(bound, key)
-            # nan compares false with everything and inf holds for everything: a gate with
-            # either always passes, so neither is a bound.
-            if value is not None and not math.isfinite(value):
-                raise UsageError(f"expectations file {str(p)!r}: {where} {key} must be a "
-                                 f"finite number, got {_num(value)}")
-            if value is not None and value < 0:
-                raise UsageError(f"expectations file {str(p)!r}: {where} {key} must not be "
-                                 f"negative, got {_num(value)}")
-        if where == "per_forward.attention_share" and any(
-                v is not None and v > 1 for v in (bound.count, bound.min, bound.max)):
-            raise UsageError(f"expectations file {str(p)!r}: {where} is a share between 0 and "
-                             "1 (0.9 = 90%), not a percentage")
-        if bound.min is not None and bound.max is not None and bound.min > bound.max:
-            raise UsageError(f"expectations file {str(p)!r}: {where} has min {_num(bound.min)} "
-                             f"> max {_num(bound.max)}")
-        if bound.count is not None and not (
-                (bound.min is None or bound.count >= bound.min)
-                and (bound.max is None or bound.count <= bound.max)):
-            raise UsageError(f"expectations file {str(p)!r}: {where} count "
-                             f"{_num(bound.count)} is outside its own range "
-                             f"{Bound(min=bound.min, max=bound.max).describe()}, so it can "
-                             "never hold; keep the count or the range")
+        check_bound(f"expectations file {str(p)!r}", where, bound,
+                    share=where == "per_forward.attention_share")
         if isinstance(bound, PatternBound):
             try:
                 re.compile(bound.match)
             except re.error as exc:
                 raise UsageError(f"expectations file {str(p)!r}: {where} match "
                                  f"{bound.match!r} is not a regular expression ({exc})") from None
+
+
+def check_bound(source: str, where: str, bound: Bound, *, share: bool = False) -> None:
+    """Raise :class:`UsageError` naming ``where`` in ``source`` unless ``bound`` states
+    something, in finite, non-negative numbers that can all hold at once (a ``share`` is
+    between 0 and 1). Expectations and budgets files share this check."""
+    if bound.count is None and bound.min is None and bound.max is None:
+        raise UsageError(f"{source}: {where} has no count, min or max")
+    for key in ("count", "min", "max"):
+        value = getattr(bound, key)
+        if value is None:
+            continue
+        if not math.isfinite(value):
+            raise UsageError(f"{source}: {where} {key} must be a finite number, got "
+                             f"{_num(value)}")
+        if value < 0:
+            raise UsageError(f"{source}: {where} {key} must not be negative, got "
+                             f"{_num(value)}")
+        if share and value > 1:
+            raise UsageError(f"{source}: {where} is a share between 0 and 1 (0.9 = 90%), "
+                             "not a percentage")
+    if bound.min is not None and bound.max is not None and bound.min > bound.max:
+        raise UsageError(f"{source}: {where} has min {_num(bound.min)} > max {_num(bound.max)}")
+    span = Bound(min=bound.min, max=bound.max)
+    if bound.count is not None and span != Bound() and not span.holds(bound.count):
+        raise UsageError(f"{source}: {where} count {_num(bound.count)} is outside its own "
+                         f"range {span.describe()}, so it can never hold; keep the count or "
+                         "the range")
 
 
 def _num(value: float) -> str:

@@ -5,8 +5,13 @@ returns its record, reporting progress and every intermediate record on the way.
 * ``process`` (:class:`ProcessExecutor`): in a fresh worker process; a variant that kills
   its worker (segfault, ``os._exit``, the kernel's OOM killer) or hangs becomes a row with
   that status, and the point's other variants still run.
+* ``ray`` (:class:`~attnprof.run.executors.ray.RayExecutor`): each point a Ray task on a
+  cluster (or a local instance), run there through the process executor. Ray is an
+  optional extra, imported only when this executor is asked for.
 
-Heavier executors (Ray) are named here and imported only when asked for.
+An executor may also offer ``run_points(next_job, on_done, progress)`` to run several
+points at once (Ray does); a sweep uses it when present and runs points one at a time
+otherwise.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ class Executor(Protocol):
 EXECUTORS: dict[str, tuple[str, str]] = {
     "inline": ("attnprof.run.executors.inline", "InlineExecutor"),
     "process": ("attnprof.run.executors.process", "ProcessExecutor"),
+    "ray": ("attnprof.run.executors.ray", "RayExecutor"),
 }
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
 
-__all__ = ["ProcessExecutor"]
+__all__ = ["ProcessExecutor", "empty_record"]
 
 _Publish = Callable[[CompareRecord], object]
 #: The worker's last message, by its letter, and the field of _Attempt it sets.
@@ -103,7 +103,7 @@ class ProcessExecutor:
                     header, measured = record, True
                 rows.update((r.variant, r) for r in record.results)
             if lost:
-                header = header or _empty_record(point)
+                header = header or empty_record(point)
                 rows.update(lost)
             if len(rows) > before and header is not None and on_record is not None:
                 on_record(_merge(header, point, rows))
@@ -124,7 +124,7 @@ class ProcessExecutor:
                     if progress is not None:
                         progress(name, "done")
             remaining = [v for v in point.variants if v not in rows]
-        final = _merge(header or _empty_record(point), point, rows)
+        final = _merge(header or empty_record(point), point, rows)
         final.status = "complete"
         if on_record is not None:
             on_record(final)
@@ -143,7 +143,7 @@ class ProcessExecutor:
                     [sys.executable, "-m", "attnprof.run.executors.worker", str(write_fd),
                      limit],
                     stdin=subprocess.PIPE, stderr=stderr, pass_fds=(write_fd,),
-                    env=_worker_env())
+                    env=_worker_env(capped=self.memory_limit_bytes is not None))
             finally:
                 os.close(write_fd)
             assert proc.stdin is not None
@@ -287,7 +287,8 @@ def _merge(header: CompareRecord, point: Point,
         header, results=[rows[v] for v in point.variants if v in rows], status="partial")
 
 
-def _empty_record(point: Point) -> CompareRecord:
+def empty_record(point: Point) -> CompareRecord:
+    """A record of ``point`` with no rows yet, for rows that no worker reported."""
     from attnprof.measure.environment import collect_environment
     from attnprof.spec import costs
 
@@ -297,13 +298,19 @@ def _empty_record(point: Point) -> CompareRecord:
                        flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)
 
 
-def _worker_env() -> dict[str, str]:
+def _worker_env(*, capped: bool = False) -> dict[str, str]:
     """This environment, with this process's import path, so the worker imports the same
     attnprof and the same user modules (``package.module:fn`` variants)."""
     env = dict(os.environ)
     paths = [p for p in sys.path if p and os.path.isdir(p)]
     paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    if capped:
+        # glibc gives each new thread an arena that reserves 64 MiB of address space, which
+        # an address-space cap counts: intra-op threads would then fail to allocate a few
+        # bytes (PyTorch's "error return without exception set") long before the variant's
+        # own tensors reach the cap. One arena keeps the cap about the variant's memory.
+        env["MALLOC_ARENA_MAX"] = "1"
     return env
 
 

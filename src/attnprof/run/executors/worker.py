@@ -33,9 +33,9 @@ def main(argv: list[str]) -> int:
     """Run the point from stdin, reporting on the pipe named in ``argv``."""
     _die_with_parent()
     conn = Connection(int(argv[0]), readable=False)
-    if len(argv) > 1 and argv[1] != "-":
-        _limit_memory(int(argv[1]))
     point = msgspec.json.decode(sys.stdin.buffer.read(), type=Point)
+    if len(argv) > 1 and argv[1] != "-":
+        _limit_memory(int(argv[1]), point.workload.device)
 
     def progress(variant: str, phase: str) -> None:
         conn.send_bytes(b"P" + msgspec.json.encode([variant, phase]))
@@ -74,15 +74,31 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
-def _limit_memory(limit: int) -> None:
+def _limit_memory(limit: int, device: str) -> None:
     """Let this process map at most ``limit`` more bytes than it holds once torch is
     loaded, so running out of memory raises here (an ``oom`` row) instead of waking the
-    kernel's OOM killer. (torch's libraries alone map gigabytes of address space.)"""
+    kernel's OOM killer. (torch's libraries alone map gigabytes of address space.) On a
+    CUDA device the cap is the caching allocator's share of the device's memory instead:
+    CUDA maps far more address space than it uses, so an address-space cap would break it.
+    (Processes the variant starts inherit the cap: torch.compile's workers and compilers
+    may fail under a small one.)"""
     import resource
 
     import torch
 
-    torch.ones(1).add_(1)  # start the allocator and the intra-op thread pool first
+    if device.startswith("cuda"):
+        total = torch.cuda.get_device_properties(device).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), device)
+        return
+    # What every point uses, loaded before the cap so that the cap is about the variants'
+    # memory: the allocator and intra-op threads, SDPA's backends, and the profiler (the
+    # memory measurement), whose import pulls in much of torch._dynamo.
+    import torch.nn.attention
+    import torch.nn.functional
+
+    from attnprof.measure.memory import profile_step
+
+    profile_step(lambda: torch.ones(64).add_(1), "cpu")
     with open("/proc/self/status", encoding="ascii") as fh:
         mapped = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
     resource.setrlimit(resource.RLIMIT_AS, (mapped + limit, mapped + limit))

@@ -1,0 +1,134 @@
+"""What the grid commands (sweep, recommend) share between parsing and printing: check
+every output and input file first, run the sweep with a progress bar, saving the record
+after every point, then write the CSV, the plot and the budgets verdict.
+
+Not a command: the commands share it, and it only turns flags into library calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+from collections.abc import Iterator
+from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from attnprof.record.sweep import SweepRecord
+    from attnprof.spec.budgets import Budgets
+
+
+def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord | None]:
+    """Refuse bad output paths, a malformed budgets file or an unreadable record to
+    resume before anything runs; return the budgets and the record to resume."""
+    from attnprof.atomic import check_writable
+
+    for flag in ("json", "csv"):
+        if getattr(args, flag, None):
+            check_writable(getattr(args, flag), f"--{flag}")
+    if getattr(args, "plot", None):
+        from attnprof.render.plot import check_plot_path
+
+        check_plot_path(args.plot)
+    budgets = None
+    if getattr(args, "budgets", None):
+        from attnprof.spec.budgets import load_budgets
+
+        budgets = load_budgets(args.budgets)
+    resume = None
+    if getattr(args, "resume", None):
+        from attnprof.record.sweep import SweepRecord
+
+        resume = SweepRecord.load(args.resume)
+        check_writable(args.json or args.resume, "--resume")
+    return budgets, resume
+
+
+def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> SweepRecord:
+    """Plan from the flags (and the record resumed), run with a progress bar, save after
+    every point; a Ctrl-C or SIGTERM keeps every finished point and says how to resume."""
+    from attnprof.cli.sweep_args import executor_from_args, plan_from_args
+    from attnprof.measure.environment import collect_environment
+    from attnprof.record.sweep import needs_rerun
+    from attnprof.render.progress import SweepProgress
+    from attnprof.run.sweep import check_resumable, run_sweep
+
+    plan = plan_from_args(args, resume)
+    if resume is not None:
+        check_resumable(resume, plan, collect_environment(plan.base.device))
+    executor = executor_from_args(args, plan.base.device)
+    path = getattr(args, "json", None) or getattr(args, "resume", None)
+    saved: list[int] = []
+
+    def save(record: SweepRecord) -> None:
+        if path:
+            record.save(path)
+            saved.append(len(record.points))
+
+    if getattr(args, "plot", None):
+        from attnprof.render.plot import plot_field
+
+        plot_field(plan.grid)  # a plot needs a swept size: say so before running
+    kept = sum(not any(map(needs_rerun, p.results)) for p in resume.points) if resume else 0
+    with _sigterm_as_interrupt(), SweepProgress(plan.grid.size(), done=kept) as bar:
+        try:
+            return run_sweep(plan, executor, record=resume, on_point=save, progress=bar)
+        except KeyboardInterrupt:
+            if path and saved:
+                print(f"attnprof: interrupted; {saved[-1]} finished point(s) are in {path}; "
+                      f"continue with --resume {path}", file=sys.stderr)
+            elif path:
+                print(f"attnprof: interrupted before any point finished; {path} not written",
+                      file=sys.stderr)
+            raise
+
+
+def finish_outputs(args: argparse.Namespace, record: SweepRecord, budgets: Budgets | None,
+                   console: Console) -> int:
+    """CSV, plot and the budgets verdict; the exit status (1 when a budget fails)."""
+    from attnprof.render import CsvRenderer, write_rendered
+
+    if getattr(args, "csv", None):
+        write_rendered(CsvRenderer(), record, args.csv)
+    if getattr(args, "plot", None):
+        from attnprof.render.plot import write_plot
+
+        write_plot(record, args.plot)
+    path = getattr(args, "json", None) or getattr(args, "resume", None)
+    for what, out in (("record", path), ("CSV", getattr(args, "csv", None)),
+                      ("plot", getattr(args, "plot", None))):
+        if out:
+            console.print(f"[dim]{what} written to {out}[/dim]")
+    if not path:
+        console.print("[dim]add --json PATH to keep the record (and to resume an "
+                      "interrupted sweep)[/dim]")
+    if budgets is None:
+        return 0
+    from attnprof.analysis.budgets import check_budgets, measured_rows
+    from attnprof.render.budget_table import render_budgets
+
+    report = check_budgets(budgets, measured_rows(record))
+    render_budgets(report, console, args.budgets)
+    return 0 if report.ok else 1
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler's stop, ``kill``) ends the sweep like Ctrl-C: the running point
+    is abandoned, every finished one is already saved."""
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

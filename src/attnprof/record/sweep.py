@@ -1,0 +1,140 @@
+"""The sweep record: one comparison per point of a grid of workloads, and how they scale.
+
+A :class:`SweepRecord` (kind ``sweep``) holds what was asked — the base workload, the
+:class:`~attnprof.spec.grid.Grid` of swept fields, the variants and settings — and one
+:class:`SweepPoint` per finished point, appended as each finishes (the record is saved
+atomically after every point, so an interrupted sweep loses at most the point that was
+running). A point's rows are the comparison's own :class:`VariantResult` rows, statuses
+included: ``oom``, ``crashed``, ``timeout`` and ``skipped`` (inferred out of memory from a
+smaller point, which :attr:`SweepPoint.inferred` names).
+
+``fits`` and ``crossovers`` are written by the scaling pass
+(:mod:`attnprof.analysis.scaling`) over the points; they are data, so any renderer shows
+them without fitting anything.
+
+Points are a tagged union on ``target`` (``attention`` today), so points of a model sweep
+can join the same record kind later with their own fields.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from attnprof.record.base import RecordBase
+from attnprof.record.compare import VariantResult
+from attnprof.record.environment import Ceilings, Environment
+from attnprof.spec.grid import Grid
+from attnprof.spec.settings import Settings
+from attnprof.spec.workload import Workload
+
+__all__ = ["QUANTITIES", "Crossover", "Quantity", "ScalingFit", "SweepPoint", "SweepRecord",
+           "needs_rerun"]
+
+#: What a fit describes: the median latency of a step, or its peak memory.
+Quantity = Literal["latency_ms", "peak_memory_bytes"]
+QUANTITIES: tuple[Quantity, ...] = ("latency_ms", "peak_memory_bytes")
+#: Signals another process (or a person) sends: the point said nothing about the variant.
+_EXTERNAL_SIGNALS = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
+
+
+class SweepPoint(msgspec.Struct, kw_only=True, tag_field="target", tag="attention"):
+    """One finished point: its coordinates in the grid, its workload and one row per
+    variant."""
+
+    #: Position in the grid's run order (stable across resumes).
+    index: int
+    #: The swept fields' values at this point (``{"seq": 1024, "mode": "forward"}``).
+    coords: dict[str, int | str]
+    workload: Workload
+    results: list[VariantResult]
+    #: Variants not run here because a smaller point ran out of memory: variant -> the
+    #: index of that point.
+    inferred: dict[str, int] = msgspec.field(default_factory=dict)
+    elapsed_s: float = 0.0
+    #: Where it ran: the Ray node id, or the host for local executors.
+    node: str | None = None
+    environment: Environment | None = None
+    ceilings: Ceilings | None = None
+    #: Bytes of the K/V cache a decode step attends over (decode points only).
+    kv_cache_bytes: int | None = None
+
+    def result(self, variant: str) -> VariantResult | None:
+        """The row of ``variant`` at this point, if it has one."""
+        return next((r for r in self.results if r.variant == variant), None)
+
+
+class ScalingFit(msgspec.Struct, kw_only=True):
+    """``quantity ≈ prefactor · field ** exponent`` for one variant, fitted by least squares
+    on log-log axes over the points where every other coordinate equals ``group``."""
+
+    variant: str
+    quantity: Quantity
+    field: str
+    group: dict[str, int | str]
+    exponent: float
+    prefactor: float
+    #: 95% confidence interval of the exponent (Student t); None with only two points.
+    ci95: tuple[float, float] | None
+    #: Coefficient of determination in log-log space; None with only two points.
+    r_squared: float | None
+    points: int
+    #: The smallest and largest ``field`` values fitted.
+    fitted_range: tuple[int, int]
+
+
+class Crossover(msgspec.Struct, kw_only=True):
+    """Where ``overtaker`` becomes better (lower) than ``overtaken`` in ``quantity`` as
+    ``field`` grows: between two measured points, interpolated on log-log axes."""
+
+    quantity: Quantity
+    field: str
+    group: dict[str, int | str]
+    overtaker: str
+    overtaken: str
+    at: float
+    between: tuple[int, int]
+
+
+class SweepRecord(RecordBase, tag="sweep", kw_only=True):
+    """``attnprof sweep``: a comparison at every point of a grid."""
+
+    environment: Environment
+    #: The workload every point starts from; the grid's fields replace its values.
+    base: Workload
+    #: The workload fields the user set beside the grid (the base is the device's default
+    #: with these applied; a resumed sweep rebuilds every point from them).
+    fields: dict[str, int | str | bool] = msgspec.field(default_factory=dict)
+    grid: Grid
+    variants: list[str]
+    settings: Settings
+    flops_convention: str
+    executor: str = "process"
+    points: list[SweepPoint] = msgspec.field(default_factory=list)
+    fits: list[ScalingFit] = msgspec.field(default_factory=list)
+    crossovers: list[Crossover] = msgspec.field(default_factory=list)
+
+    def ordered_points(self) -> list[SweepPoint]:
+        """The points in grid order (a parallel executor appends them as they finish)."""
+        return sorted(self.points, key=lambda p: p.index)
+
+    def fit(self, variant: str, quantity: Quantity, field: str,
+            group: dict[str, int | str] | None = None) -> ScalingFit | None:
+        """The fit of ``variant``'s ``quantity`` against ``field`` (in ``group``, or the
+        only group), if there is one."""
+        for f in self.fits:
+            if (f.variant, f.quantity, f.field) == (variant, quantity, field) and (
+                    group is None or f.group == group):
+                return f
+        return None
+
+
+def needs_rerun(row: VariantResult) -> bool:
+    """Whether a row says nothing about its variant at that point, so ``--resume`` runs it
+    again: a timeout, or a worker killed by a signal someone sent (SIGKILL that was not the
+    OOM killer, SIGTERM, SIGINT, SIGHUP). A segfault, an exit code, running out of memory, a
+    refusal or an error is the variant's own answer and is kept."""
+    if row.status == "timeout":
+        return True
+    return row.status == "crashed" and any(f"by {s} " in row.reason for s in _EXTERNAL_SIGNALS)

@@ -1,0 +1,60 @@
+"""Terminal view of a recommendation: per shape, the choice, the runner-up, what decided
+it, the measured points it rests on, and what a larger batch reaches."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from attnprof.analysis.recommend import Constraints, Pick, Recommendation
+from attnprof.formatting import format_bytes, one_line
+from attnprof.render.compare_table import fmt_ms
+
+__all__ = ["render_recommendations"]
+
+
+def render_recommendations(recs: list[Recommendation], constraints: Constraints,
+                           console: Console, source: str) -> None:
+    """One row per shape, then each shape's excluded variants and batch headroom."""
+    table = Table(title=f"attnprof recommend — {constraints.describe()}", title_justify="left",
+                  caption=f"{source}; candidates: ran, within tolerance of the float64 "
+                          "reference, within the constraints", caption_justify="left")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("shape", overflow="fold", ratio=2)
+    table.add_column("recommended", no_wrap=True)
+    table.add_column("runner-up", no_wrap=True)
+    table.add_column("decided by", overflow="fold", ratio=3)
+    for r in recs:
+        best = _pick(r.best) if r.best else Text("none", style="bold red")
+        table.add_row(str(r.point), Text(r.shape), best,
+                      _pick(r.runner_up) if r.runner_up else Text("—"), Text(r.decided_by))
+    console.print(table)
+    for r in recs:
+        lines = [Text(f"  {name}: {one_line(why, 200)}", style="dim")
+                 for name, why in r.excluded.items()]
+        if r.headroom and r.best is not None:
+            lines += _headroom(r, constraints)
+        if lines:
+            console.print(Text(f"#{r.point}", style="bold"))
+            for line in lines:
+                console.print(line)
+
+
+def _pick(p: Pick) -> Text:
+    text = Text(p.variant, style="bold green")
+    text.append(f"\n{fmt_ms(p.latency_ms)} ms · {format_bytes(p.peak_memory_bytes)}",
+                style="dim")
+    return text
+
+
+def _headroom(r: Recommendation, constraints: Constraints) -> list[Text]:
+    """The largest batch each candidate was measured to run within the memory limit and
+    its throughput, when any of them is larger than the shape's own batch."""
+    if all(h.batch <= r.batch for h in r.headroom):
+        return []
+    limit = format_bytes(constraints.max_memory_bytes)
+    return [Text(f"  within {limit}, {h.variant} runs batch {h.batch} at "
+                 f"{h.tokens_per_s:,.0f} tokens/s (measured"
+                 + (")" if h.point == r.point else " in a run at that batch)"))
+            for h in sorted(r.headroom, key=lambda h: -h.tokens_per_s)]

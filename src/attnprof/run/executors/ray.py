@@ -1,0 +1,215 @@
+"""The Ray executor: each point is a Ray task, on whichever node of the cluster has room.
+
+Inside the task the point runs through the process executor, so a variant that segfaults
+or hangs is still a ``crashed`` or ``timeout`` row and the rest of the point still runs.
+Only JSON crosses the wire: the point goes out, the comparison record comes back with the
+node it ran on; the record's environment is that node's.
+
+A task asks for one GPU on CUDA (Ray sets ``CUDA_VISIBLE_DEVICES``, so the point sees its
+GPU as ``cuda``) and one CPU otherwise. CPU points that share a node share its cores and
+disturb each other's timings: for CPU timings, give each node one slot
+(``ray start --num-cpus 1``) or use ``--ray-max-in-flight``.
+
+The cluster is the one at ``address`` (``--ray-address``), else ``RAY_ADDRESS``, else the
+one this process is already connected to, else a new local instance. Ray is an optional
+extra (``pip install 'attnprof[ray]'``), imported only here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from attnprof.errors import UsageError
+from attnprof.record.compare import CompareRecord, ProfileRecord, Status
+from attnprof.run.executors.process import DEFAULT_IDLE_TIMEOUT_S
+from attnprof.run.point import Point
+from attnprof.run.rows import status_row
+from attnprof.variants import resolve_variants
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from attnprof.run.compare import OnRecord, Progress
+
+__all__ = ["RayExecutor"]
+
+#: Seconds a task may outlive its point's own time limit before the driver gives up on it
+#: (the node died, or Ray lost the task): the worker's start and Ray's scheduling.
+_TASK_GRACE_S = 120.0
+
+
+class RayExecutor:
+    """Run points as Ray tasks; ``run_points`` keeps up to ``max_in_flight`` running."""
+
+    name = "ray"
+    #: Points run on other machines: each measures its own node's ceilings.
+    remote = True
+
+    def __init__(self, *, address: str | None = None, timeout_s: float | None = None,
+                 idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+                 memory_limit_bytes: int | None = None,
+                 max_in_flight: int | None = None) -> None:
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.timeout_s = timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self.memory_limit_bytes = memory_limit_bytes
+        self.max_in_flight = max_in_flight
+
+    def run(self, point: Point, *, progress: Progress | None = None,
+            on_record: OnRecord | None = None) -> CompareRecord:
+        """Run one point as a Ray task and wait for it."""
+        jobs = [(0, point)]
+        out: list[CompareRecord] = []
+        self.run_points(lambda: jobs.pop() if jobs else None,
+                        lambda _i, record, _node: out.append(record), progress)
+        if on_record is not None:
+            on_record(out[0])
+        return out[0]
+
+    def run_points(self, next_job: Callable[[], tuple[int, Point] | None],
+                   on_done: Callable[[int, CompareRecord, str | None], None],
+                   progress: Progress | None = None) -> None:
+        """Submit jobs while the cluster has room, hand each record back as it arrives."""
+        ray = self._connect()
+        task = ray.remote(_run_point_task)
+        limit = self.max_in_flight or 0  # known once the first point says its device
+        in_flight: dict[Any, tuple[int, Point, float]] = {}
+        try:
+            while True:
+                while (len(in_flight) < limit or not limit) and (job := next_job()) is not None:
+                    index, point = job
+                    limit = limit or _slots(ray, point.workload.device_type)
+                    sent = _for_task(point)
+                    ref = task.options(**_resources(sent)).remote(
+                        msgspec.json.encode(sent), self.timeout_s, self.idle_timeout_s,
+                        self.memory_limit_bytes)
+                    in_flight[ref] = (index, point, time.monotonic())
+                    if progress is not None:
+                        progress("ray", f"{len(in_flight)} point(s) running on the cluster")
+                if not in_flight:
+                    return
+                ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    index, point, _ = in_flight.pop(ref)
+                    record, node = self._collect(ray, ref, point)
+                    on_done(index, record, node)
+                for ref in self._overdue(in_flight):
+                    index, point, _ = in_flight.pop(ref)
+                    ray.cancel(ref, force=True)
+                    on_done(index, _failed(point, "timeout", "the Ray task did not come back "
+                                           "within its time limit and was cancelled"), None)
+        except BaseException:
+            for ref in in_flight:  # Ctrl-C or a usage error: stop what is still running
+                ray.cancel(ref, force=True)
+            raise
+
+    def _overdue(self, in_flight: dict[Any, tuple[int, Point, float]]) -> list[Any]:
+        if self.timeout_s is None:
+            return []
+        now = time.monotonic()
+        return [ref for ref, (_, _, sent) in in_flight.items()
+                if now - sent > self.timeout_s + _TASK_GRACE_S]
+
+    def _collect(self, ray: Any, ref: Any, point: Point) -> tuple[CompareRecord, str | None]:
+        try:
+            payload, node = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, UsageError):
+                raise UsageError(str(cause)) from None
+            return _failed(point, "error", f"the Ray task failed: {_last_line(exc)}"), None
+        except ray.exceptions.RayError as exc:  # the task's worker or node died
+            return _failed(point, "crashed", f"the Ray task was lost: {type(exc).__name__}: "
+                           f"{_last_line(exc)}"), None
+        record = msgspec.json.decode(payload, type=CompareRecord | ProfileRecord)
+        return record, node
+
+    def _connect(self) -> Any:
+        try:
+            import ray
+        except ImportError:
+            raise UsageError("--executor ray needs Ray; install it with "
+                             "pip install 'attnprof[ray]'") from None
+        if ray.is_initialized():
+            return ray
+        if self.address:
+            _check_reachable(self.address)
+        try:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                     configure_logging=True, logging_level=logging.ERROR)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise UsageError(f"--ray-address {self.address}: cannot connect to a Ray cluster "
+                             f"({_last_line(exc)}); start one with 'ray start --head' and "
+                             "pass the address it prints, or leave the address out for a "
+                             "local instance") from None
+        return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse an address nothing listens on at once: Ray itself retries for minutes."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", a bare host: Ray resolves those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise UsageError(f"--ray-address {address}: cannot connect to a Ray cluster "
+                         f"({exc.strerror or exc}); start one with 'ray start --head' and pass "
+                         "the address it prints, or leave the address out for a local "
+                         "instance") from None
+
+
+def _run_point_task(point_json: bytes, timeout_s: float | None,
+                    idle_timeout_s: float | None,
+                    memory_limit_bytes: int | None) -> tuple[bytes, str]:
+    """The Ray task: run one point in a worker process on this node, return its record."""
+    import ray
+
+    from attnprof.run.executors.process import ProcessExecutor
+
+    point = msgspec.json.decode(point_json, type=Point)
+    executor = ProcessExecutor(timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
+                               memory_limit_bytes=memory_limit_bytes)
+    record = executor.run(point)
+    return msgspec.json.encode(record), str(ray.get_runtime_context().get_node_id())
+
+
+def _for_task(point: Point) -> Point:
+    """The point as a task runs it: a CUDA point uses the GPU Ray gives the task."""
+    if point.workload.device.startswith("cuda:"):
+        return point.replace(workload=point.workload.replace(device="cuda"))
+    return point
+
+
+def _resources(point: Point) -> dict[str, float]:
+    if point.workload.device_type == "cuda":
+        return {"num_gpus": 1, "num_cpus": 1}
+    return {"num_cpus": 1}
+
+
+def _slots(ray: Any, device_type: str) -> int:
+    """Points the cluster can run at once: its GPUs for CUDA points, else its CPUs."""
+    resources = ray.cluster_resources()
+    return max(1, int(resources.get("GPU" if device_type == "cuda" else "CPU", 1)))
+
+
+def _failed(point: Point, status: Status, reason: str) -> CompareRecord:
+    """A record for a point whose task never reported: every variant has ``status``."""
+    from attnprof.run.executors.process import empty_record
+
+    record = empty_record(point)
+    record.results = [status_row(v, status, reason) for v in resolve_variants(point.variants)]
+    return record
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else type(exc).__name__

@@ -1,0 +1,187 @@
+"""Memory ceilings: the largest size of one field each variant runs at within a budget.
+
+Found on real runs: every probe measures one step of the variant at one size in a fresh
+worker process whose memory is capped at the budget (:class:`ProcessExecutor`'s
+``memory_limit_bytes``), so running out of memory is an ``oom`` probe, never the end of the
+search. The search is a bisection over the multiples of ``step`` between ``step`` and an
+upper end: the size at which q, k, v and the output alone exceed the budget (certain to
+fail, so never probed) or ``maximum`` (probed first when it is below that). It takes at
+most ⌈log2(range)⌉ probes, one more when the upper end had to be probed, and ends with a
+real measurement at the size found — at most ⌈log2(range)⌉ + 2 runs in all. A probe that
+runs past ``probe_timeout_s`` counts as not fitting (in time), and the result says so.
+
+Beside each ceiling is the textbook estimate's (:func:`~attnprof.spec.costs.
+textbook_memory_bytes`) and the ratio between the two.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+
+from attnprof.errors import UsageError
+from attnprof.record.compare import VariantResult
+from attnprof.run.executors.process import ProcessExecutor
+from attnprof.run.point import Point
+from attnprof.spec import costs
+from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.spec.workload import Workload
+from attnprof.variants import Variant
+
+__all__ = ["FIELDS", "Ceiling", "Probe", "analytic_ceiling", "find_ceiling", "probe_budget",
+           "search_range"]
+
+#: Fields a ceiling can be searched along.
+FIELDS = ("seq", "batch")
+#: One step, no accuracy check (its float64 reference needs far more memory than the
+#: variant itself, and would be what ran out), no ceilings.
+PROBE = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=1, max_samples=1,
+                                 min_warmup_calls=1, rounds=1),
+                 check_accuracy=False, measure_ceilings=False)
+
+OnProbe = Callable[["Probe"], None]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One real run: the size tried, how it ended, and its peak memory when it fit."""
+
+    size: int
+    status: str
+    reason: str = ""
+    peak_memory_bytes: int | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class Ceiling:
+    """What the search found for one variant in one mode."""
+
+    variant: str
+    mode: str
+    field: str
+    budget_bytes: int
+    search: tuple[int, int]
+    #: Largest size that fit (and was confirmed), or None when not even the smallest did.
+    largest: int | None = None
+    #: The smallest size seen not to fit, and how it failed (None: fits to the search end).
+    first_failure: Probe | None = None
+    probes: list[Probe] = dataclass_field(default_factory=list)
+    #: The final measurement at ``largest``.
+    confirmed: VariantResult | None = None
+    #: The largest size the textbook estimate allows, and whether the search could have
+    #: reached it.
+    analytic: int | None = None
+    unsupported: str | None = None
+
+    @property
+    def analytic_ratio(self) -> float | None:
+        """analytic / measured ceiling (> 1: the estimate promises more than fits)."""
+        if self.analytic is None or not self.largest or self.first_failure is None:
+            return None
+        return self.analytic / self.largest
+
+
+def search_range(base: Workload, field_name: str, budget: int, step: int,
+                 maximum: int | None) -> tuple[int, int, bool]:
+    """``(low, high, high_known_to_fail)``: sizes are multiples of ``step`` from ``step``;
+    ``high`` is the first multiple whose q/k/v/output alone exceed ``budget`` unless
+    ``maximum`` comes first."""
+    def resident(size: int) -> int:
+        return costs.resident_bytes(base.replace(**{field_name: size}))
+
+    bound = _largest(lambda n: resident(n * step) <= budget) + 1  # in steps; fails
+    if maximum is not None and maximum // step < bound:
+        if maximum < step:
+            raise UsageError(f"--max {maximum} is below --step {step}; raise --max")
+        return step, (maximum // step) * step, False
+    return step, bound * step, True
+
+
+def analytic_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
+                     step: int) -> int | None:
+    """The largest multiple of ``step`` whose textbook memory fits ``budget``."""
+    def fits(n: int) -> bool:
+        size = base.replace(**{field_name: n * step})
+        return costs.textbook_memory_bytes(size, variant.materializes_scores) <= budget
+
+    n = _largest(fits)
+    return n * step if n > 0 else None
+
+
+def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int, *,
+                 step: int, maximum: int | None = None, probe_timeout_s: float | None = None,
+                 confirm: Settings | None = None, on_probe: OnProbe | None = None) -> Ceiling:
+    """Bisect for the largest size of ``field_name`` at which ``variant`` runs one step of
+    ``base`` within ``budget`` bytes, then measure it there (see the module doc)."""
+    low, high, high_fails = search_range(base, field_name, budget, step, maximum)
+    ceiling = Ceiling(variant=variant.name, mode=base.mode, field=field_name,
+                      budget_bytes=budget, search=(low, high),
+                      analytic=analytic_ceiling(base, variant, field_name, budget, step))
+    support = variant.supports(base.replace(**{field_name: low}))
+    if not support.ok:
+        ceiling.unsupported = support.reason
+        return ceiling
+    executor = ProcessExecutor(timeout_s=probe_timeout_s, idle_timeout_s=None,
+                               memory_limit_bytes=budget)
+
+    def run(size: int, settings: Settings) -> VariantResult:
+        point = Point(workload=base.replace(**{field_name: size}).validate(),
+                      variants=(variant.name,), settings=settings)
+        (row,) = executor.run(point).results
+        return row
+
+    def probe(size: int) -> Probe:
+        row = run(size, PROBE)
+        result = Probe(size, row.status, row.reason, row.peak_memory_bytes)
+        ceiling.probes.append(result)
+        if on_probe is not None:
+            on_probe(result)
+        return result
+
+    if not high_fails:
+        top = probe(high)
+        if top.fits:
+            low = high
+        else:
+            ceiling.first_failure = top
+    else:
+        ceiling.first_failure = Probe(high, "oom", "q/k/v/output alone exceed the budget "
+                                      "(not run)")
+    while high - low > step:
+        middle = low + ((high - low) // step // 2) * step
+        tried = probe(middle)
+        if tried.fits:
+            low = middle
+        else:
+            high, ceiling.first_failure = middle, tried
+    final = run(low, confirm or PROBE)
+    ceiling.probes.append(Probe(low, final.status, final.reason, final.peak_memory_bytes))
+    if final.status == "ok":
+        ceiling.largest, ceiling.confirmed = low, final
+    else:
+        ceiling.first_failure = ceiling.probes[-1]
+    return ceiling
+
+
+def _largest(fits: Callable[[int], bool], limit: int = 1 << 40) -> int:
+    """The largest n >= 1 with ``fits(n)`` for a monotone ``fits``; 0 when even 1 does not."""
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while high < limit and fits(high):  # double until it does not fit ...
+        low, high = high, high * 2
+    while high - low > 1:  # ... then bisect between the last fit and the first miss
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
+
+
+def probe_budget(low: int, high: int, step: int) -> int:
+    """The most runs :func:`find_ceiling` makes over ``low..high``: ⌈log2(range)⌉ + 2."""
+    return math.ceil(math.log2(max(2, (high - low) // step))) + 2

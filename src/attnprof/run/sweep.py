@@ -1,0 +1,263 @@
+"""Run a sweep: a comparison at every point of a grid, each point through an executor.
+
+A sweep point *is* a comparison of one workload (a :class:`~attnprof.run.point.Point`), so
+everything a comparison measures and records, a sweep point does too. The sweep adds what
+only a grid can know:
+
+* **Inferred out of memory.** Once a variant runs out of memory at a point, every later
+  point at least as large in every swept field (:func:`~attnprof.spec.grid.covers`) records
+  that variant as ``skipped`` with the point that implied it, instead of running it. Points
+  run from small to large, so this also holds when the very first point fails.
+* **Shapes that cannot fit at all** (q/k/v/output alone beyond the device's memory) are
+  ``oom`` rows without a run, where a comparison would refuse the command.
+* **Durable, resumable results.** ``on_point`` sees the record after every finished point
+  (the CLI saves it atomically); a resumed sweep keeps every point whose rows are final
+  and runs only the rest (:func:`~attnprof.record.sweep.needs_rerun`).
+
+The executor decides where points run. Local executors run them one after another; an
+executor with ``run_points`` (Ray) runs several at once and hands each back as it ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from attnprof.errors import UsageError
+from attnprof.measure.device import check_device, check_dtype, memory_shortfall
+from attnprof.measure.environment import collect_environment
+from attnprof.record.compare import CompareRecord, VariantResult
+from attnprof.record.environment import Ceilings, Environment
+from attnprof.record.sweep import SweepPoint, SweepRecord, needs_rerun
+from attnprof.run.point import Point
+from attnprof.run.rows import status_row
+from attnprof.spec import costs
+from attnprof.spec.grid import Coords, Grid, covers, describe_coords
+from attnprof.spec.settings import Settings
+from attnprof.spec.workload import Workload, default_workload
+from attnprof.variants import Variant, resolve_variants
+
+if TYPE_CHECKING:
+    from attnprof.run.executors import Executor
+
+__all__ = ["Job", "SweepPlan", "SweepProgress", "check_resumable", "plan_sweep", "run_sweep"]
+
+#: A point to run and its index in the grid.
+Job = tuple[int, Point]
+
+
+class SweepProgress(Protocol):
+    """What a sweep reports while it runs (the CLI's progress bar implements it)."""
+
+    def point_started(self, index: int, coords: Coords) -> None: ...
+    def phase(self, variant: str, phase: str) -> None: ...
+    def point_done(self, point: SweepPoint) -> None: ...
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What a sweep runs: the base workload, the grid over it, the variants, the settings."""
+
+    base: Workload
+    grid: Grid
+    variants: tuple[str, ...]
+    settings: Settings
+    #: Workload fields the user set (beside the grid); the base is the device default
+    #: with these applied.
+    fields: tuple[tuple[str, Any], ...] = ()
+
+    def workload(self, coords: Coords) -> Workload:
+        """The validated workload of the point at ``coords``."""
+        fields = {**dict(self.fields), **coords}
+        try:
+            return default_workload(self.base.device_type, device=self.base.device,
+                                    **fields).validate()
+        except UsageError as exc:
+            raise UsageError(f"sweep point {describe_coords(coords)}: {exc}") from None
+
+
+def plan_sweep(grid: Grid, variants: Sequence[str | Variant] | None, settings: Settings,
+               device: str, **fields: Any) -> tuple[SweepPlan, list[Variant]]:
+    """Check everything a user can get wrong before any point runs: the variants resolve,
+    the device and dtypes exist, every point's workload is valid, the grid is not absurd."""
+    chosen = resolve_variants(variants)
+    grid.check_size(len(chosen))
+    fields = {k: v for k, v in fields.items() if v is not None and k not in grid.fields}
+    check_device(device)
+    plan = SweepPlan(base=default_workload(device.split(":")[0], device=device, **fields),
+                     grid=grid, variants=tuple(v.name for v in chosen),
+                     settings=settings.validate(), fields=tuple(sorted(fields.items())))
+    workloads = [plan.workload(c) for c in grid.points()]  # each point valid, or say which
+    for dtype in dict.fromkeys(w.dtype for w in workloads):
+        check_dtype(device, dtype)
+    # The base is the first point: the grid's fields then take each point's values.
+    return replace(plan, base=workloads[0]), chosen
+
+
+def new_record(plan: SweepPlan, executor: str) -> SweepRecord:
+    """An empty sweep record for ``plan``, with this machine's environment."""
+    return SweepRecord(environment=collect_environment(plan.base.device),
+                       base=plan.base.resolved(), fields=dict(plan.fields), grid=plan.grid,
+                       variants=list(plan.variants), settings=plan.settings,
+                       flops_convention=costs.FLOPS_CONVENTION, executor=executor)
+
+
+def check_resumable(record: SweepRecord, plan: SweepPlan, environment: Environment) -> None:
+    """Refuse (one line) to resume ``record`` with a different sweep or machine."""
+    here = (f"{record.run_id}: resume it with the command that started it, on the machine "
+            "it ran on, or start a new sweep")
+    asked = {"variants": list(plan.variants), "grid": plan.grid, "base": plan.base.resolved(),
+             "settings": plan.settings}
+    for name, value in asked.items():
+        if getattr(record, name) != value:
+            raise UsageError(f"--resume: this command's {name} differ from the record's "
+                             f"({_show(value)} here, {_show(getattr(record, name))} in {here})")
+    for name in ("attnprof", "python", "torch", "cuda", "cudnn", "device", "device_name",
+                 "cpu_model", "threads"):
+        then, now = getattr(record.environment, name), getattr(environment, name)
+        if then != now:
+            raise UsageError(f"--resume: the environment differs ({name} {now!r} here, "
+                             f"{then!r} in {here})")
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, Grid):
+        return " ".join(f"{a.field}={','.join(map(str, a.values))}" for a in value.axes) or "-"
+    if isinstance(value, Workload):
+        return value.describe()
+    if isinstance(value, Settings):
+        return (f"min-time {value.plan.min_time_s:g} s, rounds {value.plan.rounds}, "
+                f"seed {value.seed}")
+    return ",".join(value) if isinstance(value, list) else str(value)
+
+
+def run_sweep(plan: SweepPlan, executor: Executor, *, record: SweepRecord | None = None,
+              on_point: Callable[[SweepRecord], None] | None = None,
+              progress: SweepProgress | None = None) -> SweepRecord:
+    """Run every point of ``plan`` not already final in ``record`` and return the record,
+    its points in the order they finished (:meth:`SweepRecord.ordered_points` sorts)."""
+    from attnprof.analysis.scaling import analyse_sweep
+
+    record = record or new_record(plan, executor.name)
+    record.status = "partial"  # until the last point is in (a resumed record said complete)
+    record.points = [p for p in record.points if not any(map(needs_rerun, p.results))]
+    done = {p.index for p in record.points}
+    # A remote executor's points run on other machines, each measuring its own ceilings.
+    state = _State(plan, record, progress, share_ceilings=not getattr(executor, "remote", False))
+    for point in record.ordered_points():
+        state.learn(point)
+    pending = [(i, c) for i, c in enumerate(plan.grid.points()) if i not in done]
+
+    def next_job() -> Job | None:
+        while pending:
+            index, coords = pending.pop(0)
+            job = state.prepare(index, coords)
+            if job is not None:
+                return job
+            if on_point is not None:
+                on_point(record)
+        return None
+
+    def on_done(index: int, result: CompareRecord, node: str | None) -> None:
+        state.finish(index, result, node)
+        if on_point is not None:
+            on_point(record)
+
+    run_points = getattr(executor, "run_points", None)
+    if run_points is not None:
+        run_points(next_job, on_done, progress.phase if progress else None)
+    else:
+        while (job := next_job()) is not None:
+            index, task = job
+            on_done(index, executor.run(task, progress=progress.phase if progress else None),
+                    None)
+    final = analyse_sweep(record)
+    final.status = "complete"
+    if on_point is not None:
+        on_point(final)
+    return final
+
+
+class _State:
+    """What the sweep knows while it runs: where each variant ran out of memory, the
+    ceilings measured so far, and when each running point started."""
+
+    def __init__(self, plan: SweepPlan, record: SweepRecord, progress: SweepProgress | None,
+                 *, share_ceilings: bool) -> None:
+        self.plan, self.record, self.progress = plan, record, progress
+        self.share_ceilings = share_ceilings
+        self.oom_at: dict[str, list[tuple[int, Coords]]] = {}
+        self.ceilings: dict[str, Ceilings] = {}
+        self.running: dict[int, tuple[Coords, Workload, dict[str, int], float]] = {}
+        self.variants = {v.name: v for v in resolve_variants(plan.variants)}
+
+    def learn(self, point: SweepPoint) -> None:
+        """Remember what a finished point says about the points after it."""
+        for row in point.results:
+            if row.status == "oom":
+                self.oom_at.setdefault(row.variant, []).append((point.index, point.coords))
+        if point.ceilings is not None:
+            self.ceilings.setdefault(point.workload.dtype, point.ceilings)
+
+    def prepare(self, index: int, coords: Coords) -> Job | None:
+        """The job for this point, or ``None`` when nothing in it needs running (every
+        variant inferred out of memory, or the shape cannot fit): then the point is
+        recorded here and now."""
+        workload = self.plan.workload(coords)
+        if self.progress is not None:
+            self.progress.point_started(index, coords)
+        inferred = {name: at for name in self.plan.variants
+                    if (at := self._implied_oom(name, coords)) is not None}
+        to_run = tuple(v for v in self.plan.variants if v not in inferred)
+        self.running[index] = (coords, workload, inferred, time.monotonic())
+        short = memory_shortfall(costs.resident_bytes(workload), workload.device)
+        if to_run and short is None:
+            ceilings = self.ceilings.get(workload.dtype) if self.share_ceilings else None
+            return index, Point(workload=workload, variants=to_run,
+                                settings=self.plan.settings, ceilings=ceilings)
+        rows = []
+        if short is not None:
+            reason = (f"not run: q/k/v/output alone need about {short[0]}, {short[1]}; "
+                      "use a smaller shape")
+            rows = [status_row(self.variants[v], "oom", reason) for v in to_run]
+        self._append(index, rows, None, None, None)
+        return None
+
+    def finish(self, index: int, result: CompareRecord, node: str | None) -> None:
+        """Record a point whose comparison ended."""
+        if result.ceilings is not None:
+            self.ceilings.setdefault(result.workload.dtype, result.ceilings)
+        self._append(index, list(result.results), node, result.environment, result.ceilings)
+
+    def _append(self, index: int, rows: list[VariantResult], node: str | None,
+                environment: Environment | None, ceilings: Ceilings | None) -> None:
+        coords, workload, inferred, started = self.running.pop(index)
+        by_name = {r.variant: r for r in rows}
+        for name, at in inferred.items():
+            by_name[name] = status_row(
+                self.variants[name], "skipped",
+                f"inferred out of memory: {name} ran out of memory at point #{at} "
+                f"({describe_coords(self._coords_of(at))}), which this point covers")
+        kv = costs.tensor_bytes(workload)
+        point = SweepPoint(
+            index=index, coords=coords, workload=workload.resolved(),
+            results=[by_name[v] for v in self.plan.variants if v in by_name],
+            inferred=inferred, elapsed_s=round(time.monotonic() - started, 3),
+            node=node or (environment.host if environment else None),
+            environment=environment, ceilings=ceilings,
+            kv_cache_bytes=kv["k"] + kv["v"] if workload.mode == "decode" else None)
+        self.record.points.append(point)
+        self.learn(point)
+        if self.progress is not None:
+            self.progress.point_done(point)
+
+    def _implied_oom(self, variant: str, coords: Coords) -> int | None:
+        for at, smaller in self.oom_at.get(variant, ()):
+            if covers(coords, smaller):
+                return at
+        return None
+
+    def _coords_of(self, index: int) -> Coords:
+        return next(p.coords for p in self.record.points if p.index == index)

@@ -1,0 +1,76 @@
+"""Recommendations: the fastest variant per shape that ran, is within tolerance and meets
+the limits — never a fast wrong one — with the runner-up and what decided it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attnprof.analysis.recommend import Constraints, recommend
+from attnprof.cli.main import main
+from attnprof.record.sweep import SweepRecord
+from attnprof.run.executors.inline import InlineExecutor
+from attnprof.run.sweep import plan_sweep, run_sweep
+from attnprof.spec.grid import Axis, Grid
+from attnprof.spec.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def sweep(failing: Path, tmp_path_factory: pytest.TempPathFactory, tiny: dict[str, int],
+          fast: Settings) -> Path:
+    grid = Grid(axes=[Axis(field="seq", values=[32, 128, 512])])
+    variants = ["naive", "sdpa-flash", f"{failing}:fast_but_wrong", f"{failing}:oom_from_32"]
+    plan, _ = plan_sweep(grid, variants, fast, "cpu", **tiny)
+    path = tmp_path_factory.mktemp("rec") / "sweep.json"
+    run_sweep(plan, InlineExecutor()).save(path)
+    return path
+
+
+def test_never_a_variant_out_of_tolerance_or_failed_there(sweep: Path, failing: Path) -> None:
+    record = SweepRecord.load(sweep)
+    wrong = f"{failing}:fast_but_wrong"
+    for rec in recommend(record.points, record.variants, Constraints()):
+        assert rec.best is not None and rec.best.variant in ("naive", "sdpa-flash")
+        assert rec.runner_up is not None and rec.runner_up.variant in ("naive", "sdpa-flash")
+        assert rec.best.latency_ms <= rec.runner_up.latency_ms
+        assert "out of tolerance" in rec.excluded[wrong]
+        assert rec.excluded[f"{failing}:oom_from_32"].startswith(("oom here", "skipped here"))
+        point = record.ordered_points()[rec.point]
+        wrong_row = point.result(wrong)
+        assert wrong_row is not None and wrong_row.latency_ms is not None
+        if wrong_row.latency_ms.median < rec.best.latency_ms:  # it is faster: and that is why
+            assert rec.decided_by.startswith(f"{wrong} is faster")
+
+
+def test_constraints_decide(sweep: Path) -> None:
+    record = SweepRecord.load(sweep)
+    flash_peak = max(p.result("sdpa-flash").peak_memory_bytes  # type: ignore[union-attr]
+                     for p in record.points)
+    tight = Constraints(max_memory_bytes=flash_peak)
+    largest = recommend(record.points, record.variants, tight)[-1]  # seq 512
+    assert largest.best is not None and largest.best.variant == "sdpa-flash"
+    assert "(--max-memory)" in largest.excluded["naive"]
+    assert largest.runner_up is None  # naive was the only other candidate
+    nothing = recommend(record.points, record.variants, Constraints(max_latency_ms=1e-9))
+    assert all(r.best is None and "no variant runs here" in r.decided_by for r in nothing)
+
+
+def test_recommend_command_from_a_record(sweep: Path, failing: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recommend", "--from", str(sweep), "--max-memory", "1GiB"]) == 0
+    out = capsys.readouterr().out
+    assert "attnprof recommend — peak memory ≤ 1.0 GiB" in out
+    assert "out of tolerance" in out and "fast_but_wrong" in out
+    assert main(["recommend", "--from", str(sweep), "--seq", "64"]) == 2
+    assert "--from reads a finished sweep" in capsys.readouterr().err
+
+
+def test_recommend_measures_the_batch_a_lean_variant_fits(capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    argv = ["recommend", "--seq", "256", "--batch", "1", "--heads", "2", "--head-dim", "16",
+            "--variants", "naive,sdpa-flash", "--min-time", "0.01", "--rounds", "1",
+            "--max-memory", "256MiB"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "within 256.0 MiB, sdpa-flash runs batch" in out and "tokens/s (measured" in out

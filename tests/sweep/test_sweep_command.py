@@ -1,0 +1,88 @@
+"""``attnprof sweep`` as a user meets it: the table, fits, record, CSV and plot from one
+run; every mistake one line, exit 2, and no output file."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from attnprof.cli.main import main
+from attnprof.record.sweep import SweepRecord
+from attnprof.render.plot import write_plot
+
+TINY = ["--batch", "1", "--heads", "2", "--head-dim", "16", "--min-time", "0.01",
+        "--rounds", "1"]
+
+
+def test_one_run_writes_the_record_csv_and_plot(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = {k: tmp_path / f"sweep.{k}" for k in ("json", "csv", "svg")}
+    argv = ["sweep", "--seq", "16..64x2", "--variants", "naive,sdpa", "--executor", "inline",
+            *TINY, "--json", str(out["json"]), "--csv", str(out["csv"]),
+            "--plot", str(out["svg"])]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    record = SweepRecord.load(out["json"])
+    assert [p.coords["seq"] for p in record.ordered_points()] == [16, 32, 64]
+    fit = record.fit("naive", "peak_memory_bytes", "seq")
+    assert fit is not None and fit.r_squared is not None
+    assert f"seq^{fit.exponent:.2f}" in text and "scaling: least squares" in text
+    lines = list(csv.DictReader(out["csv"].open()))
+    assert [(x["seq"], x["variant"]) for x in lines] == [
+        (s, v) for s in ("16", "32", "64") for v in ("naive", "sdpa")]
+    svg = out["svg"].read_text()
+    assert f"naive  ∝ seq^{fit.exponent:.2f}" in svg and "peak memory per step" in svg
+
+
+def test_plot_marks_failed_points_and_writes_png(records_by_kind: dict[str, object],
+                                                 tmp_path: Path) -> None:
+    record = records_by_kind["sweep"]
+    assert isinstance(record, SweepRecord)
+    write_plot(record, tmp_path / "plot.svg")
+    svg = (tmp_path / "plot.svg").read_text()
+    assert "did not run (status)" in svg and "unsupported" in svg
+    assert "mode=forward+backward" in svg
+    write_plot(record, tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--seq", "0..8"], "--seq '0..8': a size must be a positive integer, got 0"),
+    (["--seq", "0..8x2"], "--seq '0..8x2': a size must be a positive integer, got 0"),
+    (["--seq", "8..2x1"], "a geometric factor must be a finite number above 1"),
+    (["--seq", "1..1000000000+1"], "more than 512"),
+    (["--seq", "64", "--batch", "1..65+1", "--heads", "1..64+1"], "the sweep has 4160"),
+    (["--heads", "4,8", "--kv-heads", "3"], "sweep point heads=4: --kv-heads 3 does not divide"),
+    (["--seq", "16,32", "--plot", "x.pdf"], "--plot 'x.pdf': write a .svg or .png file"),
+    (["--dtype", "fp32,fp64", "--plot", "x.svg"], "--plot needs a swept size field"),
+    (["--seq", "16,32", "--json", "no/such/dir/x.json"], "directory 'no/such/dir' does not"),
+    (["--seq", "16,32", "--executor", "inline", "--point-timeout", "5"],
+     "--point-timeout and --worker-memory need a worker"),
+    (["--seq", "16,32", "--point-timeout", "never"], "--point-timeout 'never'"),
+    (["--seq", "16,32", "--worker-memory=-1GiB"], "--worker-memory '-1GiB'"),
+    (["--seq", "16,32", "--variants", "nope"], "unknown variant 'nope'"),
+    (["--seq", "16,32", "--dtype", "fp8"], "unknown dtype 'fp8'"),
+    (["--seq", "16,32", "--resume", "missing.json"], "cannot read record 'missing.json'"),
+])
+def test_mistakes_are_one_line_exit_2_and_write_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+        message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", *argv, "--json", "out.json"] if "--json" not in argv
+                else ["sweep", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_resume_of_another_kind_of_record_is_refused(tmp_path: Path,
+                                                     records_by_kind: dict[str, object],
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    compared = records_by_kind["compare"]
+    path = tmp_path / "compare.json"
+    compared.save(path)  # type: ignore[attr-defined]
+    assert main(["sweep", "--resume", str(path)]) == 2
+    assert "is a 'compare' record, not 'sweep'" in capsys.readouterr().err
