@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from attnprof.record.model_attribution import ModelAttribution
+
 __all__ = [
     "PATH_SEP",
     "REPORT_SCHEMA_VERSION",
@@ -215,6 +217,8 @@ class TraceReport(msgspec.Struct, kw_only=True):
     #: the trace (e.g. launched before profiling started). Regions + these = the breakdown.
     unassigned_device_events: int = 0
     unassigned_device_us: float = 0.0
+    #: Per-layer attribution, when the trace carries attnprof's model labels.
+    model: ModelAttribution | None = None
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""
