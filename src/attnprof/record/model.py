@@ -18,7 +18,6 @@ from attnprof.record.base import RecordBase
 from attnprof.record.compare import Latency, Status
 from attnprof.record.environment import Environment
 from attnprof.record.model_attribution import ModelAttribution
-from attnprof.record.trace_report import Finding
 from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import TimingPlan
 
@@ -104,8 +103,6 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     kv_cache: KvCacheReport | None = None
     trace: str | None = None
     attribution: ModelAttribution | None = None
-    #: The trace rules, once per model with the layers they fire in.
-    findings: list[Finding] = msgspec.field(default_factory=list)
     warnings: list[str] = msgspec.field(default_factory=list)
     notes: list[str] = msgspec.field(default_factory=list)
 

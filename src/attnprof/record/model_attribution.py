@@ -17,6 +17,8 @@ from typing import Literal
 
 import msgspec
 
+from attnprof.record.finding import Finding
+
 __all__ = ["ATTENTION_COMPONENTS", "REST_COMPONENTS", "ComponentTime", "LayerReport",
            "ModelAttribution"]
 
@@ -97,3 +99,6 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
     #: Training steps: backward ops are attributed to the forward labels they came from.
     backward_attributed: bool = False
     requested: str | None = None
+    #: The trace rules run per layer, each reported once with the layers it fires in
+    #: (``data["layers"]``), and a mismatch of requested and actual implementation.
+    findings: list[Finding] = msgspec.field(default_factory=list)

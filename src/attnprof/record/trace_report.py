@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from attnprof.record.finding import Finding, Severity
 from attnprof.record.model_attribution import ModelAttribution
 
 __all__ = [
@@ -43,7 +44,6 @@ REPORT_SCHEMA_VERSION = 1
 #: How a call path joins the CPU ops from the region down to a kernel's launcher.
 PATH_SEP = " › "
 
-Severity = Literal["info", "warning", "critical"]
 #: ``cpu-bound``: the CPU dispatch of a forward takes longer than its device busy time;
 #: ``cpu-only``: no device work (a CPU trace); ``unknown``: a GPU trace that recorded no
 #: device activity (e.g. CUPTI activity tracing off), so nothing can be compared.
@@ -138,18 +138,6 @@ class RegionReport(msgspec.Struct, kw_only=True):
     #: and its share of all the region's work (None when the region did no work).
     attention_us_per_forward: float = 0.0
     attention_share: float | None = None
-
-
-class Finding(msgspec.Struct, kw_only=True):
-    """A problem a rule recognised, with the evidence and the fix."""
-
-    rule: str
-    severity: Severity
-    title: str
-    evidence: list[str]
-    fix: str
-    region: str | None = None
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class BreakdownKernel(msgspec.Struct, kw_only=True):
