@@ -10,12 +10,12 @@ import sys
 from collections.abc import Sequence
 
 from attnprof._version import __version__
-from attnprof.cli import analyze_cmd, check_cmd, compare_cmd, profile_cmd
+from attnprof.cli import analyze_cmd, check_cmd, compare_cmd, model_cmd, profile_cmd
 from attnprof.cli.parser import Parser
 from attnprof.errors import UsageError
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
-COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd)
+COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, model_cmd)
 DEFAULT_COMMAND = compare_cmd.NAME
 
 

@@ -1,4 +1,5 @@
-"""A progress bar over variants, shown on stderr while a comparison runs."""
+"""Progress bars on stderr: over variants while a comparison runs, over (implementation,
+phase) runs while a model is profiled."""
 
 from __future__ import annotations
 
@@ -28,6 +29,34 @@ class ComparisonProgress:
             self._progress.update(self._task, description=f"{variant}: {phase}")
 
     def __enter__(self) -> ComparisonProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._progress.stop()
+
+
+class ModelRunProgress:
+    """A bar of one step per (implementation, phase) run of ``attnprof model``.
+
+    ``update(run, what)`` is the model runner's progress callback: ``done`` advances the
+    bar, anything else (warming up, a timing round, tracing) only changes the description.
+    """
+
+    def __init__(self, runs: list[str]) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        self._task = self._progress.add_task("building the model", total=len(runs))
+
+    def update(self, run: str, what: str) -> None:
+        if what == "done":
+            self._progress.advance(self._task)
+        else:
+            self._progress.update(self._task, description=f"{run}: {what}")
+
+    def __enter__(self) -> ModelRunProgress:
         self._progress.start()
         return self
 

@@ -4,7 +4,7 @@
 ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wherever
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
-trace. New record kinds add a view to :data:`_VIEWS`.
+trace; a model is its summary, runs and per-layer tables. New record kinds add a view to :data:`_VIEWS`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from rich.text import Text
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
+from attnprof.record.model import ModelRecord
 from attnprof.render.compare_table import render_compare, render_findings_by_variant
+from attnprof.render.model_view import render_model
 from attnprof.render.trace_report import render_trace_report
 
 __all__ = ["TerminalRenderer", "make_console"]
@@ -94,4 +96,5 @@ _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
+    ModelRecord: render_model,
 }
