@@ -23,8 +23,19 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["MODULE_PREFIX", "MODULE_ROLES", "PART_PREFIX", "PARTS", "REGION_PREFIX", "Label",
-           "model_step_name", "module_label", "parse_label", "part_label", "region_name"]
+__all__ = [
+    "MODULE_PREFIX",
+    "MODULE_ROLES",
+    "PARTS",
+    "PART_PREFIX",
+    "REGION_PREFIX",
+    "Label",
+    "model_step_name",
+    "module_label",
+    "parse_label",
+    "part_label",
+    "region_name",
+]
 
 #: Every step attnprof captures runs inside ``record_function(REGION_PREFIX + variant)``.
 REGION_PREFIX = "attnprof::"

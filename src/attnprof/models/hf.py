@@ -120,7 +120,7 @@ def model_inputs(model: torch.nn.Module, *, batch: int, seq: int, seed: int,
     patches number about ``seq`` for vision models; encoder-decoders get decoder ids too."""
     import torch
 
-    config = model.config  # type: ignore[attr-defined]
+    config: Any = model.config
     gen = torch.Generator().manual_seed(seed)
     main = getattr(model, "main_input_name", "input_ids")
     if main == "pixel_values":

@@ -29,8 +29,9 @@ class Refused(Exception):
 
 def default_implementation(loaded: LoadedModel) -> str:
     """What the model runs unless told otherwise."""
+    model: Any = loaded.model
     if loaded.is_transformers:
-        return str(loaded.model.config._attn_implementation or "eager")
+        return str(model.config._attn_implementation or "eager")
     return MODEL_DEFAULT
 
 
@@ -38,6 +39,7 @@ def switch_implementation(loaded: LoadedModel, name: str) -> None:
     """Make the model dispatch to ``name`` (SDPA pins switch to ``sdpa``); :class:`Refused`
     with transformers' own message when the model cannot."""
     base = "sdpa" if name in SDPA_PINS else name
+    model: Any = loaded.model
     if name == MODEL_DEFAULT:
         return
     if not loaded.is_transformers:
@@ -46,10 +48,10 @@ def switch_implementation(loaded: LoadedModel, name: str) -> None:
         raise Refused(f"{type(loaded.model).__name__} is a plain nn.Module: it has no "
                       "attn_implementation to switch (only sdpa backends can be pinned)")
     try:
-        loaded.model.set_attn_implementation(base)
+        model.set_attn_implementation(base)
     except Exception as exc:  # transformers' refusal, in its words
         raise Refused(one_line(str(exc))[:400]) from None
-    actual = loaded.model.config._attn_implementation
+    actual = model.config._attn_implementation
     if actual != base:
         raise Refused(f"{type(loaded.model).__name__} kept attn_implementation "
                       f"{actual!r} when {base!r} was set")

@@ -20,7 +20,7 @@ from attnprof.errors import UsageError
 from attnprof.models.loaded import LoadedModel, first_tensor
 
 if TYPE_CHECKING:
-    import torch
+    pass
 
 __all__ = ["PhaseStep", "build_step", "cache_bytes", "unsupported_phase"]
 

@@ -28,15 +28,13 @@ def torch_dtype(name: str) -> torch.dtype:
     """The torch dtype of a canonical dtype name."""
     import torch
 
-    return getattr(torch, name)  # type: ignore[no-any-return]
+    dtype: torch.dtype = getattr(torch, name)
+    return dtype
 
 
 def load_model(spec: ModelSpec, *, seed: int = 0) -> LoadedModel:
     """Build the model ``spec`` names, on its device and in its dtype, with its inputs."""
-    if spec.kind == "factory":
-        loaded = _from_factory(spec)
-    else:
-        loaded = _from_transformers(spec, seed)
+    loaded = _from_factory(spec) if spec.kind == "factory" else _from_transformers(spec, seed)
     loaded.model.eval()  # dropout off: runs are repeatable and implementations comparable
     return loaded
 
@@ -44,8 +42,7 @@ def load_model(spec: ModelSpec, *, seed: int = 0) -> LoadedModel:
 def _from_transformers(spec: ModelSpec, seed: int) -> LoadedModel:
     import torch
 
-    from attnprof.models.hf import family_of, from_config_dir, model_inputs, \
-        require_transformers
+    from attnprof.models.hf import family_of, from_config_dir, model_inputs, require_transformers
 
     dtype = torch_dtype(spec.dtype)
     if spec.kind == "builtin":

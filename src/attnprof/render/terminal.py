@@ -4,7 +4,8 @@
 ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wherever
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
-trace; a model is its summary, runs and per-layer tables. New record kinds add a view to :data:`_VIEWS`.
+trace; a model is its summary, runs and per-layer tables. New record kinds add a view
+to :data:`_VIEWS`.
 """
 
 from __future__ import annotations

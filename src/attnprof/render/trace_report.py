@@ -15,8 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.formatting import counted, format_bytes, format_us
-from attnprof.render.model_attribution import render_attribution, render_model_findings
 from attnprof.record.trace_report import PATH_SEP, Finding, KernelStat, RegionReport, TraceReport
+from attnprof.render.model_attribution import render_attribution, render_model_findings
 
 __all__ = ["SEVERITY_STYLE", "fmt_size", "fmt_us", "render_trace_report"]
 

@@ -201,11 +201,18 @@ def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
         else:
             row = _run_phase(loaded, located, spec, settings, impl, phase, folder,
                              (error, reference[0] if error is not None else None),
-                             lambda what, n=name: _say(progress, n, what))
+                             _announcer(progress, name))
         record.runs.append(row)
         _say(progress, name, "done")
         if on_record is not None:
             on_record(record)
+
+
+def _announcer(progress: ModelProgress | None, name: str) -> Callable[[str], None]:
+    def say(what: str) -> None:
+        _say(progress, name, what)
+
+    return say
 
 
 def _say(progress: ModelProgress | None, name: str, what: str) -> None:

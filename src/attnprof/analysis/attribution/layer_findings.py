@@ -2,7 +2,7 @@
 
 Each layer label becomes a region (every call of the layer an instance), the usual region
 passes and findings rules run over those regions, and the findings of one rule are merged
-into one, naming the layers it fired in — "the mask is rebuilt in layers 0–31" once, not
+into one, naming the layers it fired in — "the mask is rebuilt in layers 0 to 31" once, not
 32 times.
 """
 
