@@ -61,15 +61,19 @@ def test_components_sum_to_each_layer_and_layers_to_the_step(llama: ModelRecord)
     for run in _ok(llama):
         att = run.attribution
         assert att is not None and len(att.layers) == 2, run.phase
+        assert att.time_basis == "work"  # a CPU trace: shares of the compute ops' time
         for layer in att.layers:
-            total = math.fsum(c.cpu_us for c in layer.components)
-            assert total == pytest.approx(layer.cpu_us, rel=1e-6)
-            assert layer.attention_cpu_us < layer.cpu_us
+            for basis in ("cpu", "work"):
+                total = math.fsum(c.on(basis) for c in layer.components)
+                assert total == pytest.approx(layer.total_on(basis), rel=1e-6)
+                assert 0 < layer.attention_on(basis) < layer.total_on(basis)
             names = {c.name for c in layer.components}
             assert {"q_proj", "k_proj", "v_proj", "o_proj", "core", "position", "mlp",
                     "norm"} <= names
         assert math.fsum(p.cpu_us for p in att.parts) == pytest.approx(att.total_cpu_us,
                                                                        rel=1e-6)
+        assert math.fsum(p.on("work") for p in att.parts) == pytest.approx(
+            att.total_work_us, rel=1e-6)
         assert 0 < att.attention_share < 1 and 0 < att.core_share < att.attention_share
         assert run.attention_share == att.attention_share
 
@@ -134,6 +138,8 @@ def test_training_books_backward_to_the_layers(llama: ModelRecord) -> None:
         assert layer.backward_cpu_us and layer.backward_cpu_us > 0
         assert math.fsum(c.cpu_us for c in layer.components) == pytest.approx(layer.cpu_us,
                                                                               rel=1e-6)
+        assert math.fsum(c.on("work") for c in layer.components) == pytest.approx(
+            layer.total_on("work"), rel=1e-6)
 
 
 def test_a_refused_implementation_is_a_row_and_the_others_run(gpt2: ModelRecord) -> None:

@@ -7,8 +7,13 @@ shows it too, and of every model run (``PhaseRun.attribution``).
 
 Units as in the trace report: times in µs per step (``*_us``), bytes in ``*_bytes``.
 ``cpu_us`` is the wall time the CPU spent inside a label; ``device_us`` the summed duration
-of the device events launched inside it (``None`` on a CPU-only trace). Components of a
-layer and its ``unattributed`` rest sum to the layer.
+of the device events launched inside it (``None`` on a CPU-only trace); ``work_us`` the
+work time of the compute ops inside it on a CPU-only trace (the ops that did arithmetic;
+see :mod:`attnprof.analysis.index.compute_ops`). Shares use the device time on a GPU trace
+and the work time on a CPU trace — the time the hardware spent on the component's
+arithmetic, which the profiler's own per-op cost does not inflate (wall time inside a
+label does include it, and attention has many small ops). Components of a layer and its
+``unattributed`` rest sum to the layer on every basis.
 """
 
 from __future__ import annotations
@@ -42,10 +47,23 @@ class ComponentTime(msgspec.Struct, kw_only=True):
     group: Group
     cpu_us: float
     device_us: float | None = None
+    work_us: float | None = None
     #: Peak of the memory allocated inside the component over what was held when it began.
     peak_memory_bytes: int | None = None
     #: Share of the layer's (or the model's) time, on the attribution's time basis.
     share: float = 0.0
+
+    def on(self, basis: str) -> float:
+        """The time on ``basis`` (``device``, ``work`` or ``cpu``), µs (0 when absent)."""
+        return _on(basis, self.cpu_us, self.device_us, self.work_us)
+
+
+def _on(basis: str, cpu: float, device: float | None, work: float | None) -> float:
+    if basis == "device":
+        return device or 0.0
+    if basis == "work":
+        return work or 0.0
+    return cpu
 
 
 class LayerReport(msgspec.Struct, kw_only=True):
@@ -61,6 +79,8 @@ class LayerReport(msgspec.Struct, kw_only=True):
     #: Attention's share of the layer, on the attribution's time basis.
     attention_share: float | None
     components: list[ComponentTime]
+    work_us: float | None = None
+    attention_work_us: float | None = None
     #: The attention component that took longest.
     top_component: str | None
     #: Kernels per step launched inside the attention core(s) (CPU traces: compute ops).
@@ -70,11 +90,23 @@ class LayerReport(msgspec.Struct, kw_only=True):
     #: The implementation asked for, and what the trace shows ran (e.g. ``sdpa (math)``).
     requested: str | None = None
     actual: str | None = None
+    #: Whether ``actual`` is what ``requested`` runs (None: nothing to compare, e.g. a
+    #: plain module run as built); False is the ``attention-fallback`` finding.
+    as_requested: bool | None = None
     #: How the core was found: ``label`` (the attention function's call was labelled) or
     #: ``inferred`` (no labelled call: the module's time outside its projections).
     core_source: str = "label"
     #: Backward time (training steps), from the ops autograd ran for this layer's forward.
     backward_cpu_us: float | None = None
+
+    def total_on(self, basis: str) -> float:
+        """The layer's time on ``basis``, µs."""
+        return _on(basis, self.cpu_us, self.device_us, self.work_us)
+
+    def attention_on(self, basis: str) -> float:
+        """The layer's attention time on ``basis``, µs."""
+        return _on(basis, self.attention_cpu_us, self.attention_device_us,
+                   self.attention_work_us)
 
 
 class ModelAttribution(msgspec.Struct, kw_only=True):
@@ -82,8 +114,9 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
 
     region: str
     steps: int
-    #: ``device`` when the trace has device events, else ``cpu``: which time shares use.
-    time_basis: Literal["cpu", "device"]
+    #: ``device`` when the trace has device events, else ``work`` (compute ops on the
+    #: CPU): which time shares use.
+    time_basis: Literal["cpu", "work", "device"]
     #: Kernels (``kernels``) or compute ops on a CPU trace (``cpu-ops``) in core counts.
     kernel_source: str
     total_cpu_us: float
@@ -92,10 +125,12 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
     attention_device_us: float | None
     attention_share: float | None
     core_share: float | None
+    total_work_us: float | None = None
+    attention_work_us: float | None = None
     #: The model outside its layers and the layers together, per step: ``layers``,
     #: ``embedding``, ``position``, ``head``, ``unattributed`` ...
-    parts: list[ComponentTime]
-    layers: list[LayerReport]
+    parts: list[ComponentTime] = msgspec.field(default_factory=list)
+    layers: list[LayerReport] = msgspec.field(default_factory=list)
     #: Training steps: backward ops are attributed to the forward labels they came from.
     backward_attributed: bool = False
     requested: str | None = None

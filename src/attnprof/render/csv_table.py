@@ -42,12 +42,14 @@ _MODEL_RUN = ("implementation", "phase", "status", "median_ms", "tokens_per_s",
               "peak_memory_bytes", "attention_share", "core_share", "sdpa_backend",
               "max_abs_diff", "within_tolerance", "instrumentation_overhead", "reason")
 _MODEL_LAYER = ("layer", "layer_index", "time_basis", "layer_cpu_us", "layer_device_us",
-                "layer_attention_cpu_us", "layer_attention_device_us", "layer_attention_share",
+                "layer_work_us", "layer_attention_cpu_us", "layer_attention_device_us",
+                "layer_attention_work_us", "layer_attention_share",
                 "top_component", "core_kernels", "actual", "layer_peak_memory_bytes")
-#: The model header: the run, the layer, each component's CPU time (µs per step), then the
-#: model and the machine.
+#: The model header: the run, the layer, each component's time on the attribution's basis
+#: (device or CPU work) and its CPU wall time (µs per step), then the model and the machine.
 MODEL_COLUMNS: tuple[str, ...] = (
     *_MODEL_RUN, *_MODEL_LAYER,
+    *(f"{c}_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
     *(f"{c}_cpu_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
     "model", "architecture", "dtype", "device", "batch", "seq", "device_name", "torch",
     "created")
@@ -111,13 +113,15 @@ def render_model_csv(record: ModelRecord) -> str:
         for layer in att.layers:
             line = {**base, **shared, "layer": layer.name, "layer_index": layer.index,
                     "time_basis": att.time_basis, "layer_cpu_us": layer.cpu_us,
-                    "layer_device_us": layer.device_us,
+                    "layer_device_us": layer.device_us, "layer_work_us": layer.work_us,
                     "layer_attention_cpu_us": layer.attention_cpu_us,
                     "layer_attention_device_us": layer.attention_device_us,
+                    "layer_attention_work_us": layer.attention_work_us,
                     "layer_attention_share": layer.attention_share,
                     "top_component": layer.top_component, "core_kernels": layer.core_kernels,
                     "actual": layer.actual, "layer_peak_memory_bytes": layer.peak_memory_bytes}
             line.update({f"{c.name}_cpu_us": c.cpu_us for c in layer.components})
+            line.update({f"{c.name}_us": c.on(att.time_basis) for c in layer.components})
             lines.append(line)
     return _table(MODEL_COLUMNS, lines)
 

@@ -19,8 +19,11 @@ __all__ = ["render_attribution", "render_model_findings"]
 _SEVERITY = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def _time(value_cpu: float, value_dev: float | None, basis: str) -> str:
-    return format_us(value_dev if basis == "device" else value_cpu)
+#: What each time basis is, for captions.
+_BASIS = {"device": "device time (kernels)",
+          "work": "CPU work time (compute ops; Python, dispatch and profiler time between "
+                  "them left out)",
+          "cpu": "CPU wall time"}
 
 
 def _share(value: float | None) -> str:
@@ -33,7 +36,7 @@ def render_attribution(att: ModelAttribution, console: Console, *, title: str,
     basis = att.time_basis
     unit = "kernels" if att.kernel_source == "kernels" else "compute ops"
     table = Table(title=Text(title), title_justify="left",
-                  caption=f"per step, {basis} time; {att.steps} traced step(s)"
+                  caption=f"per step, {_BASIS.get(basis, basis)}; {att.steps} traced step(s)"
                   + ("; backward booked to the forward code it differentiates"
                      if att.backward_attributed else ""), caption_justify="left")
     table.add_column("layer", style="bold", overflow="fold")
@@ -46,8 +49,8 @@ def render_attribution(att: ModelAttribution, console: Console, *, title: str,
     table.add_column("ran", overflow="fold")
     layers = att.layers[:top]
     for layer in layers:
-        table.add_row(Text(layer.name), _time(layer.cpu_us, layer.device_us, basis),
-                      _time(layer.attention_cpu_us, layer.attention_device_us, basis),
+        table.add_row(Text(layer.name), format_us(layer.total_on(basis)),
+                      format_us(layer.attention_on(basis)),
                       _share(layer.attention_share), Text(_top(layer, basis)),
                       f"{layer.core_kernels:g}", format_bytes(layer.peak_memory_bytes),
                       Text(_ran(layer)))
@@ -55,7 +58,7 @@ def render_attribution(att: ModelAttribution, console: Console, *, title: str,
     if len(att.layers) > top:
         console.print(f"  [dim]{len(att.layers) - top} more layers in the record[/dim]")
     console.print(Text("  model: " + ", ".join(
-        f"{p.name} {_time(p.cpu_us, p.device_us, basis)} ({p.share:.0%})" for p in att.parts)))
+        f"{p.name} {format_us(p.on(basis))} ({p.share:.0%})" for p in att.parts)))
     console.print(Text("  attention components, all layers: " + _components(att)))
 
 
@@ -63,13 +66,12 @@ def _top(layer: LayerReport, basis: str) -> str:
     comp = next((c for c in layer.components if c.name == layer.top_component), None)
     if comp is None:
         return "—"
-    value = comp.device_us if basis == "device" else comp.cpu_us
-    return f"{comp.name} {format_us(value)}"
+    return f"{comp.name} {format_us(comp.on(basis))}"
 
 
 def _ran(layer: LayerReport) -> str:
     text = layer.actual or "—"
-    if layer.requested and layer.actual and not layer.actual.startswith(layer.requested):
+    if layer.as_requested is False:
         text += f" (asked {layer.requested})"
     if layer.core_source == "inferred":
         text += "; core inferred"
@@ -77,17 +79,14 @@ def _ran(layer: LayerReport) -> str:
 
 
 def _components(att: ModelAttribution) -> str:
-    totals: dict[str, tuple[float, float]] = {}
+    totals: dict[str, float] = {}
     for layer in att.layers:
         for c in layer.components:
-            if c.group != "attention":
-                continue
-            cpu, dev = totals.get(c.name, (0.0, 0.0))
-            totals[c.name] = (cpu + c.cpu_us, dev + (c.device_us or 0.0))
-    whole = sum((dev if att.time_basis == "device" else cpu) for cpu, dev in totals.values())
+            if c.group == "attention":
+                totals[c.name] = totals.get(c.name, 0.0) + c.on(att.time_basis)
+    whole = sum(totals.values())
     parts = []
-    for name, (cpu, dev) in totals.items():
-        value = dev if att.time_basis == "device" else cpu
+    for name, value in totals.items():
         parts.append(f"{name} {format_us(value)}"
                      + (f" ({value / whole:.0%})" if whole > 0 else ""))
     return ", ".join(parts) or "none labelled"

@@ -166,16 +166,10 @@ def layer_deltas(runs: list[PhaseRun], reference: str) -> list[LayerDelta]:
                 base = ref_layers.get(lay.name)
                 if base is None:
                     continue
-                mine = _attention_us(lay, basis)
-                theirs = _attention_us(base, basis)
+                mine, theirs = lay.attention_on(basis), base.attention_on(basis)
                 out.append(LayerDelta(phase=phase, layer=lay.name, implementation=impl,
                                       reference=reference, attention_us=mine,
                                       reference_attention_us=theirs, delta_us=mine - theirs,
                                       ratio=mine / theirs if theirs > 0 else None))
     return out
 
-
-def _attention_us(layer: object, basis: str) -> float:
-    if basis == "device":
-        return float(getattr(layer, "attention_device_us", 0.0) or 0.0)
-    return float(getattr(layer, "attention_cpu_us", 0.0))

@@ -11,14 +11,15 @@ the code region an op ran in, never by its name. It needs nothing but the trace,
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
+from collections.abc import Iterable
 
 from attnprof.analysis.attribution.backward import book_backward
 from attnprof.analysis.attribution.booking import ATTENTION_GROUP, Booking, book_step
 from attnprof.analysis.attribution.implementation import (
     actual_implementation,
     implementation_findings,
+    matches_request,
     requested_of,
 )
 from attnprof.analysis.attribution.labels import LabelIndex, index_labels
@@ -59,53 +60,63 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
     bookings = [book_step(index, inst.op) for inst in view.instances]
     backward = [book_backward(index, b) for b in bookings]
     on_device = view.on_device
+    basis = "device" if on_device else "work"
     steps = len(bookings)
     layers = _layers(index, bookings, memory, on_device, steps)
     requested = requested_of(view.name)
-    totals = _model_parts(index, bookings, on_device, steps)
-    total_cpu = sum(index.cpu_us(b.root) for b in bookings) / steps
-    total_dev = (sum(index.device_us(b.root) for b in bookings) / steps) if on_device else None
-    att_cpu = sum(layer.attention_cpu_us for layer in layers)
-    att_dev = sum(layer.attention_device_us or 0.0 for layer in layers) if on_device else None
-    core = sum(_value(c, on_device) for layer in layers for c in layer.components
-               if c.name == "core")
-    basis_total = (total_dev if on_device else total_cpu) or 0.0
-    basis_att = (att_dev if on_device else att_cpu) or 0.0
+    for layer in layers:
+        layer.requested = requested
+        layer.as_requested = matches_request(requested, layer.actual)
+    parts = _model_parts(bookings, on_device, steps)
+    total = ComponentTime(
+        name="step", group="rest",
+        cpu_us=sum(index.cpu_us(b.root) for b in bookings) / steps,
+        device_us=sum(index.device_us(b.root) for b in bookings) / steps if on_device
+        else None,
+        work_us=None if on_device else sum(index.work_us(b.root) for b in bookings) / steps)
+    att = _sum(c for layer in layers for c in layer.components if c.group == "attention")
+    core = _sum(c for layer in layers for c in layer.components if c.name == "core")
+    whole = total.on(basis)
     found = implementation_findings(requested, [(lay.name, lay.actual) for lay in layers])
     if findings:
         found += layer_findings(ops, devices, view.trace_device)
+    for p in parts:
+        p.share = p.on(basis) / whole if whole > 0 else 0.0
     return ModelAttribution(
-        region=view.name, steps=steps, time_basis="device" if on_device else "cpu",
-        kernel_source="kernels" if on_device else "cpu-ops", total_cpu_us=total_cpu,
-        total_device_us=total_dev, attention_cpu_us=att_cpu, attention_device_us=att_dev,
-        attention_share=basis_att / basis_total if basis_total > 0 else None,
-        core_share=core / basis_total if basis_total > 0 else None,
-        parts=_shares(totals, basis_total, on_device), layers=layers,
-        backward_attributed=any(backward), requested=requested, findings=found)
+        region=view.name, steps=steps, time_basis=basis,  # type: ignore[arg-type]
+        kernel_source="kernels" if on_device else "cpu-ops", total_cpu_us=total.cpu_us,
+        total_device_us=total.device_us, total_work_us=total.work_us,
+        attention_cpu_us=att.cpu_us, attention_device_us=att.device_us if on_device else None,
+        attention_work_us=None if on_device else att.work_us,
+        attention_share=att.on(basis) / whole if whole > 0 else None,
+        core_share=core.on(basis) / whole if whole > 0 else None,
+        parts=parts, layers=layers, backward_attributed=any(backward), requested=requested,
+        findings=found)
 
 
-def _value(c: ComponentTime, on_device: bool) -> float:
-    return (c.device_us or 0.0) if on_device else c.cpu_us
+def _sum(components: Iterable[ComponentTime]) -> ComponentTime:
+    cpu = dev = work = 0.0
+    for c in components:
+        cpu += c.cpu_us
+        dev += c.device_us or 0.0
+        work += c.work_us or 0.0
+    return ComponentTime(name="sum", group="rest", cpu_us=cpu, device_us=dev, work_us=work)
 
 
-def _shares(parts: list[ComponentTime], total: float, on_device: bool) -> list[ComponentTime]:
-    for c in parts:
-        c.share = _value(c, on_device) / total if total > 0 else 0.0
-    return parts
-
-
-def _model_parts(index: LabelIndex, bookings: list[Booking], on_device: bool,
+def _model_parts(bookings: list[Booking], on_device: bool,
                  steps: int) -> list[ComponentTime]:
-    cpu: dict[str, float] = defaultdict(float)
-    dev: dict[str, float] = defaultdict(float)
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for b in bookings:
         for (layer, comp), booked in b.booked.items():
-            name = "layers" if layer >= 0 else comp
-            cpu[name] += booked.cpu_us
-            dev[name] += booked.device_us
+            acc = sums["layers" if layer >= 0 else comp]
+            acc[0] += booked.cpu_us
+            acc[1] += booked.device_us
+            acc[2] += booked.work_us
     return [ComponentTime(name=n, group="attention" if n == "core" else "rest",
-                          cpu_us=cpu[n] / steps, device_us=dev[n] / steps if on_device else None)
-            for n in [*_MODEL_PARTS, *sorted(set(cpu) - set(_MODEL_PARTS))] if n in cpu]
+                          cpu_us=sums[n][0] / steps,
+                          device_us=sums[n][1] / steps if on_device else None,
+                          work_us=None if on_device else sums[n][2] / steps)
+            for n in [*_MODEL_PARTS, *sorted(set(sums) - set(_MODEL_PARTS))] if n in sums]
 
 
 def _layers(index: LabelIndex, bookings: list[Booking], memory: MemoryTimeline,
@@ -125,37 +136,39 @@ def _layers(index: LabelIndex, bookings: list[Booking], memory: MemoryTimeline,
 def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]],
            memory: MemoryTimeline, on_device: bool, steps: int) -> LayerReport:
     ops = index.ops
-    cpu: dict[str, float] = defaultdict(float)
-    dev: dict[str, float] = defaultdict(float)
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     peaks: dict[str, int | None] = {}
     core_kernels = 0
     kernel_names: list[str] = []
     core_ops: list[str] = []
     dispatched: list[str] = []
-    layer_cpu = layer_dev = backward = 0.0
+    whole = [0.0, 0.0, 0.0]
+    backward = 0.0
     layer_peak: int | None = None
     modules: list[str] = []
     inferred = False
     for b, pos in found:
-        layer_cpu += index.cpu_us(pos) + b.backward_of_layer.get(pos, 0.0)
-        layer_dev += index.device_us(pos) + b.backward_device_of_layer.get(pos, 0.0)
+        whole[0] += index.cpu_us(pos) + b.backward_of_layer.get(pos, 0.0)
+        whole[1] += index.device_us(pos) + b.backward_device_of_layer.get(pos, 0.0)
+        whole[2] += index.work_us(pos) + b.backward_work_of_layer.get(pos, 0.0)
         backward += b.backward_of_layer.get(pos, 0.0)
         layer_peak = _max(layer_peak, memory.peak_in(float(ops.start[pos]), float(ops.end[pos])))
         inferred |= pos in b.inferred_core
-        for att in b.attention.get(pos, []):
-            if index.labels[att].detail not in modules:
-                modules.append(index.labels[att].detail)
+        for holder in b.attention.get(pos, []):
+            if index.labels[holder].detail not in modules:
+                modules.append(index.labels[holder].detail)
         for (layer, comp), booked in b.booked.items():
             if layer != pos:
                 continue
-            cpu[comp] += booked.cpu_us
-            dev[comp] += booked.device_us
+            acc = sums[comp]
+            acc[0] += booked.cpu_us
+            acc[1] += booked.device_us
+            acc[2] += booked.work_us
+            if comp in ("unattributed", "attention_other"):
+                continue  # a container's own time: no range of its own to take a peak of
             for lab in booked.labels:
-                if comp in ("unattributed", "attention_other") and lab in b.layer_names:
-                    continue
-                if comp not in ("unattributed", "attention_other"):
-                    peaks[comp] = _max(peaks.get(comp), memory.peak_in(
-                        float(ops.start[lab]), float(ops.end[lab])))
+                peaks[comp] = _max(peaks.get(comp), memory.peak_in(
+                    float(ops.start[lab]), float(ops.end[lab])))
                 if comp == "core":
                     n, names = _core_work(index, lab, on_device)
                     core_kernels += n
@@ -163,23 +176,27 @@ def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]
                     core_ops.extend(ops.names[j] for j in range(lab, int(ops.last[lab]) + 1))
                     if index.labels[lab].family == "part":
                         dispatched.append(index.labels[lab].detail)
+    basis = "device" if on_device else "work"
     comps = [ComponentTime(name=c, group="attention" if c in ATTENTION_GROUP else "rest",
-                           cpu_us=cpu[c] / steps, device_us=dev[c] / steps if on_device else None,
+                           cpu_us=sums[c][0] / steps,
+                           device_us=sums[c][1] / steps if on_device else None,
+                           work_us=None if on_device else sums[c][2] / steps,
                            peak_memory_bytes=peaks.get(c))
-             for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS) if c in cpu]
-    total = (layer_dev if on_device else layer_cpu) / steps
+             for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS) if c in sums]
+    total = ComponentTime(name=name, group="rest", cpu_us=whole[0] / steps,
+                          device_us=whole[1] / steps if on_device else None,
+                          work_us=None if on_device else whole[2] / steps)
     for c in comps:
-        c.share = _value(c, on_device) / total if total > 0 else 0.0
-    attention = [c for c in comps if c.group == "attention"]
-    att_cpu = math.fsum(c.cpu_us for c in attention)
-    att_dev = math.fsum(c.device_us or 0.0 for c in attention) if on_device else None
-    top = max(attention, key=lambda c: _value(c, on_device), default=None)
+        c.share = c.on(basis) / total.on(basis) if total.on(basis) > 0 else 0.0
+    att = _sum(c for c in comps if c.group == "attention")
+    top = max((c for c in comps if c.group == "attention"), key=lambda c: c.on(basis),
+              default=None)
     return LayerReport(
-        name=name, index=k, cpu_us=layer_cpu / steps,
-        device_us=layer_dev / steps if on_device else None, peak_memory_bytes=layer_peak,
-        attention_cpu_us=att_cpu, attention_device_us=att_dev,
-        attention_share=((att_dev if on_device else att_cpu) or 0.0) / total
-        if total > 0 else None,
+        name=name, index=k, cpu_us=total.cpu_us, device_us=total.device_us,
+        work_us=total.work_us, peak_memory_bytes=layer_peak, attention_cpu_us=att.cpu_us,
+        attention_device_us=att.device_us if on_device else None,
+        attention_work_us=None if on_device else att.work_us,
+        attention_share=att.on(basis) / total.on(basis) if total.on(basis) > 0 else None,
         components=comps, top_component=top.name if top else None,
         core_kernels=core_kernels / steps, core_kernel_names=list(dict.fromkeys(kernel_names)),
         attention_modules=modules,

@@ -50,10 +50,11 @@ def book_backward(index: LabelIndex, booking: Booking) -> bool:
         if label is None or label not in booking.where:
             continue
         layer, comp = booking.where[label]
-        cpu, dev = index.cpu_us(i), index.device_us(i)
+        cpu, dev, work = index.cpu_us(i), index.device_us(i), index.work_us(i)
         entry = booking.booked[(layer, comp)]
         entry.cpu_us += cpu
         entry.device_us += dev
+        entry.work_us += work
         entry.backward_cpu_us += cpu
         attributed += cpu
         any_booked = True
@@ -61,9 +62,13 @@ def book_backward(index: LabelIndex, booking: Booking) -> bool:
             booking.backward_of_layer[layer] = booking.backward_of_layer.get(layer, 0.0) + cpu
             booking.backward_device_of_layer[layer] = (
                 booking.backward_device_of_layer.get(layer, 0.0) + dev)
+            booking.backward_work_of_layer[layer] = (
+                booking.backward_work_of_layer.get(layer, 0.0) + work)
         booking.backward_device += dev
+        booking.backward_work += work
     rest = booking.booked[(-1, "unattributed")]
     rest.cpu_us = max(rest.cpu_us - attributed, 0.0)
     rest.device_us = max(rest.device_us - booking.backward_device, 0.0)
+    rest.work_us = max(rest.work_us - booking.backward_work, 0.0)
     booking.backward_total += attributed
     return any_booked

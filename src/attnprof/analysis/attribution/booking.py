@@ -51,6 +51,7 @@ class Booked:
 
     cpu_us: float = 0.0
     device_us: float = 0.0
+    work_us: float = 0.0
     labels: list[int] = field(default_factory=list)
     backward_cpu_us: float = 0.0
 
@@ -71,13 +72,18 @@ class Booking:
     #: Backward time booked (see :mod:`.backward`), in all and per layer.
     backward_total: float = 0.0
     backward_device: float = 0.0
+    backward_work: float = 0.0
     backward_of_layer: dict[int, float] = field(default_factory=dict)
     backward_device_of_layer: dict[int, float] = field(default_factory=dict)
+    backward_work_of_layer: dict[int, float] = field(default_factory=dict)
 
-    def add(self, layer: int, comp: str, cpu: float, device: float, label: int) -> None:
+    def add(self, layer: int, comp: str, times: tuple[float, float, float],
+            label: int) -> None:
+        """Book (cpu, device, work) µs to ``(layer, comp)``, from label ``label``."""
         entry = self.booked[(layer, comp)]
-        entry.cpu_us += cpu
-        entry.device_us += device
+        entry.cpu_us += times[0]
+        entry.device_us += times[1]
+        entry.work_us += times[2]
         entry.labels.append(label)
 
 
@@ -87,10 +93,20 @@ def book_step(index: LabelIndex, root: int) -> Booking:
     top = index.children(root)
     for label in top:
         _visit(index, booking, label, layer=-1, absorbed=None)
-    own_cpu = index.cpu_us(root) - sum(index.cpu_us(c) for c in top)
-    own_dev = index.device_us(root) - sum(index.device_us(c) for c in top)
-    booking.add(-1, "unattributed", max(own_cpu, 0.0), max(own_dev, 0.0), root)
+    booking.add(-1, "unattributed", _own(index, root, top), root)
     return booking
+
+
+def _times(index: LabelIndex, i: int) -> tuple[float, float, float]:
+    return index.cpu_us(i), index.device_us(i), index.work_us(i)
+
+
+def _own(index: LabelIndex, i: int, inner: list[int]) -> tuple[float, float, float]:
+    """Op ``i``'s times less those of the labels directly inside it (never negative)."""
+    mine = _times(index, i)
+    held = [_times(index, c) for c in inner]
+    return tuple(max(m - sum(h[k] for h in held), 0.0)  # type: ignore[return-value]
+                 for k, m in enumerate(mine))
 
 
 def _visit(index: LabelIndex, booking: Booking, i: int, layer: int,
@@ -105,7 +121,7 @@ def _visit(index: LabelIndex, booking: Booking, i: int, layer: int,
     container = label.family == "module" and label.role in ("layer", "attention")
     if not container:
         comp = component_of(label, in_layer=layer >= 0)
-        booking.add(layer, comp, index.cpu_us(i), index.device_us(i), i)
+        booking.add(layer, comp, _times(index, i), i)
         booking.where[i] = (layer, comp)
         for c in inner:
             _visit(index, booking, c, layer, (layer, comp))
@@ -122,9 +138,7 @@ def _visit(index: LabelIndex, booking: Booking, i: int, layer: int,
         comp = "attention_other" if has_core else "core"
         if not has_core:
             booking.inferred_core.add(layer)
-    own_cpu = index.cpu_us(i) - sum(index.cpu_us(c) for c in inner)
-    own_dev = index.device_us(i) - sum(index.device_us(c) for c in inner)
-    booking.add(layer, comp, max(own_cpu, 0.0), max(own_dev, 0.0), i)
+    booking.add(layer, comp, _own(index, i, inner), i)
     booking.where[i] = (layer, comp)
     for c in inner:
         _visit(index, booking, c, layer, None)

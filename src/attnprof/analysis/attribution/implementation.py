@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.record.finding import Finding
 
-__all__ = ["actual_implementation", "implementation_findings", "requested_of"]
+__all__ = ["actual_implementation", "implementation_findings", "matches_request",
+           "requested_of"]
 
 _FLEX = re.compile(r"flex_attention|FlexAttention", re.IGNORECASE)
 _COMPILED = re.compile(r"CompiledFxGraph|Torch-Compiled Region|CompiledFunction")
@@ -57,6 +58,13 @@ def actual_implementation(dispatched: Iterable[str], op_names: Iterable[str],
     return "eager" if not labels or labels[0] == "eager" else labels[0]
 
 
+def matches_request(requested: str | None, actual: str | None) -> bool | None:
+    """Whether ``actual`` is what ``requested`` should run (``None``: nothing to check)."""
+    if requested is None or actual is None or requested not in _EXPECTED:
+        return None
+    return bool(_EXPECTED[requested].search(actual))
+
+
 def implementation_findings(requested: str | None,
                             actual_by_layer: list[tuple[str, str | None]]) -> list[Finding]:
     """One finding per distinct (requested, actual) mismatch, naming the layers."""
@@ -64,7 +72,7 @@ def implementation_findings(requested: str | None,
         return []
     groups: dict[str, list[str]] = {}
     for layer, actual in actual_by_layer:
-        if actual is not None and not _EXPECTED[requested].search(actual):
+        if matches_request(requested, actual) is False and actual is not None:
             groups.setdefault(actual, []).append(layer)
     out = []
     for actual, layers in groups.items():

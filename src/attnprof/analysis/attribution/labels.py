@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from attnprof.analysis.index.compute_ops import compute_ops
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
 from attnprof.knowledge.annotations import MODULE_PREFIX, PART_PREFIX, Label, parse_label
@@ -56,6 +57,19 @@ class LabelIndex:
         """Summed duration of the device events launched inside op ``i``, µs."""
         lo, hi = self._device_span(i)
         return float(np.sum(self._device_dur[lo:hi]))
+
+    def work_us(self, i: int) -> float:
+        """Work time of the compute ops inside op ``i`` (see ``compute_ops``), µs."""
+        lo = int(np.searchsorted(self._compute[0], i, side="left"))
+        hi = int(np.searchsorted(self._compute[0], int(self.ops.last[i]), side="right"))
+        return float(self._compute[1][hi] - self._compute[1][lo])
+
+    @cached_property
+    def _compute(self) -> tuple[np.ndarray, np.ndarray]:
+        """Compute op positions (sorted) and the running sum of their work (0 first)."""
+        found, work = compute_ops(self.ops, range(len(self.ops)))
+        order = np.argsort(found, kind="stable")
+        return found[order], np.concatenate([[0.0], np.cumsum(work[order])])
 
     def device_events(self, i: int) -> np.ndarray:
         """Positions (in :attr:`devices`) of the device events launched inside op ``i``."""
