@@ -7,8 +7,9 @@ For each model the script
    share read from the labelled trace, and the labels' cost as the run measured it;
 2. times the same model, labels off, three ways in interleaved rounds: as it is; with
    every attention *core* replaced by a no-op that returns zeros of the output's shape
-   (zeros, not ``empty``: uninitialised memory can hold denormals that slow the next matmul) (transformers' attention function for the implementation swapped out);
-   and with every attention *module* replaced by a no-op returning zeros of its output's
+   (transformers' attention function for the implementation swapped out; zeros, not
+   ``empty``: uninitialised memory can hold denormals that slow the next matmul); and
+   with every attention *module* replaced by a no-op returning zeros of its output's
    shape. ``1 - T(no-op) / T(full)`` is then the share the ablated part took, measured
    without any profiler or label;
 3. times labels off against labels on (profiler off) in interleaved rounds: the labels'
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -80,21 +82,26 @@ def attention_ablated(modules: list[torch.nn.Module]) -> Iterator[None]:
 
 
 def interleaved(ways: dict[str, Callable[[], contextlib.AbstractContextManager[Any]]],
-                step: Callable[[], object], rounds: int, per_round: int) -> dict[str, float]:
-    """Fastest ms of ``step`` under each context, slices of each way alternating.
+                step: Callable[[], object], rounds: int) -> dict[str, float]:
+    """Each way's time as a fraction of ``full``'s: the median, over ``rounds`` rounds, of
+    one sample of each way taken back to back, divided by the round's ``full`` sample.
 
-    The minimum, not the median: on a machine shared with other jobs, interference only
-    ever adds time, so the fastest of many interleaved samples is each way's own cost."""
-    samples: dict[str, list[float]] = {k: [] for k in ways}
+    Paired and interleaved, because this machine is shared: other jobs' load comes and
+    goes within seconds, and a ratio of two samples taken a moment apart cancels what a
+    ratio of two separately taken medians (or minima) does not.
+    """
+    ratios: dict[str, list[float]] = {k: [] for k in ways}
     for _ in range(rounds):
+        took: dict[str, float] = {}
         for name, ctx in ways.items():
             with ctx():
-                step()  # one untimed call: the previous way ran since this one did
-                for _ in range(per_round):
-                    t0 = time.perf_counter()
-                    step()
-                    samples[name].append((time.perf_counter() - t0) * 1e3)
-    return {k: min(v) for k, v in samples.items()}
+                step()  # untimed: whatever the previous way left warm or cold
+                t0 = time.perf_counter()
+                step()
+                took[name] = time.perf_counter() - t0
+        for name in ways:
+            ratios[name].append(took[name] / took["full"])
+    return {k: statistics.median(v) for k, v in ratios.items()}
 
 
 def bench(name: str, impl: str, seq: int, layers: int, rounds: int) -> None:
@@ -116,18 +123,17 @@ def bench(name: str, impl: str, seq: int, layers: int, rounds: int) -> None:
             return model(*loaded.args, **loaded.kwargs)
 
     modules = [located.modules[f.path] for f in located.attention]
-    times = interleaved({"full": contextlib.nullcontext,
+    ratio = interleaved({"full": contextlib.nullcontext,
                          "core no-op": lambda: core_ablated(impl),
                          "attention no-op": lambda: attention_ablated(modules),
-                         "labels on": lambda: labelled(located)}, step, rounds, 2)
-    core_ablation = 1 - times["core no-op"] / times["full"]
-    attention_ablation = 1 - times["attention no-op"] / times["full"]
-    overhead = times["labels on"] / times["full"] - 1
-    print(f"\n{name} ({impl}), {layers} layers, seq {seq}: full {times['full']:.1f} ms, "
-          f"core no-op {times['core no-op']:.1f} ms, attention no-op "
-          f"{times['attention no-op']:.1f} ms, labels on {times['labels on']:.1f} ms "
-          f"(fastest of {2 * rounds} interleaved samples each); traced step "
-          f"{att.total_cpu_us / 1e3:.1f} ms")
+                         "labels on": lambda: labelled(located)}, step, rounds)
+    core_ablation = 1 - ratio["core no-op"]
+    attention_ablation = 1 - ratio["attention no-op"]
+    overhead = ratio["labels on"] - 1
+    print(f"\n{name} ({impl}), {layers} layers, seq {seq}: step {run.latency_ms.median:.1f} "
+          f"ms (the run's median); against full, paired over {rounds} rounds: core no-op "
+          f"{ratio['core no-op']:.3f}, attention no-op {ratio['attention no-op']:.3f}, "
+          f"labels on {ratio['labels on']:.3f}; traced step {att.total_cpu_us / 1e3:.1f} ms")
     for what, traced, ablated in (("core share", att.core_share, core_ablation),
                                   ("attention share", att.attention_share,
                                    attention_ablation)):
@@ -147,7 +153,7 @@ def bench(name: str, impl: str, seq: int, layers: int, rounds: int) -> None:
             worst_named = min(worst_named, named / layer.total_on(basis))
         print(f"  components vs layer ({basis} time): worst |sum/layer - 1| {worst_sum:.2e};"
               f" named components claim at least {worst_named:.1%} of every layer")
-    print(f"  labels' cost end to end: {overhead:+.1%} here (interleaved), "
+    print(f"  labels' cost end to end: {overhead:+.1%} here (paired), "
           f"{run.instrumentation_overhead:+.1%} in the run's own rounds")
 
 
@@ -157,7 +163,7 @@ def main() -> None:
     parser.add_argument("--attn", default="sdpa,eager")
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=25)
     args = parser.parse_args()
     for name in args.models.split(","):
         for impl in args.attn.split(","):

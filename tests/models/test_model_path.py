@@ -75,7 +75,7 @@ def test_weights_in_the_folder_are_used(tmp_path: Path) -> None:
     torch.manual_seed(7)
     saved = transformers.MistralForCausalLM(getattr(transformers, cls)(**sizes))
     saved.save_pretrained(tmp_path / "m")
-    spec, loaded, _ = prepare_model(ModelSpec(model_path=str(tmp_path / "m"), seq=8))
+    _, loaded, _ = prepare_model(ModelSpec(model_path=str(tmp_path / "m"), seq=8))
     assert loaded.weights == "loaded"
     ids = loaded.kwargs["input_ids"]
     with torch.no_grad():

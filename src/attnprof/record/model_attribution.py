@@ -7,12 +7,12 @@ shows it too, and of every model run (``PhaseRun.attribution``).
 
 Units as in the trace report: times in µs per step (``*_us``), bytes in ``*_bytes``.
 ``cpu_us`` is the wall time the CPU spent inside a label; ``device_us`` the summed duration
-of the device events launched inside it (``None`` on a CPU-only trace); ``work_us`` the
-work time of the compute ops inside it on a CPU-only trace (the ops that did arithmetic;
-see :mod:`attnprof.analysis.index.compute_ops`). Shares use the device time on a GPU trace
-and the work time on a CPU trace — the time the hardware spent on the component's
-arithmetic, which the profiler's own per-op cost does not inflate (wall time inside a
-label does include it, and attention has many small ops). Components of a layer and its
+of the device events launched inside it (``None`` on a CPU-only trace); ``work_us``, on a
+CPU-only trace, the time spent inside ATen ops within it (the outermost ones, so nothing
+counts twice). Shares use the device time on a GPU trace and the op time on a CPU trace —
+the time spent computing, without the Python, dispatch and profiler time between ops, which
+the profiler inflates (wall time inside a label includes it, and attention has many small
+ops). Components of a layer and its
 ``unattributed`` rest sum to the layer on every basis.
 """
 

@@ -21,8 +21,8 @@ _SEVERITY = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 #: What each time basis is, for captions.
 _BASIS = {"device": "device time (kernels)",
-          "work": "CPU work time (compute ops; Python, dispatch and profiler time between "
-                  "them left out)",
+          "work": "CPU time inside ATen ops (Python, dispatch and profiler time between ops "
+                  "left out)",
           "cpu": "CPU wall time"}
 
 

@@ -14,9 +14,9 @@ from functools import cached_property
 
 import numpy as np
 
-from attnprof.analysis.index.compute_ops import compute_ops
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.passes import outermost_cpu_ops
 from attnprof.knowledge.annotations import MODULE_PREFIX, PART_PREFIX, Label, parse_label
 
 __all__ = ["LabelIndex", "index_labels"]
@@ -59,17 +59,18 @@ class LabelIndex:
         return float(np.sum(self._device_dur[lo:hi]))
 
     def work_us(self, i: int) -> float:
-        """Work time of the compute ops inside op ``i`` (see ``compute_ops``), µs."""
+        """Time spent inside ATen ops within op ``i`` (outermost ones, so nothing twice), µs:
+        the step's work without the Python, dispatch and profiler time between ops."""
         lo = int(np.searchsorted(self._compute[0], i, side="left"))
         hi = int(np.searchsorted(self._compute[0], int(self.ops.last[i]), side="right"))
         return float(self._compute[1][hi] - self._compute[1][lo])
 
     @cached_property
     def _compute(self) -> tuple[np.ndarray, np.ndarray]:
-        """Compute op positions (sorted) and the running sum of their work (0 first)."""
-        found, work = compute_ops(self.ops, range(len(self.ops)))
-        order = np.argsort(found, kind="stable")
-        return found[order], np.concatenate([[0.0], np.cumsum(work[order])])
+        """Outermost ATen op positions (ascending) and the running sum of their durations
+        (0 first), so any subtree's op time is two binary searches."""
+        found = np.flatnonzero(outermost_cpu_ops(self.ops))
+        return found, np.concatenate([[0.0], np.cumsum(self.ops.dur[found])])
 
     def device_events(self, i: int) -> np.ndarray:
         """Positions (in :attr:`devices`) of the device events launched inside op ``i``."""
