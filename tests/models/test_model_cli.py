@@ -84,6 +84,10 @@ def test_a_factory_returning_keyword_inputs_and_mha(factories: Path, tmp_path: P
     ("llama", ["--device", "cuda:x"], "--device cuda:x"),
     ("llama", ["--seq", "-4"], "--seq must be a positive integer"),
     ("llama", ["--min-time", "nan"], "--min-time must be positive"),
+    ("llama", ["--batch", "0"], "--batch must be a positive integer"),
+    ("llama", ["--hidden", "65536", "--heads", "512", "--layers", "64"],
+     "reduce --layers, --hidden, --vocab, --seq or --batch"),
+    ("gpt2", ["--seq", "2000000"], "GiB"),
 ])
 def test_mistakes_are_one_line_exit_2_and_no_file(
         spec: str | None, extra: list[str], needle: str, factories: Path, tmp_path: Path,

@@ -70,6 +70,15 @@ def test_encoder_decoder_layers_include_cross_attention_and_relative_bias(
     assert "position" in first
 
 
+def test_a_sequence_longer_than_the_model_takes_is_refused_up_front(tmp_path: Path) -> None:
+    from attnprof.errors import UsageError
+
+    transformers.GPT2Config(n_layer=1, n_embd=16, n_head=2, n_positions=32,
+                            vocab_size=64).save_pretrained(tmp_path / "g")
+    with pytest.raises(UsageError, match="exceeds the model's 32 positions"):
+        prepare_model(ModelSpec(model_path=str(tmp_path / "g"), seq=64))
+
+
 def test_weights_in_the_folder_are_used(tmp_path: Path) -> None:
     cls, sizes = CONFIGS["mistral"]
     torch.manual_seed(7)

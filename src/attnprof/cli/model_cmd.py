@@ -59,8 +59,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", metavar="PATH", help="write the record (JSON) to PATH")
     p.add_argument("--csv", metavar="PATH", help="write one CSV line per layer and run")
     p.add_argument("--trace", metavar="DIR", help="keep each run's trace in DIR")
-    p.add_argument("--trace-steps", type=int, default=2, metavar="N",
-                   help="steps per trace (default 2)")
+    p.add_argument("--trace-steps", type=int, default=3, metavar="N",
+                   help="steps per trace; each figure is the median over them (default 3)")
     p.add_argument("--min-time", type=float, default=0.5, metavar="S",
                    help="seconds of sampling per run, split between labels off and on "
                         "(default 0.5)")
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     traces = str(check_trace_dir(args.trace)) if args.trace else None
     spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=args.layers,
                      hidden=args.hidden, heads=args.heads, kv_heads=args.kv_heads,
-                     vocab=args.vocab, seq=args.seq, batch=args.batch or 1,
+                     vocab=args.vocab, seq=args.seq,
+                     batch=1 if args.batch is None else args.batch,
                      dtype=args.dtype, device=args.device or _default_device(),
                      attention_module=args.attention_module,
                      implementations=tuple(args.attn or ()),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -69,8 +70,12 @@ _ENCODERS_WITH_LM = frozenset({"bert", "roberta", "xlm-roberta", "camembert", "e
                                "roc_bert", "xlm-roberta-xl", "megatron-bert"})
 
 
-def from_config_dir(path: str, *, seed: int) -> tuple[torch.nn.Module, str]:
-    """The model described by ``path/config.json`` and ``loaded``/``random`` (its weights)."""
+def from_config_dir(path: str, *, seed: int,
+                    check: Callable[[Any, Any], None] | None = None
+                    ) -> tuple[torch.nn.Module, str]:
+    """The model described by ``path/config.json`` and ``loaded``/``random`` (its weights).
+
+    ``check(cls, config)`` runs before anything is allocated (sizes, memory)."""
     transformers = require_transformers(f"--model-path {path}")
     folder = Path(path)
     config_file = folder / "config.json"
@@ -87,6 +92,8 @@ def from_config_dir(path: str, *, seed: int) -> tuple[torch.nn.Module, str]:
         raise UsageError(f"--model-path {path!r}: transformers cannot read its config.json "
                          f"({type(exc).__name__}: {one_line(str(exc))[:300]})") from None
     cls = _model_class(transformers, config)
+    if check is not None:
+        check(cls, config)
     import torch
 
     torch.manual_seed(seed)

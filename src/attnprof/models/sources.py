@@ -53,14 +53,18 @@ def _from_transformers(spec: ModelSpec, seed: int) -> LoadedModel:
         seq = sizes_of(spec)["seq"]
         positions = max(1024, seq + (spec.cache_len or seq) + spec.new_tokens + 8)
         config = builtin_config(spec, transformers, positions)
+        cls = builtin_model_class(spec.source, transformers)
+        check_fits(cls, config, spec, seq)
         torch.manual_seed(seed)
-        model = builtin_model_class(spec.source, transformers)(config)
+        model = cls(config)
         source, weights = f"{spec.source} (built-in, from a config)", "random"
     else:
         assert spec.model_path is not None
-        model, weights = from_config_dir(spec.model_path, seed=seed)
-        config = model.config
         seq = spec.seq or DEFAULT_PATH_SEQ
+        model, weights = from_config_dir(spec.model_path, seed=seed,
+                                         check=lambda cls, config: check_fits(cls, config, spec,
+                                                                              seq))
+        config = model.config
         source = f"--model-path {spec.model_path}"
     model = model.to(device=spec.device, dtype=dtype)
     kwargs = model_inputs(model, batch=spec.batch, seq=seq, seed=seed, device=spec.device,
@@ -80,6 +84,40 @@ def _from_transformers(spec: ModelSpec, seed: int) -> LoadedModel:
                        weights=weights, sizes=sizes,
                        token_inputs=token_inputs if vocab else None, dtype=spec.dtype,
                        device=spec.device)
+
+
+def check_fits(cls: Any, config: Any, spec: ModelSpec, seq: int) -> None:
+    """:class:`UsageError` when the model cannot hold the sequence, or when its weights and
+    the largest transients of a step (logits; an eager score matrix) cannot fit in memory.
+
+    The model is built on the ``meta`` device to count its parameters: nothing allocated.
+    """
+    import torch
+
+    from attnprof.measure.device import memory_shortfall
+    from attnprof.spec.workload import DTYPE_BYTES
+
+    limit = next((getattr(config, n) for n in ("max_position_embeddings", "n_positions")
+                  if isinstance(getattr(config, n, None), int)), None)
+    longest = seq + ((spec.cache_len or seq) + spec.new_tokens if "decode" in spec.phases
+                     else 0)
+    if limit is not None and longest > limit and getattr(config, "model_type", "") != "t5":
+        raise UsageError(f"--seq {seq} (plus --cache-len and --new-tokens in decode: "
+                         f"{longest} positions) exceeds the model's {limit} positions; "
+                         "lower --seq or --cache-len")
+    build = getattr(cls, "from_config", None) or cls  # Auto classes build from_config
+    with torch.device("meta"):
+        params = sum(p.numel() for p in build(config).parameters())
+    sizes = config_sizes(config)
+    heads = sizes.get("heads") or 1
+    vocab = int(getattr(config, "vocab_size", 0) or 0)
+    elem = DTYPE_BYTES.get(spec.dtype, 4)
+    need = (params * elem * (3 if "train" in spec.phases else 1)
+            + spec.batch * seq * vocab * 4 + spec.batch * heads * seq * seq * 4)
+    if short := memory_shortfall(need, spec.device):
+        raise UsageError(f"{type(config).__name__} at this size needs about {short[0]} "
+                         f"(weights and one step's largest tensors) but {short[1]}; "
+                         "reduce --layers, --hidden, --vocab, --seq or --batch")
 
 
 def _tokens(kwargs: dict[str, Any], config: Any, seq: int) -> int:

@@ -125,7 +125,7 @@ class ModelSettings(msgspec.Struct, frozen=True, kw_only=True):
 
     plan: TimingPlan = msgspec.field(default_factory=TimingPlan)
     seed: int = 0
-    trace_steps: int = 2
+    trace_steps: int = 3
     trace_dir: str | None = None
 
 

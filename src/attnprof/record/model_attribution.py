@@ -5,7 +5,9 @@ whose steps carry attnprof's model labels (:mod:`attnprof.knowledge.annotations`
 part of the trace report (``TraceReport.model``), so ``attnprof analyze`` of a model trace
 shows it too, and of every model run (``PhaseRun.attribution``).
 
-Units as in the trace report: times in µs per step (``*_us``), bytes in ``*_bytes``.
+Units as in the trace report: times in µs per step (``*_us``), bytes in ``*_bytes``; each
+component's time is its median over the traced steps (a layer's and the model's totals are
+the sums of those), so one step slowed by another process does not skew a component.
 ``cpu_us`` is the wall time the CPU spent inside a label; ``device_us`` the summed duration
 of the device events launched inside it (``None`` on a CPU-only trace); ``work_us``, on a
 CPU-only trace, the time spent inside ATen ops within it (the outermost ones, so nothing

@@ -11,8 +11,10 @@ the code region an op ran in, never by its name. It needs nothing but the trace,
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 from attnprof.analysis.attribution.backward import book_backward
 from attnprof.analysis.attribution.booking import ATTENTION_GROUP, Booking, book_step
@@ -62,18 +64,13 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
     on_device = view.on_device
     basis = "device" if on_device else "work"
     steps = len(bookings)
-    layers = _layers(index, bookings, memory, on_device, steps)
+    layers = _layers(index, bookings, memory, on_device)
     requested = requested_of(view.name)
     for layer in layers:
         layer.requested = requested
         layer.as_requested = matches_request(requested, layer.actual)
-    parts = _model_parts(bookings, on_device, steps)
-    total = ComponentTime(
-        name="step", group="rest",
-        cpu_us=sum(index.cpu_us(b.root) for b in bookings) / steps,
-        device_us=sum(index.device_us(b.root) for b in bookings) / steps if on_device
-        else None,
-        work_us=None if on_device else sum(index.work_us(b.root) for b in bookings) / steps)
+    parts = _model_parts(bookings, on_device)
+    total = _sum(parts)
     att = _sum(c for layer in layers for c in layer.components if c.group == "attention")
     core = _sum(c for layer in layers for c in layer.components if c.name == "core")
     whole = total.on(basis)
@@ -85,7 +82,8 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
     return ModelAttribution(
         region=view.name, steps=steps, time_basis=basis,  # type: ignore[arg-type]
         kernel_source="kernels" if on_device else "cpu-ops", total_cpu_us=total.cpu_us,
-        total_device_us=total.device_us, total_work_us=total.work_us,
+        total_device_us=total.device_us if on_device else None,
+        total_work_us=None if on_device else total.work_us,
         attention_cpu_us=att.cpu_us, attention_device_us=att.device_us if on_device else None,
         attention_work_us=None if on_device else att.work_us,
         attention_share=att.on(basis) / whole if whole > 0 else None,
@@ -103,25 +101,49 @@ def _sum(components: Iterable[ComponentTime]) -> ComponentTime:
     return ComponentTime(name="sum", group="rest", cpu_us=cpu, device_us=dev, work_us=work)
 
 
-def _model_parts(bookings: list[Booking], on_device: bool,
-                 steps: int) -> list[ComponentTime]:
-    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+Times = dict[str, list[float]]  # component -> [cpu, device, work] µs
+
+
+def _medians(per_step: list[Times]) -> Times:
+    """Each component's median over the steps (0 in a step that lacked it): one step
+    slowed by another process, or by a page fault, does not skew the figure."""
+    names = list(dict.fromkeys(n for step in per_step for n in step))
+    return {n: [statistics.median(step.get(n, [0.0, 0.0, 0.0])[k] for step in per_step)
+                for k in range(3)] for n in names}
+
+
+def _add(acc: Times, name: str, booked: Any) -> None:
+    slot = acc.setdefault(name, [0.0, 0.0, 0.0])
+    slot[0] += booked.cpu_us
+    slot[1] += booked.device_us
+    slot[2] += booked.work_us
+
+
+def _component(name: str, times: list[float], on_device: bool,
+               peak: int | None = None) -> ComponentTime:
+    return ComponentTime(name=name, group="attention" if name in ATTENTION_GROUP else "rest",
+                         cpu_us=times[0], device_us=times[1] if on_device else None,
+                         work_us=None if on_device else times[2], peak_memory_bytes=peak)
+
+
+def _model_parts(bookings: list[Booking], on_device: bool) -> list[ComponentTime]:
+    per_step: list[Times] = []
     for b in bookings:
+        acc: Times = {}
         for (layer, comp), booked in b.booked.items():
-            acc = sums["layers" if layer >= 0 else comp]
-            acc[0] += booked.cpu_us
-            acc[1] += booked.device_us
-            acc[2] += booked.work_us
-    return [ComponentTime(name=n, group="attention" if n == "core" else "rest",
-                          cpu_us=sums[n][0] / steps,
-                          device_us=sums[n][1] / steps if on_device else None,
-                          work_us=None if on_device else sums[n][2] / steps)
-            for n in [*_MODEL_PARTS, *sorted(set(sums) - set(_MODEL_PARTS))] if n in sums]
+            _add(acc, "layers" if layer >= 0 else comp, booked)
+        per_step.append(acc)
+    med = _medians(per_step)
+    order = [*_MODEL_PARTS, *sorted(set(med) - set(_MODEL_PARTS))]
+    parts = [_component(n, med[n], on_device) for n in order if n in med]
+    for p in parts:
+        p.group = "attention" if p.name == "core" else "rest"
+    return parts
 
 
 def _layers(index: LabelIndex, bookings: list[Booking], memory: MemoryTimeline,
-            on_device: bool, steps: int) -> list[LayerReport]:
-    """Per layer name, averaged over the steps."""
+            on_device: bool) -> list[LayerReport]:
+    """Per layer name, the median over the steps."""
     names: list[str] = []
     per: dict[str, list[tuple[Booking, int]]] = defaultdict(list)
     for b in bookings:
@@ -129,29 +151,29 @@ def _layers(index: LabelIndex, bookings: list[Booking], memory: MemoryTimeline,
             if name not in per:
                 names.append(name)
             per[name].append((b, pos))
-    return [_layer(index, name, k, per[name], memory, on_device, steps)
+    return [_layer(index, name, k, per[name], memory, on_device)
             for k, name in enumerate(names)]
 
 
 def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]],
-           memory: MemoryTimeline, on_device: bool, steps: int) -> LayerReport:
+           memory: MemoryTimeline, on_device: bool) -> LayerReport:
+    """One layer, every figure the median over the steps it ran in."""
     ops = index.ops
-    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    per_step: list[Times] = []
     peaks: dict[str, int | None] = {}
-    core_kernels = 0
+    core_kernels: list[int] = []
     kernel_names: list[str] = []
     core_ops: list[str] = []
     dispatched: list[str] = []
-    whole = [0.0, 0.0, 0.0]
-    backward = 0.0
+    backward: list[float] = []
     layer_peak: int | None = None
     modules: list[str] = []
     inferred = False
     for b, pos in found:
-        whole[0] += index.cpu_us(pos) + b.backward_of_layer.get(pos, 0.0)
-        whole[1] += index.device_us(pos) + b.backward_device_of_layer.get(pos, 0.0)
-        whole[2] += index.work_us(pos) + b.backward_work_of_layer.get(pos, 0.0)
-        backward += b.backward_of_layer.get(pos, 0.0)
+        acc: Times = {}
+        per_step.append(acc)
+        kernels = 0
+        backward.append(b.backward_of_layer.get(pos, 0.0))
         layer_peak = _max(layer_peak, memory.peak_in(float(ops.start[pos]), float(ops.end[pos])))
         inferred |= pos in b.inferred_core
         for holder in b.attention.get(pos, []):
@@ -160,10 +182,7 @@ def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]
         for (layer, comp), booked in b.booked.items():
             if layer != pos:
                 continue
-            acc = sums[comp]
-            acc[0] += booked.cpu_us
-            acc[1] += booked.device_us
-            acc[2] += booked.work_us
+            _add(acc, comp, booked)
             if comp in ("unattributed", "attention_other"):
                 continue  # a container's own time: no range of its own to take a peak of
             for lab in booked.labels:
@@ -171,38 +190,37 @@ def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]
                     float(ops.start[lab]), float(ops.end[lab])))
                 if comp == "core":
                     n, names = _core_work(index, lab, on_device)
-                    core_kernels += n
+                    kernels += n
                     kernel_names.extend(names)
                     core_ops.extend(ops.names[j] for j in range(lab, int(ops.last[lab]) + 1))
                     if index.labels[lab].family == "part":
                         dispatched.append(index.labels[lab].detail)
+        core_kernels.append(kernels)
     basis = "device" if on_device else "work"
-    comps = [ComponentTime(name=c, group="attention" if c in ATTENTION_GROUP else "rest",
-                           cpu_us=sums[c][0] / steps,
-                           device_us=sums[c][1] / steps if on_device else None,
-                           work_us=None if on_device else sums[c][2] / steps,
-                           peak_memory_bytes=peaks.get(c))
-             for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS) if c in sums]
-    total = ComponentTime(name=name, group="rest", cpu_us=whole[0] / steps,
-                          device_us=whole[1] / steps if on_device else None,
-                          work_us=None if on_device else whole[2] / steps)
+    med = _medians(per_step)
+    comps = [_component(c, med[c], on_device, peaks.get(c))
+             for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS) if c in med]
+    total = _sum(comps)
     for c in comps:
         c.share = c.on(basis) / total.on(basis) if total.on(basis) > 0 else 0.0
     att = _sum(c for c in comps if c.group == "attention")
     top = max((c for c in comps if c.group == "attention"), key=lambda c: c.on(basis),
               default=None)
     return LayerReport(
-        name=name, index=k, cpu_us=total.cpu_us, device_us=total.device_us,
-        work_us=total.work_us, peak_memory_bytes=layer_peak, attention_cpu_us=att.cpu_us,
+        name=name, index=k, cpu_us=total.cpu_us,
+        device_us=total.device_us if on_device else None,
+        work_us=None if on_device else total.work_us, peak_memory_bytes=layer_peak,
+        attention_cpu_us=att.cpu_us,
         attention_device_us=att.device_us if on_device else None,
         attention_work_us=None if on_device else att.work_us,
         attention_share=att.on(basis) / total.on(basis) if total.on(basis) > 0 else None,
         components=comps, top_component=top.name if top else None,
-        core_kernels=core_kernels / steps, core_kernel_names=list(dict.fromkeys(kernel_names)),
+        core_kernels=float(statistics.median(core_kernels)),
+        core_kernel_names=list(dict.fromkeys(kernel_names)),
         attention_modules=modules,
         actual=actual_implementation(dispatched, core_ops, inferred),
         core_source="inferred" if inferred else "label",
-        backward_cpu_us=backward / steps if backward else None)
+        backward_cpu_us=statistics.median(backward) if any(backward) else None)
 
 
 def _core_work(index: LabelIndex, label: int, on_device: bool) -> tuple[int, list[str]]:
