@@ -15,8 +15,9 @@ was. Labels follow :mod:`attnprof.knowledge.annotations`:
   ``compute_bias``), the KV-cache update (``Cache.update`` and the subclasses that define
   their own) and ``nn.MultiheadAttention``'s functional in-projection likewise.
 
-A label costs one ``record_function`` enter and exit (a few µs) per call, and the
-run measures what they cost end to end (``PhaseRun.instrumentation_overhead``).
+A label opens a range only while a profiler records (one C call checks); otherwise it costs
+the hook's own call, so a decode step of many small modules pays little for carrying them.
+The run measures what they cost end to end (``PhaseRun.instrumentation_overhead``).
 """
 
 from __future__ import annotations
@@ -107,28 +108,36 @@ def labelled(located: Located) -> Iterator[None]:
 
 
 def _hook(module: torch.nn.Module, label: str, hooks: _Hooks) -> None:
+    from torch._C._autograd import _profiler_enabled
     from torch.autograd.profiler import record_function
 
     open_ranges: list[Any] = []
 
     def enter(_module: Any, _args: Any) -> None:
-        rf = record_function(label)
-        rf.__enter__()
-        open_ranges.append(rf)
+        rf = None
+        if _profiler_enabled():
+            rf = record_function(label)
+            rf.__enter__()
+        open_ranges.append(rf)  # None keeps enter and leave paired
 
     def leave(_module: Any, _args: Any, _output: Any) -> None:
         if open_ranges:
-            open_ranges.pop().__exit__(None, None, None)
+            rf = open_ranges.pop()
+            if rf is not None:
+                rf.__exit__(None, None, None)
 
     hooks.handles.append(module.register_forward_pre_hook(enter))
     hooks.handles.append(module.register_forward_hook(leave, always_call=True))
 
 
 def _wrap(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+    from torch._C._autograd import _profiler_enabled
     from torch.autograd.profiler import record_function
 
     @functools.wraps(fn)
     def labelled_call(*args: Any, **kwargs: Any) -> Any:
+        if not _profiler_enabled():
+            return fn(*args, **kwargs)
         with record_function(label):
             return fn(*args, **kwargs)
 
