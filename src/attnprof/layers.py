@@ -26,9 +26,9 @@ LAYERS: tuple[str, ...] = (
     # pure analysis of a loaded trace
     "analysis.index", "analysis.passes", "analysis.findings", "analysis.attribution",
     "analysis",
-    # what runs: attention families, whole models (built, located, labelled), then how it
-    # is measured, then the runs themselves
-    "variants", "models", "measure", "run",
+    # what runs: attention families, how it is measured, whole models (built, located,
+    # labelled), then the runs themselves
+    "variants", "measure", "models", "run",
     # formatting only, then the command line, then the package's lazy public API
     "render", "cli", "__main__", "__init__",
 )
