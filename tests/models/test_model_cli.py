@@ -86,7 +86,7 @@ def test_a_factory_returning_keyword_inputs_and_mha(factories: Path, tmp_path: P
     ("llama", ["--min-time", "nan"], "--min-time must be positive"),
     ("llama", ["--batch", "0"], "--batch must be a positive integer"),
     ("llama", ["--hidden", "65536", "--heads", "512", "--layers", "64"],
-     "reduce --layers, --hidden, --vocab, --seq or --batch"),
+     "reduce --layers, --hidden, --vocab, --seq, --cache-len or --batch"),
     ("gpt2", ["--seq", "2000000"], "GiB"),
 ])
 def test_mistakes_are_one_line_exit_2_and_no_file(

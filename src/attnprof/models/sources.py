@@ -112,12 +112,14 @@ def check_fits(cls: Any, config: Any, spec: ModelSpec, seq: int) -> None:
     heads = sizes.get("heads") or 1
     vocab = int(getattr(config, "vocab_size", 0) or 0)
     elem = DTYPE_BYTES.get(spec.dtype, 4)
+    # Decode builds its cache with a prefill of --cache-len tokens: its logits count too.
+    tokens = max(seq, spec.cache_len or 0) if "decode" in spec.phases else seq
     need = (params * elem * (3 if "train" in spec.phases else 1)
-            + spec.batch * seq * vocab * 4 + spec.batch * heads * seq * seq * 4)
+            + spec.batch * tokens * vocab * 4 + spec.batch * heads * tokens * tokens * 4)
     if short := memory_shortfall(need, spec.device):
         raise UsageError(f"{type(config).__name__} at this size needs about {short[0]} "
                          f"(weights and one step's largest tensors) but {short[1]}; "
-                         "reduce --layers, --hidden, --vocab, --seq or --batch")
+                         "reduce --layers, --hidden, --vocab, --seq, --cache-len or --batch")
 
 
 def _tokens(kwargs: dict[str, Any], config: Any, seq: int) -> int:
