@@ -66,7 +66,8 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
     analysed = analyze_files([r.trace for r in profiled.results if r.trace])
     return {"compare": compared, "profile": profiled, "analyze": analysed,
             "compare-v1": load_record(V1_RECORDS / "compare-v1.json"),
-            "sweep": _tiny_sweep(fast, tiny)}
+            "sweep": _tiny_sweep(fast, tiny),
+            "model": _tiny_model_record(plan)}
 
 
 def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
@@ -81,3 +82,16 @@ def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
     fields = {k: v for k, v in tiny.items() if k not in ("seq", "device")}
     plan, _ = plan_sweep(grid, ["naive", "sdpa", "flex-eager"], fast, "cpu", **fields)
     return run_sweep(plan, InlineExecutor())
+
+
+def _tiny_model_record(plan: object) -> object:
+    """A model record: a two-layer Llama with grouped K/V heads, eager against SDPA in
+    prefill and decode."""
+    from attnprof.record.model import ModelSettings
+    from attnprof.run.model import profile_model
+    from attnprof.spec.model_spec import ModelSpec
+
+    spec = ModelSpec(source="llama", layers=2, hidden=32, heads=4, kv_heads=2, vocab=64,
+                     seq=16, implementations=("eager", "sdpa"), phases=("prefill", "decode"))
+    return profile_model(spec=spec, settings=ModelSettings(plan=plan,  # type: ignore[arg-type]
+                                                           trace_steps=1))

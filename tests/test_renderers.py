@@ -10,10 +10,11 @@ import pytest
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import RECORD_TYPES, decode_record
+from attnprof.record.model import ModelRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep")
+KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -32,6 +33,11 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
         return
     if name == "csv":
         lines = list(csv.DictReader(io.StringIO(text)))
+        if isinstance(record, ModelRecord):  # one line per layer of each run
+            expected = [(r.implementation, r.phase, layer.name) for r in record.runs
+                        for layer in (r.attribution.layers if r.attribution else [])]
+            assert [(x["implementation"], x["phase"], x["layer"]) for x in lines] == expected
+            return
         if isinstance(record, AnalyzeRecord):
             regions = [(r.source, g.name) for r in record.reports for g in r.regions]
             assert [(x["source"], x["region_name"]) for x in lines] == regions
@@ -45,6 +51,14 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert [x["status"] for x in lines] == [r.status for r in record.results]
         return
     assert name == "terminal"
+    if isinstance(record, ModelRecord):
+        assert record.model.source in text
+        for run in record.runs:
+            assert f"{run.implementation} · {run.phase} — per layer" in text
+            assert run.attribution is not None
+            assert all(layer.name in text for layer in run.attribution.layers)
+        assert "KV cache in decode" in text
+        return
     if isinstance(record, AnalyzeRecord):
         for report in record.reports:
             assert report.source in text

@@ -4,6 +4,7 @@ The public API is small and lazy — importing :mod:`attnprof` does not import t
 
     import attnprof
     record = attnprof.compare(variants=["sdpa", "flex"], seq=1024)
+    model_record = attnprof.profile_model(model, inputs, implementations=["eager", "sdpa"])
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ if TYPE_CHECKING:
     from attnprof.errors import UsageError
     from attnprof.record.compare import RunRecord
     from attnprof.record.family import load_record
+    from attnprof.record.model import ModelRecord
     from attnprof.spec.workload import Workload
 
-__all__ = ["RunRecord", "UsageError", "Workload", "__version__", "compare", "load_record"]
+__all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", "compare",
+           "load_record", "profile_model"]
 
 #: Lazily re-exported names and the modules that define them (keeps ``import attnprof``
 #: free of torch).
@@ -28,6 +31,7 @@ _LAZY = {
     "Workload": "attnprof.spec.workload",
     "UsageError": "attnprof.errors",
     "load_record": "attnprof.record.family",
+    "ModelRecord": "attnprof.record.model",
 }
 
 
@@ -36,6 +40,14 @@ def compare(*args: Any, **kwargs: Any) -> RunRecord:
     from attnprof.run.compare import compare as _compare
 
     return _compare(*args, **kwargs)
+
+
+def profile_model(model: Any = None, inputs: Any = None, **kwargs: Any) -> ModelRecord:
+    """How much of ``model`` is attention, per layer and component; see
+    :func:`attnprof.run.model.profile_model`."""
+    from attnprof.run.model import profile_model as _profile_model
+
+    return _profile_model(model, inputs, **kwargs)
 
 
 def __getattr__(name: str) -> Any:

@@ -24,9 +24,11 @@ LAYERS: tuple[str, ...] = (
     # read side of traces: source, schema, loader, columnar table
     "trace",
     # pure analysis of a loaded trace
-    "analysis.index", "analysis.passes", "analysis.findings", "analysis",
-    # what runs: attention families, then how it is measured, then the runs themselves
-    "variants", "measure", "run",
+    "analysis.index", "analysis.passes", "analysis.findings", "analysis.attribution",
+    "analysis",
+    # what runs: attention families, how it is measured, whole models (built, located,
+    # labelled), then the runs themselves
+    "variants", "measure", "models", "run",
     # formatting only, then the command line, then the package's lazy public API
     "render", "cli", "__main__", "__init__",
 )

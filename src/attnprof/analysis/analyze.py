@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from attnprof.analysis.attribution import attribute_model
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
 from attnprof.analysis.index.device_events import DeviceEvents, link_device_events
 from attnprof.analysis.index.device_kind import identify_device
@@ -76,6 +77,8 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     ctx = FindingContext(report=report, views=tuple(views), ops=ops, devices=devices,
                          workload=workload or _workload(meta), result=result)
     report.findings = run_rules(ctx, rules)
+    # A model trace (attnprof's model labels): where each layer's time went.
+    report.model = attribute_model(ops, devices, views)
     return report
 
 

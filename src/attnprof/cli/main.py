@@ -17,6 +17,7 @@ from attnprof.cli import (
     check_cmd,
     compare_cmd,
     limits_cmd,
+    model_cmd,
     profile_cmd,
     recommend_cmd,
     sweep_cmd,
@@ -27,8 +28,8 @@ from attnprof.formatting import safe_text
 from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
-COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, sweep_cmd, limits_cmd,
-            recommend_cmd)
+COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, model_cmd, sweep_cmd,
+            limits_cmd, recommend_cmd)
 DEFAULT_COMMAND = compare_cmd.NAME
 
 

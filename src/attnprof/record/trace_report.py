@@ -19,6 +19,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from attnprof.record.finding import Finding, Severity
+from attnprof.record.model_attribution import ModelAttribution
+
 __all__ = [
     "PATH_SEP",
     "REPORT_SCHEMA_VERSION",
@@ -41,7 +44,6 @@ REPORT_SCHEMA_VERSION = 1
 #: How a call path joins the CPU ops from the region down to a kernel's launcher.
 PATH_SEP = " › "
 
-Severity = Literal["info", "warning", "critical"]
 #: ``cpu-bound``: the CPU dispatch of a forward takes longer than its device busy time;
 #: ``cpu-only``: no device work (a CPU trace); ``unknown``: a GPU trace that recorded no
 #: device activity (e.g. CUPTI activity tracing off), so nothing can be compared.
@@ -141,18 +143,6 @@ class RegionReport(msgspec.Struct, kw_only=True):
     attention_share: float | None = None
 
 
-class Finding(msgspec.Struct, kw_only=True):
-    """A problem a rule recognised, with the evidence and the fix."""
-
-    rule: str
-    severity: Severity
-    title: str
-    evidence: list[str]
-    fix: str
-    region: str | None = None
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
-
-
 class BreakdownKernel(msgspec.Struct, kw_only=True):
     """One device kernel (or copy/set) name over the whole trace."""
 
@@ -227,6 +217,8 @@ class TraceReport(msgspec.Struct, kw_only=True):
     #: Events of categories attnprof does not model (e.g. MTIA's mtia_ccp_events), per
     #: category: the report says so, and analyses the CPU side alone.
     unmodelled_categories: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Per-layer attribution, when the trace carries attnprof's model labels.
+    model: ModelAttribution | None = None
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""

@@ -1,5 +1,5 @@
-"""CSV: one line per variant (a comparison), per point and variant (a sweep) or per region
-(an analysis), for spreadsheets and plots.
+"""CSV: one line per variant (a comparison), per point and variant (a sweep), per region
+(an analysis) or per layer of each run (a model), for spreadsheets and plots.
 
 Each comparison line carries the workload's fields too, so the files of several runs (other
 shapes, dtypes, machines) concatenate into one table. Numbers are written as measured,
@@ -16,11 +16,13 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Environment
 from attnprof.record.family import Record
+from attnprof.record.model import ModelRecord
+from attnprof.record.model_attribution import ATTENTION_COMPONENTS, REST_COMPONENTS
 from attnprof.record.sweep import SweepRecord
 from attnprof.spec.workload import Workload
 
-__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "CsvRenderer", "render_analysis_csv", "render_csv",
-           "render_sweep_csv"]
+__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "MODEL_COLUMNS", "CsvRenderer", "render_analysis_csv",
+           "render_csv", "render_model_csv", "render_sweep_csv"]
 
 _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
              "causal", "mode")
@@ -40,6 +42,23 @@ ANALYSIS_COLUMNS: tuple[str, ...] = ("source", "device", *(f"region_{c}" if c ==
                                                            for c in _REGION), "findings")
 
 
+_MODEL_RUN = ("implementation", "phase", "status", "median_ms", "tokens_per_s",
+              "peak_memory_bytes", "attention_share", "core_share", "sdpa_backend",
+              "max_abs_diff", "within_tolerance", "instrumentation_overhead", "reason")
+_MODEL_LAYER = ("layer", "layer_index", "time_basis", "layer_cpu_us", "layer_device_us",
+                "layer_work_us", "layer_attention_cpu_us", "layer_attention_device_us",
+                "layer_attention_work_us", "layer_attention_share",
+                "top_component", "core_kernels", "actual", "layer_peak_memory_bytes")
+#: The model header: the run, the layer, each component's time on the attribution's basis
+#: (device or CPU work) and its CPU wall time (µs per step), then the model and the machine.
+MODEL_COLUMNS: tuple[str, ...] = (
+    *_MODEL_RUN, *_MODEL_LAYER,
+    *(f"{c}_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
+    *(f"{c}_cpu_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
+    "model", "architecture", "dtype", "device", "batch", "seq", "device_name", "torch",
+    "created")
+
+
 class CsvRenderer:
     """One line per variant or region, with a header."""
 
@@ -52,6 +71,8 @@ class CsvRenderer:
             return render_analysis_csv(record)
         if isinstance(record, SweepRecord):
             return render_sweep_csv(record)
+        if isinstance(record, ModelRecord):
+            return render_model_csv(record)
         return render_csv(record)
 
 
@@ -93,6 +114,38 @@ def render_analysis_csv(record: AnalyzeRecord) -> str:
                          for c in _REGION})
             lines.append(line)
     return _table(ANALYSIS_COLUMNS, lines)
+
+
+def render_model_csv(record: ModelRecord) -> str:
+    """The CSV text of a model run: one line per layer of each run (one line for a run that
+    did not measure), the run's figures repeated on each."""
+    m = record.model
+    shared = {"model": m.source, "architecture": m.architecture, "dtype": m.dtype,
+              "device": m.device, "batch": m.batch, "seq": m.seq,
+              "device_name": record.environment.device_name,
+              "torch": record.environment.torch, "created": record.created}
+    lines: list[dict[str, Any]] = []
+    for run in record.runs:
+        base: dict[str, Any] = {k: getattr(run, k) for k in _MODEL_RUN if hasattr(run, k)}
+        base["median_ms"] = run.latency_ms.median if run.latency_ms else None
+        att = run.attribution
+        if att is None or not att.layers:
+            lines.append({**base, **shared})
+            continue
+        for layer in att.layers:
+            line = {**base, **shared, "layer": layer.name, "layer_index": layer.index,
+                    "time_basis": att.time_basis, "layer_cpu_us": layer.cpu_us,
+                    "layer_device_us": layer.device_us, "layer_work_us": layer.work_us,
+                    "layer_attention_cpu_us": layer.attention_cpu_us,
+                    "layer_attention_device_us": layer.attention_device_us,
+                    "layer_attention_work_us": layer.attention_work_us,
+                    "layer_attention_share": layer.attention_share,
+                    "top_component": layer.top_component, "core_kernels": layer.core_kernels,
+                    "actual": layer.actual, "layer_peak_memory_bytes": layer.peak_memory_bytes}
+            line.update({f"{c.name}_cpu_us": c.cpu_us for c in layer.components})
+            line.update({f"{c.name}_us": c.on(att.time_basis) for c in layer.components})
+            lines.append(line)
+    return _table(MODEL_COLUMNS, lines)
 
 
 def _table(columns: tuple[str, ...], lines: list[dict[str, Any]]) -> str:

@@ -4,9 +4,10 @@
 ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wherever
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
-trace; a sweep is its points table with the scaling fits. New record kinds add a view to
-:data:`_VIEWS`; every view draws from the record after
-:func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
+trace; a sweep is its points table with the scaling fits; a model is its summary, runs
+and per-layer tables. New record kinds add a view to :data:`_VIEWS`; every view draws from
+the record after :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control
+character.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from rich.text import Text
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
+from attnprof.record.model import ModelRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.compare_table import render_compare, render_findings_by_variant
+from attnprof.render.model_view import render_model
 from attnprof.render.safe import terminal_safe
 from attnprof.render.sweep_table import render_sweep
 from attnprof.render.trace_report import render_trace_report
@@ -109,4 +112,5 @@ _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
     SweepRecord: _sweep,
+    ModelRecord: render_model,
 }

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from attnprof.formatting import counted, format_bytes, format_us
 from attnprof.record.trace_report import PATH_SEP, Finding, KernelStat, RegionReport, TraceReport
+from attnprof.render.model_attribution import render_attribution, render_model_findings
 
 __all__ = ["SEVERITY_STYLE", "fmt_size", "fmt_us", "render_trace_report"]
 
@@ -39,6 +40,11 @@ def render_trace_report(report: TraceReport, console: Console, top: int = 15) ->
     for region in report.regions:
         _render_region(region, console, top)
     _render_breakdown(report, console, top)
+    if report.model is not None:  # a model trace: where each layer's time went
+        console.print()
+        render_attribution(report.model, console, title=f"{report.model.region} — per layer",
+                           top=max(top, 1) * 4)
+        render_model_findings(report.model.findings, console)
     _render_findings(report.findings, console)
 
 

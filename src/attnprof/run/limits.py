@@ -36,10 +36,13 @@ __all__ = ["FIELDS", "Ceiling", "Probe", "analytic_ceiling", "find_ceiling", "pr
 #: Fields a ceiling can be searched along.
 FIELDS = ("seq", "batch")
 #: One step, no accuracy check (its float64 reference needs far more memory than the
-#: variant itself, and would be what ran out), no ceilings.
+#: variant itself, and would be what ran out), no ceilings, and the C allocator as the
+#: system sets it up: large blocks are mapped and unmapped as tensors come and go, so the
+#: worker's address-space cap counts the memory the variant holds, not what a heap kept
+#: for reuse has fragmented (which made the same size fit in one run and not the next).
 PROBE = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=1, max_samples=1,
                                  min_warmup_calls=1, rounds=1),
-                 check_accuracy=False, measure_ceilings=False)
+                 check_accuracy=False, measure_ceilings=False, cpu_allocator="system")
 
 OnProbe = Callable[["Probe"], None]
 

@@ -34,51 +34,53 @@ def is_user_spec(name: str) -> bool:
     return ":" in name
 
 
-def load_callable(spec: str) -> Callable[..., Any]:
-    """Import the callable named by ``spec``; raise :class:`UsageError` on any mistake."""
+def load_callable(spec: str, what: str = "variant") -> Callable[..., Any]:
+    """Import the callable named by ``spec``; raise :class:`UsageError` on any mistake.
+
+    ``what`` names the thing in messages (``variant``, ``model factory``)."""
     target, _, attr = spec.rpartition(":")
     if not target or not attr:
-        raise UsageError(f"variant {spec!r} is not of the form path/to/file.py:callable "
+        raise UsageError(f"{what} {spec!r} is not of the form path/to/file.py:callable "
                          "or package.module:callable")
     if target.endswith(".py") or "/" in target or "\\" in target:
-        module = _load_file(spec, Path(target))
+        module = _load_file(spec, Path(target), what)
     else:
         try:
             module = importlib.import_module(target)
         except (Exception, SystemExit) as exc:  # not found, or failed while importing
-            raise UsageError(f"variant {spec!r}: cannot import module {target!r} "
+            raise UsageError(f"{what} {spec!r}: cannot import module {target!r} "
                              f"({type(exc).__name__}: {exc}); check the name or give a "
                              "file path instead") from None
     fn = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)
         if fn is None:
-            raise UsageError(f"variant {spec!r}: {target!r} has no attribute {attr!r}; "
+            raise UsageError(f"{what} {spec!r}: {target!r} has no attribute {attr!r}; "
                              "check the callable's name")
     if not callable(fn):
-        raise UsageError(f"variant {spec!r}: {attr!r} is not callable; name a function or "
+        raise UsageError(f"{what} {spec!r}: {attr!r} is not callable; name a function or "
                          "an nn.Module instance")
     return fn
 
 
-def _load_file(spec: str, path: Path) -> Any:
+def _load_file(spec: str, path: Path, what: str) -> Any:
     if not path.is_file():
-        raise UsageError(f"variant {spec!r}: file {str(path)!r} does not exist; "
+        raise UsageError(f"{what} {spec!r}: file {str(path)!r} does not exist; "
                          "check the path (relative to the current directory)")
     name = f"attnprof_user_{abs(hash(str(path.resolve())))}"
     if name in sys.modules:  # two variants from one file share its module and its state
         return sys.modules[name]
     mod_spec = importlib.util.spec_from_file_location(name, path)
     if mod_spec is None or mod_spec.loader is None:
-        raise UsageError(f"variant {spec!r}: cannot load {str(path)!r} as a Python module")
+        raise UsageError(f"{what} {spec!r}: cannot load {str(path)!r} as a Python module")
     module = importlib.util.module_from_spec(mod_spec)
     sys.modules[name] = module
     try:
         mod_spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # the user's file failed to import (or called
         # sys.exit while importing, which must not end attnprof): say so in one line
-        del sys.modules[name]
-        raise UsageError(f"variant {spec!r}: importing {str(path)!r} failed with "
+        del sys.modules[name]  # so that a second try imports it again instead of the husk
+        raise UsageError(f"{what} {spec!r}: importing {str(path)!r} failed with "
                          f"{type(exc).__name__}: {exc}") from None
     return module
 

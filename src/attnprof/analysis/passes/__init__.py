@@ -28,7 +28,8 @@ from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.knowledge.trace_categories import RUNTIME_CATEGORIES
 from attnprof.record.trace_report import RegionReport
 
-__all__ = ["REGION_PASSES", "RegionPass", "build_region_report", "measure_cpu_time"]
+__all__ = ["REGION_PASSES", "RegionPass", "build_region_report", "measure_cpu_time",
+           "outermost_cpu_ops"]
 
 RegionPass = Callable[[RegionView, Mapping[str, Any]], dict[str, Any]]
 
@@ -67,7 +68,7 @@ def _busiest_thread(view: RegionView) -> tuple[int, int, float]:
     op is work the CPU did.
     """
     ops = view.ops
-    outer = _outermost_cpu_ops(ops)
+    outer = outermost_cpu_ops(ops)
     best = (-1, -1, 0.0)
     for (pid, tid), (lo, hi) in ops.threads.items():
         mine = np.flatnonzero(outer[lo:hi]) + lo
@@ -77,7 +78,7 @@ def _busiest_thread(view: RegionView) -> tuple[int, int, float]:
     return best
 
 
-def _outermost_cpu_ops(ops: OpIndex) -> np.ndarray:
+def outermost_cpu_ops(ops: OpIndex) -> np.ndarray:
     """True for ATen ops not called by another ATen op (annotations in between don't count)."""
     inside = np.zeros(len(ops), dtype=bool)  # has an ATen op among its ancestors
     ann, parent = ops.annotation.tolist(), ops.parent.tolist()

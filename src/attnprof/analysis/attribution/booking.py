@@ -1,0 +1,144 @@
+"""Booking a step's time to (layer, component): the walk over its labels.
+
+Each label is either a *container* (a layer, an attention module), whose own time — its
+duration less the labels directly inside it — is booked to ``unattributed`` (a layer) or
+``attention_other`` (an attention module), or a *leaf* (a projection, the core, the MLP, a
+norm ...), whose whole duration is booked to its component, the labels inside it included
+(the SDPA call inside transformers' ``sdpa`` interface is part of that core). The step's
+own time outside every label is the model's ``unattributed``. So components always sum to
+their layer, and the layers and the model's parts to the step.
+
+An attention module with no core label inside (hand-written attention, or
+``nn.MultiheadAttention``'s fused path) books its own time as the ``core``, marked
+``inferred``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from attnprof.analysis.attribution.labels import LabelIndex
+from attnprof.knowledge.annotations import Label
+
+__all__ = ["Booked", "Booking", "book_step", "component_of"]
+
+#: Module roles inside a layer -> component; parts -> component.
+_LEAF_MODULE = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj",
+                "qkv_proj": "qkv_proj", "o_proj": "o_proj", "mlp": "mlp", "norm": "norm",
+                "other": "other", "embedding": "embedding", "position": "position",
+                "head": "head"}
+_PART = {"core": "core", "position": "position", "kv_cache": "kv_cache",
+         "qkv_proj": "qkv_proj"}
+#: Components of the attention group (the rest of a layer is "rest").
+ATTENTION_GROUP = frozenset({"q_proj", "k_proj", "v_proj", "qkv_proj", "position", "kv_cache",
+                             "core", "o_proj", "attention_other"})
+
+
+def component_of(label: Label, in_layer: bool) -> str:
+    """The component a leaf label's time goes to."""
+    if label.family == "part":
+        return _PART.get(label.role, "other")
+    comp = _LEAF_MODULE.get(label.role, "other")
+    if in_layer and comp in ("embedding", "head"):
+        return "other"
+    return comp
+
+
+@dataclass
+class Booked:
+    """Time booked to one (layer, component) in one step."""
+
+    cpu_us: float = 0.0
+    device_us: float = 0.0
+    work_us: float = 0.0
+    labels: list[int] = field(default_factory=list)
+    backward_cpu_us: float = 0.0
+
+
+@dataclass
+class Booking:
+    """One step's time by (layer label position or -1 for the model, component)."""
+
+    root: int
+    booked: dict[tuple[int, str], Booked] = field(
+        default_factory=lambda: defaultdict(Booked))
+    #: Layer label -> its layer name; label -> (layer, component) it was booked under.
+    layer_names: dict[int, str] = field(default_factory=dict)
+    where: dict[int, tuple[int, str]] = field(default_factory=dict)
+    inferred_core: set[int] = field(default_factory=set)  # layers whose core is inferred
+    #: Layer -> the attention module labels in it.
+    attention: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
+    #: Backward time booked (see :mod:`.backward`), in all and per layer.
+    backward_total: float = 0.0
+    backward_device: float = 0.0
+    backward_work: float = 0.0
+    backward_of_layer: dict[int, float] = field(default_factory=dict)
+    backward_device_of_layer: dict[int, float] = field(default_factory=dict)
+    backward_work_of_layer: dict[int, float] = field(default_factory=dict)
+
+    def add(self, layer: int, comp: str, times: tuple[float, float, float],
+            label: int) -> None:
+        """Book (cpu, device, work) µs to ``(layer, comp)``, from label ``label``."""
+        entry = self.booked[(layer, comp)]
+        entry.cpu_us += times[0]
+        entry.device_us += times[1]
+        entry.work_us += times[2]
+        entry.labels.append(label)
+
+
+def book_step(index: LabelIndex, root: int) -> Booking:
+    """Book every label of the step whose region op is ``root`` (see the module doc)."""
+    booking = Booking(root=root)
+    top = index.children(root)
+    for label in top:
+        _visit(index, booking, label, layer=-1, absorbed=None)
+    booking.add(-1, "unattributed", _own(index, root, top), root)
+    return booking
+
+
+def _times(index: LabelIndex, i: int) -> tuple[float, float, float]:
+    return index.cpu_us(i), index.device_us(i), index.work_us(i)
+
+
+def _own(index: LabelIndex, i: int, inner: list[int]) -> tuple[float, float, float]:
+    """Op ``i``'s times less those of the labels directly inside it (never negative)."""
+    mine = _times(index, i)
+    held = [_times(index, c) for c in inner]
+    return tuple(max(m - sum(h[k] for h in held), 0.0)  # type: ignore[return-value]
+                 for k, m in enumerate(mine))
+
+
+def _visit(index: LabelIndex, booking: Booking, i: int, layer: int,
+           absorbed: tuple[int, str] | None) -> None:
+    label = index.labels[i]
+    inner = index.held.get(i, [])
+    if absorbed is not None:
+        booking.where[i] = absorbed
+        for c in inner:
+            _visit(index, booking, c, layer, absorbed)
+        return
+    container = label.family == "module" and label.role in ("layer", "attention")
+    if not container:
+        comp = component_of(label, in_layer=layer >= 0)
+        booking.add(layer, comp, _times(index, i), i)
+        booking.where[i] = (layer, comp)
+        for c in inner:
+            _visit(index, booking, c, layer, (layer, comp))
+        return
+    if label.role == "layer" or layer < 0:  # an attention module outside every layer is one
+        layer = i
+        booking.layer_names[i] = label.detail
+    if label.role == "layer":
+        comp = "unattributed"
+    else:
+        booking.attention[layer].append(i)
+        has_core = any(index.labels[j].family == "part" and index.labels[j].role == "core"
+                       for j in index.within(i))
+        comp = "attention_other" if has_core else "core"
+        if not has_core:
+            booking.inferred_core.add(layer)
+    booking.add(layer, comp, _own(index, i, inner), i)
+    booking.where[i] = (layer, comp)
+    for c in inner:
+        _visit(index, booking, c, layer, None)

@@ -1,0 +1,133 @@
+"""``attnprof model SPEC``: how much of a model is attention, per layer and component, in
+each phase and under each attention implementation.
+
+SPEC is a built-in (gpt2, llama, bert, vit: transformers from a config, random weights,
+sized by the flags), ``--model-path DIR`` (a local folder with a transformers
+``config.json``; its weights when present), or ``path/to/file.py:factory`` /
+``package.module:factory`` returning ``(model, inputs)``. The model is built and its
+attention located before anything is measured or written, so a mistake is one line and
+exit status 2 with no output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from attnprof.cli.parser import csv_list
+
+NAME = "model"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="profile a whole model: attention's share per layer and "
+                                  "component, per phase and implementation",
+                       description="Profile a model: per-layer time and memory split into "
+                                   "attention components (Q/K/V projections, position "
+                                   "encoding, core, output projection, KV cache) and the "
+                                   "rest, for each phase and attention implementation.")
+    p.add_argument("spec", nargs="?", metavar="SPEC",
+                   help="gpt2, llama, bert, vit, path/to/file.py:factory or "
+                        "package.module:factory (returning (model, inputs))")
+    p.add_argument("--model-path", metavar="DIR",
+                   help="a local folder with a transformers config.json (weights used when "
+                        "present, random otherwise; never downloaded)")
+    g = p.add_argument_group("size (built-ins; --seq and --batch also for --model-path)")
+    for flag, what in (("--layers", "layers"), ("--hidden", "hidden size"),
+                       ("--heads", "query heads"),
+                       ("--kv-heads", "key/value heads (llama: 1 = MQA, a divisor = GQA)"),
+                       ("--vocab", "vocabulary size"),
+                       ("--seq", "prompt length in tokens (vit: patches)"),
+                       ("--batch", "batch size (default 1)")):
+        g.add_argument(flag, type=int, help=what)
+    g.add_argument("--dtype", default="float32", help="float32, bfloat16, float16, float64")
+    g.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when present)")
+    p.add_argument("--attention-module", metavar="REGEX",
+                   help="also take modules whose path or class matches REGEX as attention "
+                        "(hand-written attention that calls no SDPA)")
+    p.add_argument("--attn", type=csv_list, action="extend", metavar="LIST",
+                   help="attention implementations to compare on the same weights: eager, "
+                        "sdpa, flex_attention, sdpa-math, sdpa-flash, sdpa-efficient, "
+                        "sdpa-cudnn (default: the model's own)")
+    p.add_argument("--phase", type=csv_list, action="extend", metavar="LIST",
+                   help="prefill, decode, train (comma-separated; default prefill)")
+    p.add_argument("--cache-len", type=int, metavar="N",
+                   help="decode: tokens already in the KV cache (default --seq)")
+    p.add_argument("--new-tokens", type=int, default=8, metavar="N",
+                   help="decode: tokens generated to measure the cache's growth (default 8)")
+    p.add_argument("--json", metavar="PATH", help="write the record (JSON) to PATH")
+    p.add_argument("--csv", metavar="PATH", help="write one CSV line per layer and run")
+    p.add_argument("--trace", metavar="DIR", help="keep each run's trace in DIR")
+    p.add_argument("--trace-steps", type=int, default=3, metavar="N",
+                   help="steps per trace; each figure is the median over them (default 3)")
+    p.add_argument("--min-time", type=float, default=0.5, metavar="S",
+                   help="seconds of sampling per run, split between labels off and on "
+                        "(default 0.5)")
+    p.add_argument("--rounds", type=int, default=4, metavar="N",
+                   help="interleaved rounds of labels-off/labels-on samples (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
+    p.add_argument("--top", type=int, default=12, metavar="N",
+                   help="layers shown per table, ×4 (default 12: 48 layers)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attnprof.atomic import check_trace_dir, check_writable
+    from attnprof.errors import UsageError
+    from attnprof.record.model import ModelRecord, ModelSettings
+    from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
+    from attnprof.render.progress import ModelRunProgress
+    from attnprof.render.terminal import make_console
+    from attnprof.run.model import prepare_model, profile_model, run_names
+    from attnprof.spec.model_spec import ModelSpec
+    from attnprof.spec.settings import TimingPlan, check_seconds
+
+    for flag, value in (("--top", args.top), ("--trace-steps", args.trace_steps),
+                        ("--rounds", args.rounds)):
+        if value <= 0:
+            raise UsageError(f"{flag} must be a positive integer, got {value}")
+    check_seconds("--min-time", args.min_time)
+    if args.json:
+        check_writable(args.json)
+    if args.csv:
+        check_writable(args.csv, "--csv")
+    traces = str(check_trace_dir(args.trace)) if args.trace else None
+    spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=args.layers,
+                     hidden=args.hidden, heads=args.heads, kv_heads=args.kv_heads,
+                     vocab=args.vocab, seq=args.seq,
+                     batch=1 if args.batch is None else args.batch,
+                     dtype=args.dtype, device=args.device or _default_device(),
+                     attention_module=args.attention_module,
+                     implementations=tuple(args.attn or ()),
+                     phases=tuple(args.phase or ("prefill",)), cache_len=args.cache_len,
+                     new_tokens=args.new_tokens)
+    if not 0 <= args.seed < 2**63:
+        raise UsageError(f"--seed must be between 0 and 2**63-1, got {args.seed}")
+    settings = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=args.min_time,
+                                             min_samples=4, max_samples=200,
+                                             min_warmup_calls=1, rounds=args.rounds),
+                             seed=args.seed, trace_steps=args.trace_steps, trace_dir=traces)
+    console = make_console()
+    prepared = prepare_model(spec, seed=args.seed)  # every user mistake fails here
+
+    def save(record: ModelRecord) -> None:
+        if args.json:
+            record.save(args.json)
+
+    with ModelRunProgress(list(run_names(prepared[0], prepared[1]))) as progress:
+        record = profile_model(prepared=prepared, settings=settings,
+                               progress=progress.update, on_record=save)
+    if args.csv:
+        write_rendered(CsvRenderer(), record, args.csv)
+    sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
+    for what, path in (("record", args.json), ("CSV", args.csv)):
+        if path:
+            console.print(f"[dim]{what} written to {path}[/dim]")
+    return 0
+
+
+def _default_device() -> str:
+    from attnprof.measure.device import default_device
+
+    return default_device()

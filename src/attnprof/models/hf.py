@@ -1,0 +1,151 @@
+"""transformers, imported here and only when a model needs it.
+
+transformers is an optional extra (``pip install 'attnprof[hf]'``): attention variants,
+traces and plain ``nn.Module`` factories need none of it, and importing it costs seconds.
+:func:`require_transformers` turns its absence into one line saying what to install.
+
+:func:`from_config_dir` builds any architecture transformers can build from a local
+``config.json``: weights are loaded when the folder has them, random otherwise, and
+nothing is ever downloaded (``local_files_only``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from attnprof.errors import UsageError
+from attnprof.formatting import one_line
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["INSTALL_HINT", "family_of", "from_config_dir", "model_inputs",
+           "require_transformers"]
+
+INSTALL_HINT = "pip install 'attnprof[hf]'"
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+            "pytorch_model.bin.index.json")
+
+
+def require_transformers(what: str) -> ModuleType:
+    """The transformers module; :class:`UsageError` naming ``what`` needs it when absent."""
+    # No download, ever: a config folder or a built-in is all attnprof builds from.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    try:
+        import transformers
+    except ImportError:
+        raise UsageError(f"{what} needs transformers, which is not installed; run "
+                         f"{INSTALL_HINT} (or profile a plain nn.Module with "
+                         "path/to/file.py:factory)") from None
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+def family_of(config: Any) -> str:
+    """``encoder-decoder``, ``decoder`` (a causal LM) or ``encoder``."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    archs = getattr(config, "architectures", None) or []
+    if getattr(config, "is_decoder", False) or any(a.endswith("ForCausalLM") or
+                                                   a.endswith("LMHeadModel") for a in archs):
+        return "decoder"
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and not archs:
+        # A bare config of a decoder family (llama, mistral, qwen2, gpt2 ...).
+        return "decoder" if config.model_type not in _ENCODERS_WITH_LM else "encoder"
+    return "encoder"
+
+
+# Encoders transformers also lists as causal LMs (their decoder mode); a bare config of
+# one of them is an encoder.
+_ENCODERS_WITH_LM = frozenset({"bert", "roberta", "xlm-roberta", "camembert", "electra",
+                               "ernie", "data2vec-text", "bert-generation", "rembert",
+                               "roc_bert", "xlm-roberta-xl", "megatron-bert"})
+
+
+def from_config_dir(path: str, *, seed: int,
+                    check: Callable[[Any, Any], None] | None = None
+                    ) -> tuple[torch.nn.Module, str]:
+    """The model described by ``path/config.json`` and ``loaded``/``random`` (its weights).
+
+    ``check(cls, config)`` runs before anything is allocated (sizes, memory)."""
+    transformers = require_transformers(f"--model-path {path}")
+    folder = Path(path)
+    config_file = folder / "config.json"
+    if not folder.is_dir():
+        raise UsageError(f"--model-path {path!r} is not a folder; give the folder that "
+                         "holds config.json")
+    if not config_file.is_file():
+        raise UsageError(f"--model-path {path!r} has no config.json; give a folder written "
+                         "by save_pretrained (config.json, optionally weights)")
+    try:
+        json.loads(config_file.read_text(encoding="utf-8"))
+        config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:  # malformed JSON or an unknown model_type: the user's file
+        raise UsageError(f"--model-path {path!r}: transformers cannot read its config.json "
+                         f"({type(exc).__name__}: {one_line(str(exc))[:300]})") from None
+    cls = _model_class(transformers, config)
+    if check is not None:
+        check(cls, config)
+    import torch
+
+    torch.manual_seed(seed)
+    try:
+        if any((folder / w).is_file() for w in _WEIGHTS):
+            return cls.from_pretrained(str(folder), local_files_only=True), "loaded"
+        return cls.from_config(config), "random"
+    except Exception as exc:
+        raise UsageError(f"--model-path {path!r}: transformers could not build "
+                         f"{cls.__name__} ({type(exc).__name__}: "
+                         f"{one_line(str(exc))[:300]})") from None
+
+
+def _model_class(transformers: ModuleType, config: Any) -> Any:
+    """The class the config names (``architectures``), else the Auto class for its family."""
+    for name in getattr(config, "architectures", None) or []:
+        cls = getattr(transformers, name, None)
+        if cls is not None:
+            return cls
+    family = family_of(config)
+    if family == "encoder-decoder":
+        return transformers.AutoModelForSeq2SeqLM
+    if family == "decoder":
+        return transformers.AutoModelForCausalLM
+    return transformers.AutoModel
+
+
+def model_inputs(model: torch.nn.Module, *, batch: int, seq: int, seed: int,
+                 device: str, dtype: torch.dtype) -> dict[str, Any]:
+    """Random inputs of one prefill step: token ids (``seq`` long), or an image whose
+    patches number about ``seq`` for vision models; encoder-decoders get decoder ids too."""
+    import torch
+
+    config: Any = model.config
+    gen = torch.Generator().manual_seed(seed)
+    main = getattr(model, "main_input_name", "input_ids")
+    if main == "pixel_values":
+        size = int(getattr(config, "image_size", 224))
+        channels = int(getattr(config, "num_channels", 3))
+        pixels = torch.randn(batch, channels, size, size, generator=gen)
+        return {"pixel_values": pixels.to(device=device, dtype=dtype)}
+    if main != "input_ids":
+        raise UsageError(f"{type(model).__name__} takes {main!r}, not token ids or an "
+                         "image; profile it with a path/to/file.py:factory that returns "
+                         "its inputs")
+    vocab = int(getattr(config, "vocab_size", 0) or 0)
+    if vocab < 2:
+        raise UsageError(f"{type(model).__name__}'s config has no vocab_size; profile it "
+                         "with a factory that returns its inputs")
+    ids = torch.randint(0, vocab, (batch, seq), generator=gen).to(device)
+    inputs: dict[str, Any] = {"input_ids": ids}
+    if getattr(config, "is_encoder_decoder", False):
+        inputs["decoder_input_ids"] = torch.randint(0, vocab, (batch, seq),
+                                                    generator=gen).to(device)
+    return inputs

@@ -1,0 +1,146 @@
+"""One step of each phase, as a callable: prefill, decode, train.
+
+* ``prefill``: the whole prompt, one forward under ``no_grad``.
+* ``decode``: one new token against the model's own KV cache (``past_key_values``, the
+  cache object transformers builds) holding ``cache_len`` tokens; after each step the cache
+  is cropped back, so every step sees the same length.
+* ``train``: forward and backward of a loss (the mean of the model's first floating-point
+  output: logits or last hidden state), gradients dropped after each step so every step
+  allocates them afresh. The model stays in eval mode, so dropout does not make steps
+  differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from attnprof.errors import UsageError
+from attnprof.models.loaded import LoadedModel, first_tensor
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["PhaseStep", "build_step", "cache_bytes", "unsupported_phase"]
+
+
+@dataclass
+class PhaseStep:
+    """A phase's step, the tokens it processes, and its cache (decode)."""
+
+    call: Callable[[], object]
+    tokens: int
+    cache: Any = None
+    #: Decode: one step without cropping the cache (for measuring its growth).
+    grow: Callable[[], object] | None = None
+    crop: Callable[[], None] | None = None
+
+
+def unsupported_phase(loaded: LoadedModel, phase: str) -> str | None:
+    """Why ``phase`` cannot run on this model, or ``None`` when it can."""
+    if phase != "decode":
+        return None
+    if loaded.family == "encoder":
+        return "an encoder-only model has no KV cache to decode against"
+    if loaded.family == "module" or loaded.token_inputs is None:
+        return ("decode needs a transformers decoder with a KV cache (past_key_values); "
+                "this model is a plain nn.Module")
+    return None
+
+
+def build_step(loaded: LoadedModel, phase: str, *, cache_len: int) -> PhaseStep:
+    """The step of ``phase`` for ``loaded`` (see the module doc)."""
+    import torch
+
+    model = loaded.model
+    if phase == "prefill":
+        def prefill() -> object:
+            with torch.no_grad():
+                return model(*loaded.args, **loaded.kwargs)
+
+        return PhaseStep(call=prefill, tokens=loaded.tokens_per_step())
+    if phase == "train":
+        def train() -> object:
+            with torch.enable_grad():
+                out = first_tensor(model(*loaded.args, **loaded.kwargs))
+                if out is None or not out.requires_grad:
+                    raise UsageError("train: the model's output has no floating-point "
+                                     "tensor that needs a gradient; nothing to backward")
+                out.float().mean().backward()
+            for p in model.parameters():
+                p.grad = None
+            return None
+
+        return PhaseStep(call=train, tokens=loaded.tokens_per_step())
+    if phase == "decode":
+        return _decode_step(loaded, cache_len)
+    raise UsageError(f"unknown phase {phase!r}")
+
+
+def _decode_step(loaded: LoadedModel, cache_len: int) -> PhaseStep:
+    import torch
+
+    assert loaded.token_inputs is not None
+    model = loaded.model
+    prompt = loaded.token_inputs(cache_len)["input_ids"]
+    token = loaded.token_inputs(1)["input_ids"]
+    extra: dict[str, Any] = {}
+    with torch.no_grad():
+        if loaded.family == "encoder-decoder":
+            out = model(input_ids=loaded.kwargs["input_ids"], decoder_input_ids=prompt,
+                        use_cache=True)
+            extra["encoder_outputs"] = (out.encoder_last_hidden_state,)
+            feed = "decoder_input_ids"
+        else:
+            out = model(input_ids=prompt, use_cache=True)
+            feed = "input_ids"
+    cache = getattr(out, "past_key_values", None)
+    if cache is None:
+        raise UsageError(f"{type(model).__name__} returned no past_key_values with "
+                         "use_cache=True; it cannot decode against a cache")
+
+    def grow() -> object:
+        with torch.no_grad():
+            return model(**{feed: token}, past_key_values=cache, use_cache=True, **extra)
+
+    def crop() -> None:
+        extra_tokens = cache.get_seq_length() - cache_len
+        if extra_tokens > 0:
+            # A negative length removes that many tokens in every transformers version.
+            cache.crop(-extra_tokens)
+
+    def step() -> object:
+        out = grow()
+        crop()
+        return out
+
+    return PhaseStep(call=step, tokens=int(token.shape[0]), cache=cache, grow=grow, crop=crop)
+
+
+def cache_bytes(cache: Any) -> int:
+    """Bytes held by a transformers cache's key and value tensors (self-attention only:
+    an encoder-decoder's cross-attention cache does not grow with new tokens)."""
+    import torch
+
+    seen: set[int] = set()
+
+    def walk(obj: Any, depth: int) -> int:
+        if depth > 4 or obj is None:
+            return 0
+        if isinstance(obj, torch.Tensor):
+            if id(obj) in seen:
+                return 0
+            seen.add(id(obj))
+            return obj.numel() * obj.element_size()
+        if isinstance(obj, (list, tuple)):
+            return sum(walk(o, depth + 1) for o in obj)
+        total = 0
+        if hasattr(obj, "self_attention_cache"):
+            return walk(obj.self_attention_cache, depth + 1)
+        for name in ("layers", "keys", "values", "key_cache", "value_cache"):
+            if hasattr(obj, name):
+                total += walk(getattr(obj, name), depth + 1)
+        return total
+
+    return walk(cache, 0)

@@ -1,0 +1,148 @@
+"""The model record (kind ``model``): how much of a model is attention, per layer and per
+component, in each phase and under each attention implementation.
+
+One :class:`ModelRecord` per ``attnprof model`` run / :func:`attnprof.profile_model` call:
+what the model is (:class:`ModelInfo`), which modules were taken as attention and why
+(:class:`AttentionModule`), and one :class:`PhaseRun` per (implementation, phase) — its
+latency, memory, accuracy against the reference implementation, the KV cache in decode,
+and the per-layer attribution read from its trace.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from attnprof.record.base import RecordBase
+from attnprof.record.compare import Latency, Status
+from attnprof.record.environment import Environment
+from attnprof.record.model_attribution import ModelAttribution
+from attnprof.spec.model_spec import ModelSpec
+from attnprof.spec.settings import TimingPlan
+
+__all__ = ["AttentionModule", "KvCacheReport", "LayerDelta", "ModelInfo", "ModelRecord",
+           "ModelSettings", "PhaseRun"]
+
+ModelFamily = Literal["decoder", "encoder", "encoder-decoder", "module"]
+
+
+class ModelInfo(msgspec.Struct, kw_only=True):
+    """What was profiled: where it came from, its architecture and sizes."""
+
+    source: str
+    architecture: str
+    family: ModelFamily
+    parameters: int
+    weights: Literal["random", "loaded", "factory"]
+    dtype: str
+    device: str
+    batch: int | None = None
+    seq: int | None = None
+    layers: int | None = None
+    hidden: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    #: ``config._attn_implementation`` as the model was built (transformers models).
+    default_implementation: str | None = None
+
+
+class AttentionModule(msgspec.Struct, kw_only=True):
+    """A module attnprof took as attention, and how it recognised it."""
+
+    path: str
+    cls: str
+    recognised_by: str
+    layer: str | None
+    #: Labelled parts found inside it: projections, position encoding, core call.
+    parts: list[str] = msgspec.field(default_factory=list)
+
+
+class KvCacheReport(msgspec.Struct, kw_only=True):
+    """Decode: the KV cache computed from the config beside what the cache object held."""
+
+    cache_len: int
+    new_tokens: int
+    #: layers × 2 × kv_heads × head_dim × dtype bytes (per token, per sequence).
+    computed_bytes_per_token: int | None
+    computed_bytes_per_token_per_layer: int | None
+    formula: str
+    #: Growth of the cache's key/value tensors over ``new_tokens`` tokens, per token.
+    measured_bytes_per_token: float | None
+    #: Bytes the cache held after the prompt (``cache_len`` tokens).
+    measured_cache_bytes: int | None
+
+
+class PhaseRun(msgspec.Struct, kw_only=True):
+    """One phase under one attention implementation."""
+
+    implementation: str
+    phase: str
+    status: Status
+    reason: str = ""
+    #: Per step (a step is one forward in prefill, one token in decode, forward+backward in
+    #: train), timed without attnprof's labels installed.
+    latency_ms: Latency | None = None
+    tokens_per_step: int | None = None
+    tokens_per_s: float | None = None
+    #: The same step timed with the labels installed (profiler off), and its cost.
+    instrumented_ms: float | None = None
+    instrumentation_overhead: float | None = None
+    peak_memory_bytes: int | None = None
+    peak_memory_method: str | None = None
+    attention_share: float | None = None
+    core_share: float | None = None
+    sdpa_backend: str | None = None
+    #: max |out − reference| / max(1, max |reference|) against ``reference`` on the same
+    #: weights and inputs.
+    max_abs_diff: float | None = None
+    reference: str | None = None
+    tolerance: float | None = None
+    within_tolerance: bool | None = None
+    kv_cache: KvCacheReport | None = None
+    trace: str | None = None
+    attribution: ModelAttribution | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
+
+
+class LayerDelta(msgspec.Struct, kw_only=True):
+    """One layer's attention time under an implementation against the reference one."""
+
+    phase: str
+    layer: str
+    implementation: str
+    reference: str
+    attention_us: float
+    reference_attention_us: float
+    delta_us: float
+    ratio: float | None
+
+
+class ModelSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """How the run measured."""
+
+    plan: TimingPlan = msgspec.field(default_factory=TimingPlan)
+    seed: int = 0
+    trace_steps: int = 3
+    trace_dir: str | None = None
+
+
+class ModelRecord(RecordBase, tag="model"):
+    """A model profiled: attention's share per layer, component, phase and implementation."""
+
+    environment: Environment
+    spec: ModelSpec
+    model: ModelInfo
+    settings: ModelSettings
+    attention: list[AttentionModule] = msgspec.field(default_factory=list)
+    runs: list[PhaseRun] = msgspec.field(default_factory=list)
+    deltas: list[LayerDelta] = msgspec.field(default_factory=list)
+
+    def run(self, implementation: str, phase: str) -> PhaseRun:
+        """The run of ``implementation`` in ``phase`` (``KeyError`` if it was not run)."""
+        for r in self.runs:
+            if r.implementation == implementation and r.phase == phase:
+                return r
+        raise KeyError((implementation, phase))

@@ -1,0 +1,165 @@
+"""The terminal view of a model record: what the model is and which modules were taken as
+attention, one line per run, then each run's per-layer table, the implementations side
+by side per layer, and the KV cache in decode. Formats only: every number is a field of
+the record.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from attnprof.formatting import format_bytes, format_us
+from attnprof.record.model import ModelRecord, PhaseRun
+from attnprof.render.model_attribution import render_attribution, render_model_findings
+
+__all__ = ["render_model"]
+
+_STATUS = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else format_us(value * 1e3)
+
+
+def _pct(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "—"
+    return f"{value:+.1%}" if signed else f"{value:.0%}"
+
+
+def render_model(record: ModelRecord, console: Console, top: int) -> None:
+    """The whole view of a model record."""
+    _summary(record, console)
+    _runs(record, console)
+    for run in record.runs:
+        if run.attribution is not None:
+            console.print()
+            render_attribution(run.attribution, console, top=max(top, 1) * 4,
+                               title=f"{run.implementation} · {run.phase} — per layer")
+            render_model_findings([f for f in run.attribution.findings
+                                   if f.severity != "info"], console)
+    _deltas(record, console)
+    _kv_cache(record, console)
+    if record.status != "complete":
+        console.print("[yellow]run incomplete: only the runs above finished[/yellow]")
+
+
+def _summary(record: ModelRecord, console: Console) -> None:
+    m, env = record.model, record.environment
+    sizes = ", ".join(f"{v} {k}" for k, v in (
+        ("layers", m.layers), ("hidden", m.hidden), ("heads", m.heads),
+        ("kv heads", m.kv_heads), ("head dim", m.head_dim)) if v is not None)
+    text = Text(f"attnprof model — {m.source}", style="bold")
+    text.append(f"\n{m.architecture} ({m.family}), {m.parameters / 1e6:.1f}M parameters, "
+                f"{m.weights} weights" + (f"; {sizes}" if sizes else ""))
+    shape = " × ".join(str(v) for v in (m.batch, m.seq) if v is not None)
+    text.append(f"\n{m.dtype} on {env.device_name} ({env.threads} threads)"
+                + (f", batch × seq {shape}" if shape else "")
+                + (f"; built with attn_implementation {m.default_implementation}"
+                   if m.default_implementation else ""), style="dim")
+    console.print(text)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for a in record.attention:
+        groups.setdefault((a.cls, a.recognised_by), []).append(a.path)
+    for (cls, how), paths in groups.items():
+        where = paths[0] if len(paths) == 1 else f"{paths[0]} … {paths[-1]}"
+        console.print(Text(f"attention: {cls} ×{len(paths)} ({where}) — {how}"))
+
+
+def _runs(record: ModelRecord, console: Console) -> None:
+    table = Table(title="runs", title_justify="left")
+    for name, justify in (("attention", "left"), ("phase", "left"), ("status", "left"),
+                          ("ms / step", "right"), ("tokens/s", "right"),
+                          ("peak mem", "right"), ("attention share", "right"),
+                          ("core share", "right"), ("SDPA backend", "left"),
+                          ("max diff", "right"), ("labels cost", "right"),
+                          ("notes", "left")):
+        table.add_column(name, justify=justify,  # type: ignore[arg-type]
+                         overflow="fold", ratio=1 if name == "notes" else None)
+    for r in record.runs:
+        lat = r.latency_ms
+        table.add_row(Text(r.implementation), r.phase,
+                      Text(r.status, style=_STATUS.get(r.status, "")),
+                      _ms(lat.median if lat else None),
+                      f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
+                      format_bytes(r.peak_memory_bytes), _pct(r.attention_share),
+                      _pct(r.core_share), Text(r.sdpa_backend or "—"), _diff(r),
+                      _pct(r.instrumentation_overhead, signed=True), Text(_notes(r)))
+    console.print(table)
+    console.print("[dim]ms / step: median, labels off; labels cost: the same step with "
+                  "attnprof's labels on (profiler off); max diff: max |out − reference| / "
+                  "max(1, max |reference|) on the same weights and inputs[/dim]")
+
+
+def _diff(r: PhaseRun) -> Text:
+    if r.max_abs_diff is None:
+        return Text("—")
+    text = Text(f"{r.max_abs_diff:.1e}")
+    if r.within_tolerance is False:
+        text.stylize("bold red")
+    return text
+
+
+def _notes(r: PhaseRun) -> str:
+    if r.status != "ok":
+        return r.reason
+    parts = []
+    if r.reference and r.max_abs_diff is not None:
+        parts.append(f"vs {r.reference}")
+    if r.latency_ms is not None and r.latency_ms.noisy:
+        parts.append("noisy")
+    parts.extend(r.notes)
+    return "; ".join(parts)
+
+
+def _deltas(record: ModelRecord, console: Console) -> None:
+    if not record.deltas:
+        return
+    phases = list(dict.fromkeys(d.phase for d in record.deltas))
+    for phase in phases:
+        rows = [d for d in record.deltas if d.phase == phase]
+        impls = list(dict.fromkeys(d.implementation for d in rows))
+        ref = rows[0].reference
+        table = Table(title=f"attention per layer against {ref} · {phase}",
+                      title_justify="left")
+        table.add_column("layer", style="bold")
+        table.add_column(ref, justify="right")
+        for impl in impls:
+            table.add_column(impl, justify="right")
+        for layer in dict.fromkeys(d.layer for d in rows):
+            mine = {d.implementation: d for d in rows if d.layer == layer}
+            base = next(iter(mine.values())).reference_attention_us
+            cells = [format_us(base)]
+            for impl in impls:
+                d = mine.get(impl)
+                cells.append("—" if d is None else f"{format_us(d.attention_us)} "
+                             f"({'—' if d.ratio is None else f'{d.ratio:.2f}x'})")
+            table.add_row(Text(layer), *cells)
+        console.print(table)
+
+
+def _kv_cache(record: ModelRecord, console: Console) -> None:
+    runs = [r for r in record.runs if r.kv_cache is not None]
+    if not runs:
+        return
+    table = Table(title="KV cache in decode (per token, per sequence)", title_justify="left")
+    for name in ("attention", "computed", "per layer", "measured growth", "cache held",
+                 "ms / token", "peak mem / step"):
+        table.add_column(name, justify="left" if name == "attention" else "right")
+    for r in runs:
+        kv = r.kv_cache
+        assert kv is not None
+        table.add_row(Text(r.implementation), format_bytes(kv.computed_bytes_per_token),
+                      format_bytes(kv.computed_bytes_per_token_per_layer),
+                      format_bytes(kv.measured_bytes_per_token),
+                      format_bytes(kv.measured_cache_bytes),
+                      _ms(r.latency_ms.median if r.latency_ms else None),
+                      format_bytes(r.peak_memory_bytes))
+    console.print(table)
+    kv0 = runs[0].kv_cache
+    assert kv0 is not None
+    console.print(Text(f"  computed: {kv0.formula}; measured: growth of the cache's "
+                       f"key/value tensors over {kv0.new_tokens} new tokens after "
+                       f"{kv0.cache_len} cached", style="dim"))

@@ -1,0 +1,306 @@
+"""Profile a whole model: each attention implementation × each phase, measured, traced
+and attributed per layer, into one :class:`~attnprof.record.model.ModelRecord`.
+
+For every (implementation, phase) the step is timed twice in interleaved rounds — without
+attnprof's labels (the latency reported) and with them (so their cost is measured, not
+assumed) — then its peak memory is taken, a short trace is captured with the labels on and
+analysed (:func:`attnprof.analysis.attribution.attribute_model`), and, in decode, the
+cache's growth is measured beside what the config says it must be. The same weights and
+inputs serve every implementation; each one's output is compared with the reference
+(eager when it is run, else the first). A refused implementation is a row with status
+``unsupported`` and transformers' reason; a phase that raises is a row with its error; the
+others still run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from attnprof.errors import UsageError
+from attnprof.measure.capture import capture_trace, trace_file_name
+from attnprof.measure.device import check_device, check_dtype
+from attnprof.measure.environment import collect_environment
+from attnprof.measure.memory import profile_step
+from attnprof.measure.timer import round_sizes, take_samples, warm_up
+from attnprof.models.implementations import (
+    Refused,
+    default_implementation,
+    switch_implementation,
+    with_pin,
+)
+from attnprof.models.instrument import labelled
+from attnprof.models.loaded import LoadedModel, as_call_inputs, first_tensor
+from attnprof.models.locate import Located, locate
+from attnprof.models.phases import build_step, cache_bytes, unsupported_phase
+from attnprof.record.model import ModelRecord, ModelSettings, PhaseRun
+from attnprof.run.measurements import caught_messages
+from attnprof.run.model_rows import (
+    PhaseMeasurements,
+    attention_rows,
+    failed_run,
+    kv_cache_report,
+    layer_deltas,
+    model_info,
+    phase_row,
+    relative_error,
+)
+from attnprof.spec.model_spec import ModelSpec
+from attnprof.spec.settings import CaptureSpec
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["ModelProgress", "prepare_model", "profile_model"]
+
+ModelProgress = Callable[[str, str], None]
+"""Called as ``progress("sdpa/prefill", what)``; ``what`` is ``done`` when a run ends."""
+OnRecord = Callable[[ModelRecord], None]
+
+
+def prepare_model(spec: ModelSpec, *, seed: int = 0) -> tuple[ModelSpec, LoadedModel, Located]:
+    """Validate, build and locate: every user mistake fails here, before any measurement."""
+    spec = spec.validate()
+    check_device(spec.device)
+    check_dtype(spec.device, spec.dtype)
+    from attnprof.models.sources import load_model
+
+    loaded = load_model(spec, seed=seed)
+    return spec, loaded, _located(loaded, spec)
+
+
+def _located(loaded: LoadedModel, spec: ModelSpec) -> Located:
+    located = locate(loaded.model, spec.attention_module)
+    if not located.attention:
+        hint = (f"--attention-module {spec.attention_module!r} matched no module; "
+                if spec.attention_module else "")
+        raise UsageError(f"no attention module found in {loaded.source} "
+                         f"({type(loaded.model).__name__}): {hint}name yours with "
+                         "--attention-module REGEX (a module path or class name)")
+    return located
+
+
+def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
+                  spec: ModelSpec | None = None, settings: ModelSettings | None = None,
+                  progress: ModelProgress | None = None, on_record: OnRecord | None = None,
+                  prepared: tuple[ModelSpec, LoadedModel, Located] | None = None,
+                  **options: Any) -> ModelRecord:
+    """Profile ``model`` on ``inputs`` (or the model ``spec`` names) and return the record.
+
+    ``inputs`` is a tensor, a tuple of positional arguments or a dict of keyword arguments.
+    Options are :class:`~attnprof.spec.model_spec.ModelSpec` fields:
+    ``implementations=("eager", "sdpa")``, ``phases=("prefill", "train")``,
+    ``attention_module="MyAttention"``, ``cache_len``, ``new_tokens``. ``on_record`` sees
+    the record after every run, so a caller can save progress as it goes.
+    """
+    settings = settings or ModelSettings()
+    if prepared is not None:
+        spec, loaded, located = prepared
+    elif model is not None:
+        loaded = _given(model, inputs)
+        spec = ModelSpec(source=f"python:{type(model).__name__}", device=loaded.device,
+                         dtype=loaded.dtype, **options).validate()
+        located = _located(loaded, spec)
+    else:
+        if spec is None:
+            raise UsageError("profile_model needs a model and its inputs, or a spec")
+        spec, loaded, located = prepare_model(spec.replace(**options), seed=settings.seed)
+    default = default_implementation(loaded)
+    impls = list(spec.implementations) or [default]
+    reference = "eager" if "eager" in impls else impls[0]
+    record = ModelRecord(environment=collect_environment(loaded.device), spec=spec,
+                         model=model_info(loaded, default if loaded.is_transformers else None),
+                         settings=settings, attention=attention_rows(located))
+    with _trace_dir(settings.trace_dir) as folder:
+        ref_out = _output(loaded, reference, impls) if len(impls) > 1 else None
+        for impl in impls:
+            _run_implementation(loaded, located, spec, settings, impl, folder, record,
+                                (reference, ref_out), progress, on_record)
+        with contextlib.suppress(Refused):
+            switch_implementation(loaded, default)
+    record.deltas = layer_deltas(record.runs, reference)
+    record.status = "complete"
+    if on_record is not None:
+        on_record(record)
+    return record
+
+
+def _given(model: Any, inputs: Any) -> LoadedModel:
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"profile_model takes an nn.Module, got {type(model).__name__}")
+    args, kwargs = as_call_inputs(inputs, type(model).__name__)
+    param = next(model.parameters(), None)
+    dtype = str(param.dtype).removeprefix("torch.") if param is not None else "float32"
+    device = str(param.device) if param is not None else "cpu"
+    family = "module"
+    sizes: dict[str, int | None] = {}
+    if hasattr(model, "config"):
+        from attnprof.models.hf import family_of
+        from attnprof.models.sources import config_sizes
+
+        family, sizes = family_of(model.config), config_sizes(model.config)
+    tensor = next((a for a in [*args, *kwargs.values()] if isinstance(a, torch.Tensor)), None)
+    if tensor is not None and tensor.dim() >= 2:
+        sizes.update(batch=int(tensor.shape[0]), seq=int(tensor.shape[1]))
+    model.eval()
+    return LoadedModel(model=model, args=args, kwargs=kwargs, source=type(model).__name__,
+                       family=family, weights="factory", sizes=sizes,  # type: ignore[arg-type]
+                       dtype=dtype, device=device)
+
+
+@contextlib.contextmanager
+def _trace_dir(folder: str | None) -> Iterator[Path]:
+    if folder is not None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        yield Path(folder)
+        return
+    with tempfile.TemporaryDirectory(prefix="attnprof-model-") as tmp:
+        yield Path(tmp)
+
+
+def _output(loaded: LoadedModel, impl: str, impls: list[str]) -> torch.Tensor | None:
+    """The reference output (prefill inputs) under ``impl``; ``None`` if it cannot run."""
+    import torch
+
+    try:
+        switch_implementation(loaded, impl)
+        with torch.no_grad():
+            out = with_pin(impl, lambda: loaded.model(*loaded.args, **loaded.kwargs))()
+    except Exception:  # its own row will say why
+        return None
+    tensor = first_tensor(out)
+    return tensor.detach().clone() if tensor is not None else None
+
+
+def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
+                        settings: ModelSettings, impl: str, folder: Path,
+                        record: ModelRecord, reference: tuple[str, torch.Tensor | None],
+                        progress: ModelProgress | None, on_record: OnRecord | None) -> None:
+    try:
+        switch_implementation(loaded, impl)
+        refused = None
+    except Refused as exc:
+        refused = str(exc)
+    error = None
+    if refused is None and reference[1] is not None and impl != reference[0]:
+        out = _output(loaded, impl, [impl])
+        error = relative_error(out, reference[1]) if out is not None else None
+    for phase in spec.phases:
+        name = f"{impl}/{phase}"
+        why = refused or unsupported_phase(loaded, phase)
+        if why:
+            row = PhaseRun(implementation=impl, phase=phase, status="unsupported", reason=why)
+        else:
+            row = _run_phase(loaded, located, spec, settings, impl, phase, folder,
+                             (error, reference[0] if error is not None else None),
+                             _announcer(progress, name))
+        record.runs.append(row)
+        _say(progress, name, "done")
+        if on_record is not None:
+            on_record(record)
+
+
+def _announcer(progress: ModelProgress | None, name: str) -> Callable[[str], None]:
+    def say(what: str) -> None:
+        _say(progress, name, what)
+
+    return say
+
+
+def _say(progress: ModelProgress | None, name: str, what: str) -> None:
+    if progress is not None:
+        progress(name, what)
+
+
+def _run_phase(loaded: LoadedModel, located: Located, spec: ModelSpec,
+               settings: ModelSettings, impl: str, phase: str, folder: Path,
+               accuracy: tuple[float | None, str | None],
+               say: Callable[[str], None]) -> PhaseRun:
+    seen: list[str] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            try:
+                m = _measure(loaded, located, spec, settings, impl, phase, folder, say)
+            finally:
+                seen = caught_messages(caught)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except UsageError as exc:
+        return PhaseRun(implementation=impl, phase=phase, status="unsupported",
+                        reason=str(exc), warnings=seen)
+    except BaseException as exc:  # isolation: a failing run is a row, the others run
+        return failed_run(impl, phase, exc, seen)
+    m.error, m.reference = accuracy
+    m.warnings = seen
+    return phase_row(impl, phase, m, loaded.dtype)
+
+
+def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
+             settings: ModelSettings, impl: str, phase: str, folder: Path,
+             say: Callable[[str], None]) -> PhaseMeasurements:
+    say("building the step")
+    cache_len = spec.cache_len or int(loaded.sizes.get("seq") or 128)
+    step = build_step(loaded, phase, cache_len=cache_len)
+    call = with_pin(impl, step.call)
+    device, plan = loaded.device, settings.plan
+    m = PhaseMeasurements(tokens=step.tokens)
+    say("warming up")
+    bare = warm_up(call, device=device, plan=plan)
+    with labelled(located):
+        warm_up(call, device=device,
+                plan=msgspec.structs.replace(plan, min_warmup_calls=1, warmup_s=0.0))
+    # Interleaved rounds: labelled and bare slices alternate, so drift hits both alike.
+    sizes = round_sizes(bare.samples, plan.rounds)
+    for r, n in enumerate(sizes):
+        say(f"timing, round {r + 1} of {len(sizes)}")
+        samples, _ = take_samples(call, n, device=device)
+        m.bare_ms.extend(samples)
+        with labelled(located):
+            call()
+            samples, _ = take_samples(call, n, device=device)
+        m.labelled_ms.extend(samples)
+        call()
+    say("memory")
+    m.memory = profile_step(call, device)
+    if phase == "decode" and step.grow is not None and step.crop is not None:
+        before = cache_bytes(step.cache)
+        grow = with_pin(impl, step.grow)
+        for _ in range(spec.new_tokens):
+            grow()
+        after = cache_bytes(step.cache)
+        step.crop()
+        m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, before, after)
+    say("tracing")
+    path = folder / trace_file_name(f"model-{impl}-{phase}")
+    with labelled(located):
+        capture_trace(call, f"model/{impl}/{phase}", device, path,
+                      CaptureSpec(steps=settings.trace_steps, wait=0, warmup=1),
+                      metadata={"model": loaded.source, "implementation": impl,
+                                "phase": phase})
+    say("analysing the trace")
+    m.attribution = _attribute(path)
+    if settings.trace_dir is not None:
+        m.trace = str(path)
+    return m
+
+
+def _attribute(path: Path) -> Any:
+    from attnprof.analysis.analyze import analyze_trace
+    from attnprof.trace import load_trace
+
+    return analyze_trace(load_trace(path)).model
+
+
+def run_names(spec: ModelSpec, loaded: LoadedModel) -> Sequence[str]:
+    """The ``implementation/phase`` names a run will go through (for a progress bar)."""
+    impls = list(spec.implementations) or [default_implementation(loaded)]
+    return [f"{i}/{p}" for i in impls for p in spec.phases]

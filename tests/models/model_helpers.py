@@ -1,0 +1,82 @@
+"""Constants and user factories shared by the model tests (imported by them by name)."""
+
+from __future__ import annotations
+
+from attnprof.record.model import ModelSettings
+from attnprof.spec.settings import TimingPlan
+
+#: As few samples as the runner allows: the tests check what is measured, not how well.
+FAST = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=2,
+                                     max_samples=2, min_warmup_calls=1, rounds=1),
+                     trace_steps=1)
+#: A built-in at a size that runs in milliseconds.
+TINY = {"layers": 2, "hidden": 32, "heads": 4, "vocab": 64, "seq": 16}
+
+HAND_WRITTEN = '''
+import math
+import torch
+from torch import nn
+
+
+class ScratchAttention(nn.Module):
+    """Attention written out by hand: no SDPA call, so only --attention-module finds it."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads).unbind(2)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        out = scores.softmax(-1) @ v
+        return self.proj(out.transpose(1, 2).reshape(b, s, d))
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.attn = ScratchAttention(dim, heads)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm(x))
+        return x + self.mlp(x)
+
+
+def make():
+    torch.manual_seed(0)
+    model = nn.Sequential(*[Block(32, 4) for _ in range(2)])
+    return model, (torch.randn(2, 16, 32),)
+
+
+def make_kwargs():
+    torch.manual_seed(0)
+    return nn.MultiheadAttention(32, 4, batch_first=True), {
+        "query": torch.randn(2, 8, 32), "key": torch.randn(2, 8, 32),
+        "value": torch.randn(2, 8, 32), "need_weights": False}
+
+
+def raises():
+    raise RuntimeError("weights file is corrupt")
+
+
+def exits():
+    raise SystemExit(3)
+
+
+def wrong():
+    return torch.nn.Linear(2, 2)
+
+
+def not_a_module():
+    return "model", (torch.zeros(1),)
+
+
+def no_attention():
+    return torch.nn.Linear(4, 4), torch.zeros(2, 4)
+'''
