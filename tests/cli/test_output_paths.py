@@ -166,3 +166,27 @@ def test_a_trace_the_folder_would_replace_must_be_a_regular_file(
     os.mkfifo(traces / "naive.pt.trace.json.gz")
     refused(["compare", *SMALL, "--trace", str(traces)], capsys, "--trace", "FIFO")
     assert stat.S_ISFIFO(os.stat(traces / "naive.pt.trace.json.gz").st_mode)
+
+
+@pytest.mark.parametrize("command", [
+    ["sweep", "--seq", "16,32", "--batch", "1", "--heads", "2", "--head-dim", "8",
+     "--variants", "sdpa"],
+    ["model", "llama", "--layers", "1", "--hidden", "32", "--heads", "4", "--kv-heads", "2",
+     "--seq", "8"],
+])
+def test_sweep_and_model_obey_the_same_rules(command: list[str], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    both = str(tmp_path / "out")
+    refused([*command, "--json", both, "--csv", both], capsys, "same file as --json")
+    refused([*command, "--json", "/dev/null"], capsys, "/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_model_factory_file_is_an_input(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    factory = tmp_path / "factory.py"
+    factory.write_text("def make():\n    raise RuntimeError('never built')\n")
+    before = factory.read_text()
+    refused(["model", f"{factory}:make", "--json", str(factory)], capsys, "is the input")
+    assert factory.read_text() == before

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.parser import csv_list
+from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
 NAME = "model"
 
@@ -67,14 +68,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--rounds", type=int, default=4, metavar="N",
                    help="interleaved rounds of labels-off/labels-on samples (default 4)")
     p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
+    p.add_argument("--cpu-allocator", choices=CPU_ALLOCATOR_STATES, default="reuse",
+                   help="the C allocator's state on CPU: reuse (default: freed memory is "
+                        "reused), fresh (new pages every call) or system (left as found)")
     p.add_argument("--top", type=int, default=12, metavar="N",
                    help="layers shown per table, ×4 (default 12: 48 layers)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.atomic import check_trace_dir, check_writable
     from attnprof.errors import UsageError
+    from attnprof.outputs import Output, check_outputs
     from attnprof.record.model import ModelRecord, ModelSettings
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.progress import ModelRunProgress
@@ -88,11 +92,11 @@ def run(args: argparse.Namespace) -> int:
         if value <= 0:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
     check_seconds("--min-time", args.min_time)
-    if args.json:
-        check_writable(args.json)
-    if args.csv:
-        check_writable(args.csv, "--csv")
-    traces = str(check_trace_dir(args.trace)) if args.trace else None
+    outputs = [Output(flag, path, folder=flag == "--trace")
+               for flag, path in (("--json", args.json), ("--csv", args.csv),
+                                  ("--trace", args.trace)) if path is not None]
+    check_outputs(outputs, inputs=_input_files(args))
+    traces = args.trace
     spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=args.layers,
                      hidden=args.hidden, heads=args.heads, kv_heads=args.kv_heads,
                      vocab=args.vocab, seq=args.seq,
@@ -107,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     settings = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=args.min_time,
                                              min_samples=4, max_samples=200,
                                              min_warmup_calls=1, rounds=args.rounds),
-                             seed=args.seed, trace_steps=args.trace_steps, trace_dir=traces)
+                             seed=args.seed, trace_steps=args.trace_steps, trace_dir=traces,
+                             cpu_allocator=args.cpu_allocator)
     console = make_console()
     prepared = prepare_model(spec, seed=args.seed)  # every user mistake fails here
 
@@ -131,3 +136,17 @@ def _default_device() -> str:
     from attnprof.measure.device import default_device
 
     return default_device()
+
+
+def _input_files(args: argparse.Namespace) -> list[str]:
+    """What the command reads, which no output may replace: a factory's file, and a model
+    folder's config and weights."""
+    from pathlib import Path
+
+    files = []
+    target = (args.spec or "").rpartition(":")[0]
+    if target.endswith(".py"):
+        files.append(target)
+    if args.model_path and Path(args.model_path).is_dir():
+        files += [str(p) for p in Path(args.model_path).iterdir() if p.is_file()]
+    return files

@@ -19,7 +19,7 @@ from attnprof.record.compare import Latency, Status
 from attnprof.record.environment import Environment
 from attnprof.record.model_attribution import ModelAttribution
 from attnprof.spec.model_spec import ModelSpec
-from attnprof.spec.settings import TimingPlan
+from attnprof.spec.settings import CpuAllocator, TimingPlan
 
 __all__ = ["AttentionModule", "KvCacheReport", "LayerDelta", "ModelInfo", "ModelRecord",
            "ModelSettings", "PhaseRun"]
@@ -127,6 +127,10 @@ class ModelSettings(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0
     trace_steps: int = 3
     trace_dir: str | None = None
+    #: The C allocator's state on CPU (see :mod:`attnprof.measure.allocator`): with
+    #: ``reuse`` an eager core's score matrix reuses freed memory instead of paying
+    #: first-touch page faults that land in whichever op allocates next.
+    cpu_allocator: CpuAllocator = "reuse"
 
 
 class ModelRecord(RecordBase, tag="model"):

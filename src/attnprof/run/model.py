@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.measure.allocator import release_free_memory, set_cpu_allocator
 from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.device import check_device, check_dtype
 from attnprof.measure.environment import collect_environment
@@ -111,6 +112,10 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
         if spec is None:
             raise UsageError("profile_model needs a model and its inputs, or a spec")
         spec, loaded, located = prepare_model(spec.replace(**options), seed=settings.seed)
+    # Before anything is measured, as compare does: freed memory reused (by default), so
+    # where page faults land does not decide which component a millisecond goes to.
+    set_cpu_allocator(settings.cpu_allocator)
+    release_free_memory()  # what building the model freed: not what the runs should reuse
     default = default_implementation(loaded)
     impls = list(spec.implementations) or [default]
     reference = "eager" if "eager" in impls else impls[0]
