@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import numpy as np
@@ -50,6 +50,8 @@ _NO_ARGS = Args()
 # are taken relative to the origin before rounding: as ints, or from the raw text.
 _EXACT_TS_ABOVE = float(2**40)
 _NS_FROM_FLOAT_BELOW = float(2**43)
+# Integer stamps within this bound are subtracted from the origin in int64 without overflow.
+_INT_TS_LIMIT = 2**62
 _STRING_COLUMNS = ("cat", "name", "input_dims", "input_types")
 
 
@@ -97,16 +99,19 @@ class TableBuilder:
             pid, tid, ts = pid[keep], tid[keep], ts[keep]
             if not events:
                 return
-        args = [e.args or _NO_ARGS for e in events]
+        n = len(events)
+        # Only events with args pay for the args columns (a third of a GPU trace has none:
+        # flow arrows); the others keep the absent value, as Args() would give them.
+        all_args = [e.args for e in events]
+        rows = [i for i, a in enumerate(all_args) if a is not None]
+        args: list[Args] = [a for a in all_args if a is not None]
+        at = np.array(rows, dtype=np.intp)
         # Kernel launches always carry "block"; allocations "Addr", copies and sets "bytes".
-        launches = np.array([i for i, a in enumerate(args) if a.block is not None], dtype=np.intp)
-        memory = np.array(
-            [i for i, a in enumerate(args) if a.addr != -1 or a.copy_bytes is not None],
-            dtype=np.intp,
-        )
+        launches = [k for k, a in enumerate(args) if a.block is not None]
+        memory = [k for k, a in enumerate(args) if a.addr != -1 or a.copy_bytes is not None]
         device = int_column([a.device for a in args])
-        if memory.size:  # [memory] events say "Device Id" instead of "device"
-            ids = int_column([args[i].device_id for i in memory.tolist()])
+        if memory:  # [memory] events say "Device Id" instead of "device"
+            ids = int_column([args[k].device_id for k in memory])
             device = device.astype(np.result_type(device, ids))
             device[memory] = np.where(device[memory] == -1, ids, device[memory])
         cols = {
@@ -116,18 +121,18 @@ class TableBuilder:
             "pid": narrow(pid),
             "tid": narrow(tid),
             "ts": ts,
-            "dur": np.fromiter([e.dur for e in events], dtype=np.float64, count=len(events)),
-            "correlation": int_column([a.correlation for a in args]),
-            "external_id": int_column([a.external_id for a in args]),
+            "dur": np.fromiter([e.dur for e in events], dtype=np.float64, count=n),
+            "correlation": _spread(n, at, int_column([a.correlation for a in args])),
+            "external_id": _spread(n, at, int_column([a.external_id for a in args])),
             "flow_id": id_column([e.id for e in events]),
             "flow_bp": self._codes([e.bp for e in events]),
-            "device": device,
-            "stream": id_column([a.stream for a in args]),
-            "sequence_number": int_column([a.sequence_number for a in args]),
-            "input_dims": self._intern_raw([a.input_dims for a in args]),
-            "input_types": self._intern_raw([a.input_types for a in args]),
-            "launch": narrow(self._launches(args, launches)),
-            "memory": narrow(self._memory(args, memory)),
+            "device": _spread(n, at, device),
+            "stream": _spread(n, at, id_column([a.stream for a in args])),
+            "sequence_number": _spread(n, at, int_column([a.sequence_number for a in args])),
+            "input_dims": _spread(n, at, self._intern_raw([a.input_dims for a in args])),
+            "input_types": _spread(n, at, self._intern_raw([a.input_types for a in args])),
+            "launch": _spread(n, at, narrow(self._launches(args, launches))),
+            "memory": _spread(n, at, narrow(self._memory(args, memory))),
         }
         for column, values in cols.items():
             self._cols[column].append(values)
@@ -197,6 +202,10 @@ class TableBuilder:
     ) -> np.ndarray:
         """µs since the origin; each value depends only on its own text, never on the batch."""
         values = [e.ts for e in events]
+        if set(map(type, values)) == {int}:
+            fast = self._int_ts(cast("list[int]", values))
+            if fast is not None:
+                return fast
         try:
             ts = np.fromiter(values, dtype=np.float64, count=len(values))
         except OverflowError:  # an int beyond float range: not a time
@@ -228,10 +237,29 @@ class TableBuilder:
                 out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
         return out
 
-    def _launches(self, args: list[Args], hits: np.ndarray) -> np.ndarray:
+    def _int_ts(self, values: list[int]) -> np.ndarray | None:
+        """:meth:`_relative_ts` of a batch of integer stamps (what kineto writes), in numpy:
+        the same values, exact ints subtracted before rounding. None when a value is too
+        large for int64 arithmetic (then the general path decides)."""
+        ints = np.fromiter(values, dtype=np.int64, count=len(values)) if all(
+            -_INT_TS_LIMIT < v < _INT_TS_LIMIT for v in (min(values), max(values))) else None
+        if ints is None:
+            return None
+        ts = ints.astype(np.float64)
+        if self._origin is None:
+            self._origin = math.floor(ts[0])
+        origin = self._origin
+        if not -_INT_TS_LIMIT < origin < _INT_TS_LIMIT:
+            return None
+        out = ts - origin
+        big = np.abs(ts) >= _EXACT_TS_ABOVE
+        out[big] = (ints[big] - origin).astype(np.float64)
+        return out
+
+    def _launches(self, args: list[Args], hits: list[int]) -> np.ndarray:
         rows = np.full(len(args), -1, dtype=np.int32)
         ids = self._launch_ids
-        for i in hits.tolist():
+        for i in hits:
             a = args[i]
             g, b = a.grid, a.block
             key = (
@@ -249,10 +277,10 @@ class TableBuilder:
             rows[i] = row
         return rows
 
-    def _memory(self, args: list[Args], hits: np.ndarray) -> np.ndarray:
+    def _memory(self, args: list[Args], hits: list[int]) -> np.ndarray:
         rows = np.full(len(args), -1, dtype=np.int32)
-        if hits.size:
-            sel = [args[i] for i in hits.tolist()]
+        if hits:
+            sel = [args[i] for i in hits]
             nbytes = [a.alloc_bytes if a.alloc_bytes is not None else a.copy_bytes for a in sel]
             nbytes_col, total_col, addr_col, kind_col = self._mem
             nbytes_col.append(float_column(nbytes))
@@ -260,7 +288,7 @@ class TableBuilder:
             addr_col.append(int_column([a.addr for a in sel]).astype(np.int64))
             kind_col.append(int_column([a.device_type for a in sel]))
             n = nbytes_col.n
-            rows[hits] = np.arange(n - hits.size, n, dtype=np.int32)
+            rows[hits] = np.arange(n - len(hits), n, dtype=np.int32)
         return rows
 
     def _take_metadata(self, events: list[Event], pids: np.ndarray, tids: np.ndarray) -> None:
@@ -328,6 +356,16 @@ class TableBuilder:
     def _mem_table(self) -> MemoryRecords:
         nbytes, total, addr, kind = (c.array() for c in self._mem)
         return MemoryRecords(bytes=nbytes, total_allocated=total, addr=addr, device_type=kind)
+
+
+def _spread(n: int, at: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` of the events at rows ``at`` (in order) as a column of ``n`` rows, -1 (absent)
+    elsewhere; ``values`` itself when every row has one."""
+    if len(values) == n:
+        return values
+    out = np.full(n, -1, dtype=values.dtype)  # -1 fits every signed id dtype
+    out[at] = values
+    return out
 
 
 _EMPTY_DTYPES: dict[str, Any] = {"ph": "S1", "flow_bp": "S1", "ts": np.float64, "dur": np.float64}
