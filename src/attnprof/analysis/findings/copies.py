@@ -10,6 +10,7 @@ head ``groups`` times. Both are visible only in the op tree.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -28,6 +29,7 @@ _NOT_HIDDEN = frozenset({
     "aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten",
 })  # fmt: skip
 _REPEATS = frozenset({"aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten"})
+_ANY_REPEAT = re.compile("^(?:" + "|".join(re.escape(n) for n in sorted(_REPEATS)) + ")$")
 # K/V expansion inside these is the library's own (reported by the SDPA and flex rules).
 _LIBRARY_OWNERS = ("scaled_dot_product", "FlexAttention", "flex_attention")
 
@@ -46,19 +48,41 @@ def _copied_bytes(ctx: FindingContext, copy_op: int) -> int | None:
 def detect_hidden_copies(ctx: FindingContext) -> list[Finding]:
     """Out-of-place ops (``masked_fill``, ``index_put``, ...) implemented as clone + in-place op."""
     findings = []
-    names = ctx.ops.names
+    ops = ctx.ops
+    names = ops.names
+    strings = ops.trace.events.strings
+    # Only an op whose in-place twin ("<name>_") the trace has at all can be one.
+    twins = {sid: twin for sid, name in enumerate(strings.values)
+             if name.startswith("aten::") and not name.endswith("_") and name not in _NOT_HIDDEN
+             and (twin := strings.id_of(f"{name}_")) >= 0}
+    copy_ids = [i for i in (strings.id_of(c) for c in _COPIES) if i >= 0]
     for region, view in ctx.regions():
         hits: dict[str, list[int]] = defaultdict(list)
-        for i in view.op_positions.tolist():
-            name = names[i]
-            if name in _NOT_HIDDEN or not name.startswith("aten::") or name.endswith("_"):
-                continue
-            inner = {names[j] for j in ctx.subtree(i)}
-            if f"{name}_" in inner and inner & _COPIES and _copies_in(ctx, i):
-                hits[name].append(i)
+        found = np.array(ctx.ops_with_name_ids(view, list(twins)), dtype=np.int64)
+        if len(found):
+            # A subtree is a position range: counts of copies and of each twin up to every
+            # position say at once which candidates hold both.
+            stop = ops.last[found] + 1
+            copies = _running_count(np.isin(ops.name, copy_ids))
+            keep = copies[stop] - copies[found] > 0
+            twin_of = np.array([twins[n] for n in ops.name[found].tolist()], dtype=np.int64)
+            for twin in np.unique(twin_of[keep]).tolist():
+                mine = keep & (twin_of == twin)
+                twins_seen = _running_count(ops.name == twin)
+                keep[mine] = twins_seen[stop[mine]] - twins_seen[found[mine]] > 0
+            for i in found[keep].tolist():
+                if _copies_in(ctx, i):
+                    hits[names[i]].append(i)
         for name, positions in hits.items():
             findings.append(_hidden_copy(ctx, region.name, view.n, name, positions))
     return findings
+
+
+def _running_count(flags: np.ndarray) -> np.ndarray:
+    """``out[j]``: how many of ``flags[:j]`` are set."""
+    out = np.zeros(len(flags) + 1, dtype=np.int64)
+    np.cumsum(flags, out=out[1:])
+    return out
 
 
 def _hidden_copy(ctx: FindingContext, region: str, n: int, name: str, positions: list[int]
@@ -101,7 +125,7 @@ def detect_kv_expansion(ctx: FindingContext) -> list[Finding]:
         for i in ctx.ops_named(view, _REPEATS):
             if any(ctx.under(i, owner) for owner in _LIBRARY_OWNERS):
                 continue
-            if any(ctx.ops.names[j] in _REPEATS for j in ctx.ops.ancestors(i)):
+            if ctx.under_matching(i, _ANY_REPEAT):
                 continue  # counted at the outermost repeat
             copies = _copies_in(ctx, i)
             if copies and _looks_like_kv(ctx, i, copies[0], w):

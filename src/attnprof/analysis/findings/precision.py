@@ -32,8 +32,9 @@ def _half_inputs(ctx: FindingContext, view: RegionView) -> str | None:
     if w is not None:
         return _HALF_WORKLOAD.get(w.dtype)
     names = ctx.ops.names
-    for i in view.op_positions.tolist():
-        if ctx.ops.parent[i] != view.instance_root(0) or names[i].startswith("aten::empty"):
+    pos = view.op_positions
+    for i in pos[ctx.ops.parent[pos] == view.instance_root(0)].tolist():
+        if names[i].startswith("aten::empty"):
             continue
         for arg in tensor_args(ctx.ops, i):
             if len(arg.dims) >= 3:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from attnprof.analysis.index.pairs import unique_pairs
+
 if TYPE_CHECKING:
     from attnprof.analysis.index.op_index import OpIndex
 
@@ -71,17 +73,16 @@ def call_paths(ops: OpIndex) -> CallPaths:
         new = ~same
         if not new.any():
             continue
-        pairs, inverse = np.unique(np.stack([base[new], name[new]]), axis=1,
-                                   return_inverse=True)
+        pairs = unique_pairs(base[new], name[new])
         ids = []
-        for b, nm in pairs.T.tolist():
+        for b, nm in zip(pairs.first.tolist(), pairs.second.tolist(), strict=True):
             node = known.get((b, nm))
             if node is None:
                 node = known[(b, nm)] = len(node_parent)
                 node_parent.append(b)
                 node_name.append(nm)
             ids.append(node)
-        of_op[level[new]] = np.array(ids, dtype=np.int64)[inverse.reshape(-1)]
+        of_op[level[new]] = np.array(ids, dtype=np.int64)[pairs.inverse]
         names_now = np.array(node_name, dtype=np.int64)
     return CallPaths(of_op=of_op, parent=np.array(node_parent, dtype=np.int64),
                      name=np.array(node_name, dtype=np.int64))

@@ -34,6 +34,7 @@ import re
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import unique_pairs
 
 __all__ = ["FACTORY_OPS", "INIT_OPS", "METADATA_OPS", "compute_ops", "is_structural"]
 
@@ -94,13 +95,13 @@ def structural(ops: OpIndex) -> np.ndarray:
     cache = ops.cache
     if "structural" not in cache:
         t = ops.trace.events
-        dims_id = t.input_dims[ops.row].astype(np.int64)
-        keys = np.stack([ops.name.astype(np.int64), ops.annotation.astype(np.int64), dims_id])
-        combos, inverse = np.unique(keys, axis=1, return_inverse=True)
+        kinds = unique_pairs(2 * ops.name.astype(np.int64) + ops.annotation,
+                             t.input_dims[ops.row])
         flags = np.array([
-            _structural(t.strings[name], bool(ann), ops.parsed_json(dims))
-            for name, ann, dims in combos.T.tolist()], dtype=bool)
-        cache["structural"] = flags[inverse.reshape(-1)] if len(ops) else np.zeros(0, bool)
+            _structural(t.strings[kind // 2], bool(kind % 2), ops.parsed_json(dims))
+            for kind, dims in zip(kinds.first.tolist(), kinds.second.tolist(), strict=True)],
+            dtype=bool)
+        cache["structural"] = flags[kinds.inverse] if len(ops) else np.zeros(0, dtype=bool)
     return cache["structural"]
 
 

@@ -24,6 +24,7 @@ import msgspec
 import numpy as np
 
 from attnprof.analysis.index.call_paths import CallPaths, call_paths
+from attnprof.analysis.index.pairs import unique_pairs
 from attnprof.knowledge.trace_categories import OP_CATEGORIES
 from attnprof.trace import Trace
 
@@ -120,10 +121,10 @@ class OpIndex:
         if not len(ts) or not len(self):
             return out
         lo_of = np.full(len(ts), 0, dtype=np.int64)
-        keys = np.stack([np.asarray(pid, dtype=np.int64), np.asarray(tid, dtype=np.int64)])
-        found, which = np.unique(keys, axis=1, return_inverse=True)
-        which = which.reshape(-1)
-        for g, (p, t) in enumerate(found.T.tolist()):
+        found = unique_pairs(pid, tid)
+        which = found.inverse
+        for g, (p, t) in enumerate(zip(found.first.tolist(), found.second.tolist(),
+                                       strict=True)):
             bounds = self.threads.get((p, t))
             if bounds is None:
                 continue
