@@ -16,11 +16,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
 from attnprof.analysis.index.device_events import DeviceEvents, link_device_events
 from attnprof.analysis.index.op_index import index_cpu_ops
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.regions import find_regions
 from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import REGION_PASSES, RegionPass, build_region_report
@@ -86,7 +85,7 @@ def trace_device(trace: Trace, devices: DeviceEvents) -> str:
     recorded without CUPTI activity has no kernels but is still from a GPU.
     """
     t = trace.events
-    calls = np.unique(t.name[t.mask_cat(*RUNTIME_CATEGORIES)])
+    calls = distinct(t.name[t.mask_cat(*RUNTIME_CATEGORIES)])
     runtime = [t.strings[i] for i in calls.tolist()]
     props = trace.meta.device_properties
     if not len(devices) and not runtime and not props:

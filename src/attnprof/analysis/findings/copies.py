@@ -16,6 +16,7 @@ from collections import defaultdict
 import numpy as np
 
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.record.trace_report import Finding
 from attnprof.spec.workload import Workload
@@ -66,7 +67,7 @@ def detect_hidden_copies(ctx: FindingContext) -> list[Finding]:
             copies = _running_count(np.isin(ops.name, copy_ids))
             keep = copies[stop] - copies[found] > 0
             twin_of = np.array([twins[n] for n in ops.name[found].tolist()], dtype=np.int64)
-            for twin in np.unique(twin_of[keep]).tolist():
+            for twin in distinct(twin_of[keep]).tolist():
                 mine = keep & (twin_of == twin)
                 twins_seen = _running_count(ops.name == twin)
                 keep[mine] = twins_seen[stop[mine]] - twins_seen[found[mine]] > 0

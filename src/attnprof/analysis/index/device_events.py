@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import distinct
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import (
     DEVICE_CATEGORIES,
@@ -120,7 +121,7 @@ def _kinds(cats: np.ndarray, names: np.ndarray, cat_ids: Mapping[int, str],
     kind = np.zeros(len(cats), dtype=np.int64)
     for cat_id, what in cat_ids.items():
         kind[cats == cat_id] = DEVICE_KINDS.index(what)
-    comm = [i for i in np.unique(names).tolist() if decode_kernel_name(text(i)).family == "nccl"]
+    comm = [i for i in distinct(names).tolist() if decode_kernel_name(text(i)).family == "nccl"]
     kind[(kind == DEVICE_KINDS.index("compute")) & np.isin(names, comm)] = DEVICE_KINDS.index(
         "communication")
     return kind

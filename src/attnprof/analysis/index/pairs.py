@@ -1,8 +1,9 @@
-"""Distinct pairs of integers, found by sorting one int64 key per pair.
+"""Distinct integers and pairs of integers, the grouping the analysis does everywhere.
 
-``np.unique(..., axis=1)`` on a 2-row array does the same but sorts rows as raw bytes,
-several times slower; the analysis groups by pairs (call path and name, thread id pairs)
-often enough for that to show.
+``np.unique(..., axis=1)`` on a 2-row array finds distinct pairs too, but sorts rows as raw
+bytes, several times slower than one int64 key per pair; plain ``np.unique(a)`` imports
+``numpy.ma`` on first use (to check for masked arrays), which ``attnprof analyze``, where
+start-up time counts, does not otherwise need.
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Pairs", "unique_pairs"]
+__all__ = ["Pairs", "distinct", "unique_pairs"]
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-d array, sorted (``np.unique`` without ``numpy.ma``)."""
+    ordered = np.sort(np.asarray(values).reshape(-1))
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
 
 
 @dataclass(frozen=True)

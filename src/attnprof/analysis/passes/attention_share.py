@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name
 
@@ -67,5 +68,5 @@ def measure_attention(view: RegionView, fields: Mapping[str, Any]) -> dict[str, 
 def _fused_attention_names(ops: OpIndex, names: np.ndarray) -> np.ndarray:
     """The name ids, among ``names``, of fused-attention kernels (decoded once per name)."""
     strings = ops.trace.events.strings
-    return np.array([i for i in np.unique(names).tolist()
+    return np.array([i for i in distinct(names).tolist()
                      if decode_kernel_name(strings[i]).is_attention], dtype=names.dtype)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from attnprof.analysis.index.pairs import distinct
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import CATEGORIES, DEVICE_CATEGORIES, Category
 from attnprof.record.trace_report import BreakdownCategory, BreakdownKernel, BreakdownReport
@@ -40,7 +41,7 @@ def kernel_breakdown(trace: Trace) -> BreakdownReport:
     for cat_id, code in code_of.items():
         codes[cats == cat_id] = code
     # Communication is a kind of kernel told apart by its name.
-    kernel_ids = np.unique(names[codes == 0]).tolist()
+    kernel_ids = distinct(names[codes == 0]).tolist()
     comm_ids = [i for i in kernel_ids if decode_kernel_name(t.strings[i]).family == "nccl"]
     codes[(codes == 0) & np.isin(names, comm_ids)] = CATEGORIES.index("communication")
 

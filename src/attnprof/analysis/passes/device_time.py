@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.device_events import DEVICE_KINDS
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.trace_report import Gap
@@ -55,7 +56,7 @@ def measure_device_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str
     gap_bounds = np.searchsorted(line.instance[line.gap], np.arange(view.n + 1))
     pieces, gap_durs = line.busy.tolist(), line.gap_dur.tolist()
     busy, idle = [], []
-    for k in np.unique(line.instance).tolist():
+    for k in distinct(line.instance).tolist():
         # In time order, as the device ran them: the same sums, bit for bit, as adding up
         # one event after another.
         busy.append(functools.reduce(operator.add, pieces[bounds[k]:bounds[k + 1]], 0.0))
