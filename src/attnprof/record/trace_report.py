@@ -211,6 +211,9 @@ class TraceReport(msgspec.Struct, kw_only=True):
     #: the trace (e.g. launched before profiling started). Regions + these = the breakdown.
     unassigned_device_events: int = 0
     unassigned_device_us: float = 0.0
+    #: Events counted in ``events`` that the analysis left out because they cannot be placed
+    #: in time, by reason ("missing dur", "negative dur", "ts not a number", ...).
+    skipped_events: dict[str, int] = msgspec.field(default_factory=dict)
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""

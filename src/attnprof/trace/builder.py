@@ -71,6 +71,8 @@ class TableBuilder:
         self._mem = tuple(Column(d) for d in (np.float64, np.float64, np.int64, np.int8))
         self._origin: int | None = None
         self.n_no_phase = 0  # entries without "ph": not trace events, dropped
+        #: Rows the analysis cannot place in time, by reason (see _count_skipped).
+        self.skipped_events: dict[str, int] = {}
         self.process_names: dict[int, str] = {}
         self.process_labels: dict[int, str] = {}
         self.process_sort_index: dict[int, int] = {}
@@ -78,13 +80,24 @@ class TableBuilder:
         self.thread_sort_index: dict[tuple[int, int], int] = {}
 
     # ---- per batch -------------------------------------------------------------------
-    def add(self, events: list[Event], raw_ts: Callable[[], Sequence[msgspec.Raw]]) -> None:
-        """Append one batch, in file order; ``raw_ts()`` gives each event's ``ts`` as written."""
+    def add(
+        self,
+        events: list[Event],
+        raw_ts: Callable[[], Sequence[msgspec.Raw]],
+        written: tuple[list[bool], list[bool]] | None = None,
+    ) -> None:
+        """Append one batch, in file order; ``raw_ts()`` gives each event's ``ts`` as written.
+
+        ``written`` says, for a batch read loosely, whether each event wrote a ``ts`` and a
+        ``dur`` value at all (an unusable one reads as nan, like an absent one); a batch read
+        with the typed structs cannot have written a non-number.
+        """
         if not events:
             return
         phases = [e.ph for e in events]
         pid, tid = self._tracks(events)
-        ts = self._relative_ts(events, raw_ts)
+        ts_values = [e.ts for e in events]
+        ts = self._relative_ts(ts_values, raw_ts)
         if "M" in phases or "" in phases:
             # Metadata events describe tracks, not time: they go to TraceMeta. An entry
             # without a phase is not a trace event at all.
@@ -96,6 +109,10 @@ class TableBuilder:
             self.n_no_phase += phases.count("")
             events = [e for e, k in zip(events, keep, strict=True) if k]
             phases = [p for p, k in zip(phases, keep, strict=True) if k]
+            ts_values = [v for v, k in zip(ts_values, keep, strict=True) if k]
+            if written is not None:
+                written = tuple(  # type: ignore[assignment]
+                    [w for w, k in zip(given, keep, strict=True) if k] for given in written)
             pid, tid, ts = pid[keep], tid[keep], ts[keep]
             if not events:
                 return
@@ -114,14 +131,17 @@ class TableBuilder:
             ids = int_column([args[k].device_id for k in memory])
             device = device.astype(np.result_type(device, ids))
             device[memory] = np.where(device[memory] == -1, ids, device[memory])
+        codes = self._codes(phases)
+        dur = np.fromiter([e.dur for e in events], dtype=np.float64, count=n)
+        self._count_skipped(codes, ts, dur, ts_values, written)
         cols = {
-            "ph": self._codes(phases),
+            "ph": codes,
             "cat": self._intern([e.cat for e in events]),
             "name": self._intern([e.name for e in events]),
             "pid": narrow(pid),
             "tid": narrow(tid),
             "ts": ts,
-            "dur": np.fromiter([e.dur for e in events], dtype=np.float64, count=n),
+            "dur": dur,
             "correlation": _spread(n, at, int_column([a.correlation for a in args])),
             "external_id": _spread(n, at, int_column([a.external_id for a in args])),
             "flow_id": id_column([e.id for e in events]),
@@ -197,11 +217,40 @@ class TableBuilder:
             self._labels[value] = -2 - len(self._labels)
         return self._labels[value]
 
+    def _count_skipped(
+        self,
+        codes: np.ndarray,
+        ts: np.ndarray,
+        dur: np.ndarray,
+        ts_values: list[int | float],
+        written: tuple[list[bool], list[bool]] | None,
+    ) -> None:
+        """Count the events the analysis cannot place in time, by why: a ``ts`` that is
+        missing or not a number, or a complete event's ``dur`` that is missing, not a number
+        or negative (each event once, its ``ts`` first)."""
+        bad_ts = ~np.isfinite(ts)
+        with np.errstate(invalid="ignore"):
+            bad_dur = (codes == b"X") & ~bad_ts & ~(dur >= 0)
+        if not (bad_ts.any() or bad_dur.any()):
+            return
+        skipped = self.skipped_events
+        for i in np.flatnonzero(bad_ts).tolist():
+            # Typed, only an integer beyond float range is a written non-number.
+            given = written[0][i] if written is not None else type(ts_values[i]) is int
+            reason = "ts not a number" if given else "missing ts"
+            skipped[reason] = skipped.get(reason, 0) + 1
+        for i in np.flatnonzero(bad_dur).tolist():
+            if dur[i] < 0:
+                reason = "negative dur"
+            else:
+                reason = "dur not a number" if written is not None and written[1][i] else (
+                    "missing dur")
+            skipped[reason] = skipped.get(reason, 0) + 1
+
     def _relative_ts(
-        self, events: list[Event], raw_ts: Callable[[], Sequence[msgspec.Raw]]
+        self, values: list[int | float], raw_ts: Callable[[], Sequence[msgspec.Raw]]
     ) -> np.ndarray:
         """µs since the origin; each value depends only on its own text, never on the batch."""
-        values = [e.ts for e in events]
         if set(map(type, values)) == {int}:
             fast = self._int_ts(cast("list[int]", values))
             if fast is not None:

@@ -81,9 +81,7 @@ def link_device_events(ops: OpIndex) -> DeviceEvents:
     t = ops.trace.events
     cat_ids = {t.strings.id_of(c): k for c, k in DEVICE_CATEGORIES.items()}
     cat_ids.pop(-1, None)
-    with np.errstate(invalid="ignore"):
-        keep = (t.mask_ph("X") & np.isin(t.cat, list(cat_ids)) & np.isfinite(t.ts)
-                & np.isfinite(t.dur))
+    keep = t.mask_ph("X") & np.isin(t.cat, list(cat_ids)) & t.mask_timed()
     rows = np.flatnonzero(keep)
     rows = rows[np.argsort(t.ts[rows], kind="stable")]
     names = t.name[rows]

@@ -223,11 +223,7 @@ class OpIndex:
 def index_cpu_ops(trace: Trace) -> OpIndex:
     """Sort the trace's CPU ops and annotations per thread and recover their nesting."""
     t = trace.events
-    with np.errstate(invalid="ignore"):
-        keep = (
-            t.mask_ph("X") & t.mask_cat(*OP_CATEGORIES) & np.isfinite(t.ts)
-            & np.isfinite(t.dur) & (t.dur >= 0)
-        )
+    keep = t.mask_ph("X") & t.mask_cat(*OP_CATEGORIES) & t.mask_timed()
     rows = np.flatnonzero(keep)
     pid, tid, ts, dur = t.pid[rows], t.tid[rows], t.ts[rows], t.dur[rows]
     order = np.lexsort((-dur, ts, tid, pid))

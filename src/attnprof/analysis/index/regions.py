@@ -111,9 +111,8 @@ def _instances(ops: OpIndex, positions: list[int], horizon: float) -> tuple[Inst
 def _last_recorded_end(ops: OpIndex) -> float:
     """When the trace's last event other than an annotation ended (inf if none)."""
     t = ops.trace.events
-    with np.errstate(invalid="ignore"):
-        real = (t.mask_ph("X") & ~t.mask_cat("user_annotation", "gpu_user_annotation", "Trace")
-                & np.isfinite(t.ts) & np.isfinite(t.dur))
+    real = (t.mask_ph("X") & ~t.mask_cat("user_annotation", "gpu_user_annotation", "Trace")
+            & t.mask_timed())
     if not real.any():
         return float("inf")
     return float(np.max(t.ts[real] + t.dur[real]))

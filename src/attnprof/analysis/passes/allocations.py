@@ -95,6 +95,5 @@ def _peak(sizes: np.ndarray, owner: np.ndarray) -> float:
 def _memory_rows(trace: Trace) -> np.ndarray:
     """Rows of the trace's ``[memory]`` events with a byte count, in time order."""
     t = trace.events
-    rows = np.flatnonzero(t.mask_named("[memory]") & (t.memory >= 0)
-                          & np.isfinite(t.ts))
+    rows = np.flatnonzero(t.mask_named("[memory]") & (t.memory >= 0) & t.mask_timed())
     return rows[np.argsort(t.ts[rows], kind="stable")]

@@ -9,7 +9,9 @@ counts every complete (``"X"``) device activity: kernels (``cat`` "kernel"), cop
 
 Times are sums of event durations in µs, not wall time: kernels that overlap on different
 streams are each counted in full, so shares are "share of summed device time". Sums are
-exactly rounded (:func:`math.fsum`), so they do not depend on event order. A trace without
+exactly rounded (:func:`math.fsum`), so they do not depend on event order. Events that
+cannot be placed in time (a missing or negative duration: ``TraceMeta.skipped_events``)
+are left out, as everywhere in the analysis. A trace without
 device events (a CPU-only capture) gives an empty breakdown, not an error.
 """
 
@@ -35,7 +37,7 @@ def kernel_breakdown(trace: Trace) -> BreakdownReport:
     code_of = {t.strings.id_of(c): CATEGORIES.index(k) for c, k in DEVICE_CATEGORIES.items()}
     code_of.pop(-1, None)  # categories this trace does not use
     dur = t.dur
-    keep = t.mask_ph("X") & np.isin(t.cat, list(code_of)) & np.isfinite(dur)
+    keep = t.mask_ph("X") & np.isin(t.cat, list(code_of)) & t.mask_timed()
     names, cats, durs = t.name[keep], t.cat[keep], dur[keep]
     codes = np.zeros(len(names), dtype=np.int64)
     for cat_id, code in code_of.items():
