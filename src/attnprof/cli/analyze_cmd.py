@@ -83,8 +83,12 @@ def expand_trace_paths(given: str) -> list[str]:
     path = Path(given)
     if not path.is_dir():
         return [given]
-    found = sorted(str(p) for p in path.iterdir()
-                   if p.is_file() and p.name.endswith((".json", ".json.gz")))
+    try:
+        found = sorted(str(p) for p in path.iterdir()
+                       if p.is_file() and p.name.endswith((".json", ".json.gz")))
+    except OSError as exc:
+        raise UsageError(f"cannot list folder {given} ({exc.strerror or exc}); check its "
+                         "permissions, or pass the trace files themselves") from None
     if not found:
         raise UsageError(f"{given} is a folder with no .json or .json.gz trace in it; pass "
                          "trace files or a folder of them")

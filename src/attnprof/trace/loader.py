@@ -69,6 +69,10 @@ def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> 
             header.update(parse_trailer(trailer, src))
         elif trailer.strip(WS):
             raise src.malformed("there is data after the event list")
+    except RecursionError:
+        # msgspec decodes (and skips) nested values recursively: thousands of levels of
+        # arrays or objects end in Python's recursion limit. No profiler writes that.
+        raise src.too_deep() from None
     finally:
         src.close()
     table, origin = builder.finish()

@@ -160,7 +160,7 @@ class OpIndex:
         if sid not in cache:
             try:
                 value = _json.decode(self.trace.events.strings[sid])
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):  # not JSON, or absurdly nested
                 value = None
             cache[sid] = value if isinstance(value, list) else None
         return cache[sid]

@@ -2,7 +2,8 @@
 
 A region pass (see :mod:`attnprof.analysis.passes`). The tree merges instances by
 call path (the chain of op names from the region down), so a node's ``per_forward`` is how
-many times per forward that exact path ran; times are totals over all instances, in µs.
+many times per forward that exact path ran; times are totals over all instances, in µs. It
+keeps :data:`TREE_DEPTH` levels.
 
 Each visited op is assigned a tree node, level by level (:func:`_tree_nodes`); durations
 are then summed per node and per name with ``np.bincount``, so memory stays one integer per
@@ -20,7 +21,13 @@ from attnprof.analysis.index.pairs import unique_pairs
 from attnprof.analysis.index.views import RegionView
 from attnprof.record.trace_report import OpNode, OpStat
 
-__all__ = ["summarize_ops"]
+__all__ = ["TREE_DEPTH", "summarize_ops"]
+
+#: Levels of the call tree a report keeps. Real traces nest a few dozen; deeper paths
+#: (seen only in broken or synthetic traces) are left out of the tree, their time still in
+#: their ancestors' totals and in the flat table, so that the report stays encodable
+#: (msgspec, like any JSON library, encodes nested values recursively).
+TREE_DEPTH = 128
 
 
 def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,10 +56,14 @@ def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]
     nodes = [OpNode(name=strings[nm], per_forward=c / n, total_us=t, self_us=s)
              for nm, c, t, s in zip(name.tolist(), node_count.tolist(), node_total.tolist(),
                                     node_self.tolist(), strict=True)]
+    depth = [0] * len(nodes)
+    for k, p in enumerate(parent.tolist()):  # a parent node is made before its children
+        depth[k] = depth[p] + 1 if p >= 0 else 0
     tree: list[OpNode] = []
     for k in np.argsort(first, kind="stable").tolist():  # children in first-run order
-        p = int(parent[k])
-        (tree if p < 0 else nodes[p].children).append(nodes[k])
+        if depth[k] < TREE_DEPTH:
+            p = int(parent[k])
+            (tree if p < 0 else nodes[p].children).append(nodes[k])
     return {"ops": stats, "tree": tree}
 
 
