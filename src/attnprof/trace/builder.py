@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from itertools import compress, repeat
+from operator import add, is_not, ne
 from typing import Any, cast
 
 import msgspec
@@ -34,7 +36,7 @@ from attnprof.trace.columns import (
     ints_minus,
     narrow,
 )
-from attnprof.trace.schema import NO_RAW, Args, Event
+from attnprof.trace.schema import Args, Event
 from attnprof.trace.table import (
     ROW_COLUMNS,
     EventTable,
@@ -65,6 +67,7 @@ class TableBuilder:
         self._labels: dict[str, int] = {}
         self._char_ids: dict[str, int] = {}
         self._char_lut: list[bytes] = []
+        self._char_array = np.array(self._char_lut, dtype="S1")
         self._launch_ids: dict[tuple[Any, ...], int] = {}
         self._cols = {c: Column(_EMPTY_DTYPES.get(c, np.int8)) for c in ROW_COLUMNS}
         # The MemoryRecords columns: bytes, total_allocated, addr, device_type.
@@ -120,12 +123,14 @@ class TableBuilder:
         # Only events with args pay for the args columns (a third of a GPU trace has none:
         # flow arrows); the others keep the absent value, as Args() would give them.
         all_args = [e.args for e in events]
-        rows = [i for i, a in enumerate(all_args) if a is not None]
-        args: list[Args] = [a for a in all_args if a is not None]
-        at = np.array(rows, dtype=np.intp)
+        # (Structs are always true: compress and filter keep exactly the ones present.)
+        at = np.fromiter(compress(range(n), all_args), dtype=np.intp)
+        args: list[Args] = list(filter(None, all_args))
         # Kernel launches always carry "block"; allocations "Addr", copies and sets "bytes".
-        launches = [k for k, a in enumerate(args) if a.block is not None]
-        memory = [k for k, a in enumerate(args) if a.addr != -1 or a.copy_bytes is not None]
+        launches = _present([a.block for a in args])
+        addrs = [a.addr for a in args]
+        memory = sorted({*compress(range(len(args)), map(ne, addrs, repeat(-1))),
+                         *_present([a.copy_bytes for a in args])})
         device = int_column([a.device for a in args])
         if memory:  # [memory] events say "Device Id" instead of "device"
             ids = int_column([args[k].device_id for k in memory])
@@ -166,8 +171,9 @@ class TableBuilder:
             for t in set(texts).difference(ids):
                 ids[t] = len(self._char_lut)
                 self._char_lut.append(char_code(t))
+            self._char_array = np.array(self._char_lut, dtype="S1")
             idx = np.fromiter(map(ids.__getitem__, texts), dtype=np.intp, count=len(texts))
-        return np.array(self._char_lut, dtype="S1")[idx]
+        return self._char_array[idx]
 
     def _intern(self, values: list[str]) -> np.ndarray:
         """Provisional string ids (renumbered in :meth:`finish`), narrowed."""
@@ -184,10 +190,15 @@ class TableBuilder:
         return narrow(np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values)))
 
     def _intern_raw(self, raws: list[msgspec.Raw]) -> np.ndarray:
-        """String ids of raw JSON texts; NO_RAW (absent) is -1. Keyed by the bytes, so each
-        distinct text is decoded to a string once."""
-        keys = [b"" if r is NO_RAW else bytes(r) for r in raws]
+        """String ids of raw JSON texts; NO_RAW (absent, ``b""``) is -1. Keyed by the bytes,
+        so each distinct text is decoded to a string once."""
+        keys = list(map(bytes, raws))
         ids = self._raw_ids
+        try:  # after the first batches, every text is already known
+            return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32,
+                                      count=len(keys)))
+        except KeyError:
+            pass
         for k in dict.fromkeys(keys).keys() - ids.keys():
             ids[k] = int(self._intern([k.decode("utf-8", "replace")])[0])
         return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys)))
@@ -306,24 +317,23 @@ class TableBuilder:
         return out
 
     def _launches(self, args: list[Args], hits: list[int]) -> np.ndarray:
+        """Row in the launch side table of each launch among ``args`` (-1 elsewhere)."""
         rows = np.full(len(args), -1, dtype=np.int32)
+        if not hits:
+            return rows
+        sel = [args[i] for i in hits]
+        keys = zip(
+            map(add, map(_triple, [a.grid for a in sel]), map(_triple, [a.block for a in sel])),
+            [a.registers_per_thread for a in sel],
+            [a.shared_memory for a in sel],
+            [a.blocks_per_sm for a in sel],
+            [a.warps_per_sm for a in sel],
+            [a.occupancy for a in sel],
+            strict=True,
+        )
         ids = self._launch_ids
-        for i in hits:
-            a = args[i]
-            g, b = a.grid, a.block
-            key = (
-                (tuple(g) if type(g) is list and len(g) == 3 else dims(g))
-                + (tuple(b) if type(b) is list and len(b) == 3 else dims(b)),
-                a.registers_per_thread,
-                a.shared_memory,
-                a.blocks_per_sm,
-                a.warps_per_sm,
-                a.occupancy,
-            )
-            row = ids.get(key)
-            if row is None:
-                row = ids[key] = len(ids)
-            rows[i] = row
+        # A new configuration gets the next row: setdefault reads len(ids) before adding.
+        rows[hits] = [ids.setdefault(key, len(ids)) for key in keys]
         return rows
 
     def _memory(self, args: list[Args], hits: list[int]) -> np.ndarray:
@@ -405,6 +415,16 @@ class TableBuilder:
     def _mem_table(self) -> MemoryRecords:
         nbytes, total, addr, kind = (c.array() for c in self._mem)
         return MemoryRecords(bytes=nbytes, total_allocated=total, addr=addr, device_type=kind)
+
+
+def _triple(value: Any) -> tuple[Any, ...]:
+    """A grid or block as a 3-tuple (what a kernel writes), else via :func:`dims`."""
+    return tuple(value) if type(value) is list and len(value) == 3 else dims(value)
+
+
+def _present(values: list[Any]) -> list[int]:
+    """Positions of the values that are not None."""
+    return list(compress(range(len(values)), map(is_not, values, repeat(None))))
 
 
 def _spread(n: int, at: np.ndarray, values: np.ndarray) -> np.ndarray:
