@@ -199,9 +199,15 @@ class EventTable:
     def mask_timed(self) -> np.ndarray:
         """Rows that can be placed in time: a finite ``ts`` and, for complete (``"X"``)
         events, a finite, non-negative ``dur``. The analysis leaves the others out and
-        ``TraceMeta.skipped_events`` counts them, by reason."""
+        ``TraceMeta.skipped_events`` counts them, by reason. (Computed once; read-only.)"""
+        return self._timed
+
+    @cached_property
+    def _timed(self) -> np.ndarray:
         with np.errstate(invalid="ignore"):
-            return np.isfinite(self.ts) & ((self.ph != b"X") | (self.dur >= 0))
+            timed = np.isfinite(self.ts) & ((self.ph != b"X") | (self.dur >= 0))
+        timed.flags.writeable = False
+        return timed
 
     def mask_cat(self, *categories: str) -> np.ndarray:
         """Rows whose category is exactly one of ``categories`` (e.g. ``"kernel"``).

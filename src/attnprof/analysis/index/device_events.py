@@ -147,8 +147,8 @@ def _launch_rows(ops: OpIndex, corr: np.ndarray) -> np.ndarray:
     wins, else the first one.
     """
     t = ops.trace.events
-    runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_ph("X")
-                             & np.isin(t.correlation, corr[corr >= 0]))
+    runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_ph("X"))
+    runtime = runtime[np.isin(t.correlation[runtime], corr[corr >= 0])]
     out = np.full(len(corr), -1, dtype=np.int64)
     if not len(runtime):
         return out
