@@ -114,8 +114,9 @@ class TableBuilder:
             phases = [p for p, k in zip(phases, keep, strict=True) if k]
             ts_values = [v for v, k in zip(ts_values, keep, strict=True) if k]
             if written is not None:
-                written = tuple(  # type: ignore[assignment]
-                    [w for w, k in zip(given, keep, strict=True) if k] for given in written)
+                ts_written, dur_written = written
+                written = ([w for w, k in zip(ts_written, keep, strict=True) if k],
+                           [w for w, k in zip(dur_written, keep, strict=True) if k])
             pid, tid, ts = pid[keep], tid[keep], ts[keep]
             if not events:
                 return
@@ -301,10 +302,9 @@ class TableBuilder:
         """:meth:`_relative_ts` of a batch of integer stamps (what kineto writes), in numpy:
         the same values, exact ints subtracted before rounding. None when a value is too
         large for int64 arithmetic (then the general path decides)."""
-        ints = np.fromiter(values, dtype=np.int64, count=len(values)) if all(
-            -_INT_TS_LIMIT < v < _INT_TS_LIMIT for v in (min(values), max(values))) else None
-        if ints is None:
+        if not (min(values) > -_INT_TS_LIMIT and max(values) < _INT_TS_LIMIT):
             return None
+        ints = np.fromiter(values, dtype=np.int64, count=len(values))
         ts = ints.astype(np.float64)
         if self._origin is None:
             self._origin = math.floor(ts[0])

@@ -74,8 +74,12 @@ class Source:
                 self._file.seek(0)
                 return head
         # Not seekable: read them and put them back in front of the rest.
-        while len(head) < 2 and (more := self._file.read(2 - len(head))):
-            head += more
+        try:
+            while len(head) < 2 and (more := self._file.read(2 - len(head))):
+                head += more
+        except OSError as e:
+            raise UsageError(f"cannot read trace file {self.path} ({e.strerror or e}); "
+                             "check the path") from None
         self._file = io.BufferedReader(_Prefixed(head, self._file), buffer_size=_PIECE)
         return head
 
