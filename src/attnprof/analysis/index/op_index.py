@@ -17,13 +17,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import pairwise
 from typing import Any
 
 import msgspec
 import numpy as np
 
 from attnprof.analysis.index.call_paths import CallPaths, call_paths
+from attnprof.analysis.index.nesting import nest
 from attnprof.analysis.index.pairs import unique_pairs
 from attnprof.knowledge.trace_categories import OP_CATEGORIES
 from attnprof.trace import Trace
@@ -229,40 +229,8 @@ def index_cpu_ops(trace: Trace) -> OpIndex:
     order = np.lexsort((-dur, ts, tid, pid))
     rows, pid, tid, ts, dur = rows[order], pid[order], tid[order], ts[order], dur[order]
     end = ts + dur
-    parent, last, depth, threads = _nest(pid, tid, ts, end)
+    nesting = nest(pid, tid, ts, end)
     annotation = t.mask_cat("user_annotation")[rows]
     return OpIndex(trace=trace, row=rows, pid=pid, tid=tid, start=ts, end=end, name=t.name[rows],
-                   annotation=annotation, parent=parent, last=last, threads=threads, depth=depth)
-
-
-def _nest(pid: np.ndarray, tid: np.ndarray, start: np.ndarray, end: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], tuple[int, int]]]:
-    n = len(start)
-    threads: dict[tuple[int, int], tuple[int, int]] = {}
-    if n == 0:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty, threads
-    cut = np.flatnonzero((pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1])) + 1
-    bounds = np.r_[0, cut, n].tolist()
-    s_list, e_list = start.tolist(), end.tolist()
-    par = [-1] * n
-    lst = list(range(n))
-    dep = [0] * n
-    for lo, hi in pairwise(bounds):
-        threads[(int(pid[lo]), int(tid[lo]))] = (lo, hi)
-        stack: list[int] = []
-        for i in range(lo, hi):
-            s = s_list[i]
-            # An op that starts at or after the top's end is not inside it. (One that starts
-            # inside but ends after, which a well-formed trace never has, counts as nested.)
-            while stack and s >= e_list[stack[-1]]:
-                lst[stack.pop()] = i - 1
-            if stack:
-                par[i] = stack[-1]
-                dep[i] = len(stack)
-            stack.append(i)
-        for j in stack:
-            lst[j] = hi - 1
-    as_array = np.array
-    return (as_array(par, dtype=np.int64), as_array(lst, dtype=np.int64),
-            as_array(dep, dtype=np.int64), threads)
+                   annotation=annotation, parent=nesting.parent, last=nesting.last,
+                   threads=nesting.threads, depth=nesting.depth)
