@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Pairs", "distinct", "unique_pairs"]
+__all__ = ["Pairs", "distinct", "unique_ids", "unique_pairs"]
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -44,7 +44,29 @@ def unique_pairs(a: np.ndarray, b: np.ndarray) -> Pairs:
     if (int(a.max()) - a_min + 1) * span >= 2**63:  # ids this far apart are never seen
         raise ValueError("pair members too far apart to combine into one int64 key")
     key = (a - a_min) * span + (b - b_min)
-    keys, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
-                                             return_counts=True)
+    keys, index, inverse, counts = _unique(key, (int(a.max()) - a_min + 1) * span)
     return Pairs(first=keys // span + a_min, second=keys % span + b_min, index=index,
-                 inverse=inverse.reshape(-1), counts=counts)
+                 inverse=inverse, counts=counts)
+
+
+def unique_ids(values: np.ndarray) -> Pairs:
+    """:func:`unique_pairs` of one array of integers (``second`` is all zeros)."""
+    return unique_pairs(values, np.zeros(len(values), dtype=np.int64))
+
+
+def _unique(key: np.ndarray, span: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(key, return_index, return_inverse, return_counts)`` of keys in
+    ``[0, span)``. Ids (names, call paths) span a small range, and then counting them is
+    linear where sorting is not: millions of kernels or ops have a few thousand names."""
+    n = len(key)
+    if span > 4 * n + (1 << 16):
+        keys, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
+                                                 return_counts=True)
+        return keys, index, inverse.reshape(-1), counts
+    seen = np.bincount(key, minlength=span)
+    keys = np.flatnonzero(seen)
+    rank = np.cumsum(seen > 0) - 1
+    first = np.full(span, n, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(n, dtype=np.int64))
+    return keys, first[keys], rank[key], seen[keys]

@@ -25,6 +25,7 @@ import numpy as np
 from attnprof.analysis.index.compute_ops import compute_visits
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import unique_ids
 from attnprof.analysis.index.regions import WHOLE_TRACE, Instance, Region
 
 __all__ = ["RegionView", "Spans", "flat_ranges", "view_regions"]
@@ -119,8 +120,8 @@ class RegionView:
     def op_names(self) -> list[str]:
         """Distinct op names inside the region, in first-seen order."""
         strings = self.ops.trace.events.strings
-        ids, first = np.unique(self.ops.name[self.op_positions], return_index=True)
-        return [strings[i] for i in ids[np.argsort(first)].tolist()]
+        found = unique_ids(self.ops.name[self.op_positions])
+        return [strings[i] for i in found.first[np.argsort(found.index)].tolist()]
 
     def instance_root(self, k: int) -> int:
         """The annotation op of instance ``k`` (-1 for the whole trace)."""

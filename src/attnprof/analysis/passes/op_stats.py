@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.index.pairs import unique_pairs
+from attnprof.analysis.index.pairs import unique_ids, unique_pairs
 from attnprof.analysis.index.views import RegionView
 from attnprof.record.trace_report import OpNode, OpStat
 
@@ -40,7 +40,8 @@ def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]
     node_total = np.bincount(node_of, weights=dur, minlength=len(parent))
     node_self = np.bincount(node_of, weights=self_us, minlength=len(parent))
     node_count = np.bincount(node_of, minlength=len(parent))
-    names, per_name = np.unique(ops.name[pos], return_inverse=True)
+    distinct_names = unique_ids(ops.name[pos])
+    names, per_name = distinct_names.first, distinct_names.inverse
     counts = np.bincount(per_name, minlength=len(names))
     name_total = np.bincount(per_name, weights=dur, minlength=len(names))
     name_self = np.bincount(per_name, weights=self_us, minlength=len(names))
