@@ -102,3 +102,18 @@ def test_a_child_outliving_its_parent_is_swept() -> None:
     assert found is None
     result = nesting.nest(p, t, s, e)
     assert result.parent.tolist() == swept[0].tolist() == [-1, 0, 1]
+
+
+def test_the_op_order_is_lexsorts() -> None:
+    from attnprof.analysis.index.op_index import _thread_time_order
+
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 7, 500):
+        pid = rng.integers(0, 3, size)
+        tid = rng.integers(0, 3, size)
+        ts = np.sort(rng.integers(0, 40, size)).astype(float)  # in file order, with ties
+        if size > 7:
+            ts[rng.integers(0, size, 20)] = 3.0  # and some out of order
+        dur = rng.integers(0, 5, size).astype(float)
+        assert np.array_equal(_thread_time_order(pid, tid, ts, dur),
+                              np.lexsort((-dur, ts, tid, pid)))

@@ -226,7 +226,7 @@ def index_cpu_ops(trace: Trace) -> OpIndex:
     keep = t.mask_ph("X") & t.mask_cat(*OP_CATEGORIES) & t.mask_timed()
     rows = np.flatnonzero(keep)
     pid, tid, ts, dur = t.pid[rows], t.tid[rows], t.ts[rows], t.dur[rows]
-    order = np.lexsort((-dur, ts, tid, pid))
+    order = _thread_time_order(pid, tid, ts, dur)
     rows, pid, tid, ts, dur = rows[order], pid[order], tid[order], ts[order], dur[order]
     end = ts + dur
     nesting = nest(pid, tid, ts, end)
@@ -234,3 +234,21 @@ def index_cpu_ops(trace: Trace) -> OpIndex:
     return OpIndex(trace=trace, row=rows, pid=pid, tid=tid, start=ts, end=end, name=t.name[rows],
                    annotation=annotation, parent=nesting.parent, last=nesting.last,
                    threads=nesting.threads, depth=nesting.depth)
+
+
+def _thread_time_order(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray
+                       ) -> np.ndarray:
+    """``np.lexsort((-dur, ts, tid, pid))``, faster on what profilers write.
+
+    Traces list events in time order, and numpy's stable sorts run in linear time on
+    sorted runs; only the ops that start together need the longest-first tie-break, so
+    only they are sorted by duration (within each group of equal starts, as lexsort would).
+    """
+    order = np.lexsort((ts, tid, pid))
+    p, t, s = pid[order], tid[order], ts[order]
+    same = (p[1:] == p[:-1]) & (t[1:] == t[:-1]) & (s[1:] == s[:-1])
+    if same.any():
+        tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+        group = np.cumsum(np.r_[True, ~same])[tied]
+        order[tied] = order[tied][np.lexsort((-dur[order[tied]], group))]
+    return order
