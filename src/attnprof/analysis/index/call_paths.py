@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attnprof.analysis.index.pairs import unique_pairs
+from attnprof.analysis.index.pairs import levels_order, unique_pairs
 
 if TYPE_CHECKING:
     from attnprof.analysis.index.op_index import OpIndex
@@ -57,7 +57,7 @@ def call_paths(ops: OpIndex) -> CallPaths:
     known: dict[tuple[int, int], int] = {}
     names_now = np.array(node_name, dtype=np.int64)
     # Parents are one level up, so levels in order see every parent's node already set.
-    by_depth = np.argsort(ops.depth, kind="stable")
+    by_depth = levels_order(ops.depth)
     ends = np.cumsum(np.bincount(ops.depth, minlength=1)) if n else np.zeros(1, np.int64)
     start = 0
     for stop in ends.tolist():

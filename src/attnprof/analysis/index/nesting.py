@@ -23,6 +23,8 @@ from itertools import pairwise
 
 import numpy as np
 
+from attnprof.analysis.index.pairs import levels_order
+
 __all__ = ["Nesting", "nest"]
 
 #: Deeper than this, the level-by-level subtree ends would take more numpy calls than the
@@ -86,7 +88,7 @@ def _by_depth(start: np.ndarray, end: np.ndarray, bounds: np.ndarray
     # The parent: the last earlier op one level up. Ops grouped by depth, each group in
     # position order (a stable sort of small ints is a radix sort: linear), so each level
     # searches the one above it in order.
-    by_depth = np.argsort(depth.astype(np.int16), kind="stable")
+    by_depth = levels_order(depth)
     level_ends = np.cumsum(np.bincount(depth, minlength=levels))
     parent = np.full(n, -1, dtype=np.int64)
     for d in range(1, levels):

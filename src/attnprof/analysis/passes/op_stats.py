@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.index.pairs import unique_ids, unique_pairs
+from attnprof.analysis.index.pairs import levels_order, unique_ids, unique_pairs
 from attnprof.analysis.index.views import RegionView
 from attnprof.record.trace_report import OpNode, OpStat
 
@@ -89,7 +89,7 @@ def _tree_nodes(view: RegionView) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     names: list[int] = []
     firsts: list[int] = []
     depth = ops.depth[pos]
-    by_level = np.argsort(depth, kind="stable")
+    by_level = levels_order(depth)
     ends = np.cumsum(np.bincount(depth)) if size else np.zeros(0, dtype=np.int64)
     start = 0
     for stop in ends.tolist():
