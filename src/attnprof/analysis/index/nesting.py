@@ -63,31 +63,45 @@ def _by_depth(start: np.ndarray, end: np.ndarray, bounds: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(parent, last, depth) by counting open ops, or None when the proof fails."""
     n = len(start)
-    pos = np.arange(n, dtype=np.int64)
-    sizes = np.diff(bounds)
-    thread = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    lo = np.repeat(bounds[:-1], sizes)
-    # How many of the thread's ops have ended when each starts: a binary search among its
-    # sorted ends (starts are sorted already). Ends in start order are runs of increasing
-    # values (siblings), which the stable sort (timsort) merges in near-linear time.
-    ended = np.empty(n, dtype=np.int64)
+    parent = np.empty(n, dtype=np.int64)
+    last = np.empty(n, dtype=np.int64)
+    depth = np.empty(n, dtype=np.int64)
+    # Thread by thread, in 32-bit positions: few, small temporaries (every large new array
+    # costs page faults, which on a VM cost more than the arithmetic).
     for a, b in pairwise(bounds.tolist()):
-        ended[a:b] = np.searchsorted(np.sort(end[a:b], kind="stable"), start[a:b],
-                                     side="right")
-    # Of those, the ones at or after the op itself can only be ops of no extent starting
-    # with it: the tail of its group of equal starts (sorted longest first).
-    group_first = np.r_[True, (thread[1:] != thread[:-1]) | (start[1:] != start[:-1])]
-    group = np.cumsum(group_first) - 1
-    group_end = np.r_[np.flatnonzero(group_first)[1:], n][group]
-    flat = np.bincount(group, weights=end == start).astype(np.int64)[group]
-    from_here = np.maximum(group_end - np.maximum(pos, group_end - flat), 0)
-    depth = (pos - lo) - (ended - from_here)
+        found = _thread(start[a:b], end[a:b])
+        if found is None:
+            return None
+        parent[a:b], last[a:b], depth[a:b] = found
+        parent[a:b][parent[a:b] >= 0] += a
+        last[a:b] += a
+    return parent, last, depth
+
+
+def _thread(start: np.ndarray, end: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_by_depth` of one thread's ops, positions from 0."""
+    n = len(start)
+    pos = np.arange(n, dtype=np.int32)
+    # How many ops have ended when each starts: a binary search among the sorted ends
+    # (starts are sorted already). Ends in start order are runs of increasing values
+    # (siblings), which the stable sort (timsort) merges in near-linear time.
+    closed = np.searchsorted(np.sort(end, kind="stable"), start, side="right").astype(np.int32)
+    flat = end == start
+    if flat.any():
+        # Of those, the ones at or after the op itself can only be ops of no extent starting
+        # with it: the tail of its group of equal starts (sorted longest first).
+        first = np.r_[True, start[1:] != start[:-1]]
+        group = np.cumsum(first, dtype=np.int32) - 1
+        group_end = np.r_[np.flatnonzero(first)[1:], n].astype(np.int32)[group]
+        flat_start = group_end - np.bincount(group, weights=flat).astype(np.int32)[group]
+        closed -= np.maximum(group_end - np.maximum(pos, flat_start), 0)
+    depth = pos - closed  # ops still open when each starts: its depth
     levels = int(depth.max()) + 1
     if levels > _MAX_LEVELS:
         return None
     # The parent: the last earlier op one level up. Ops grouped by depth, each group in
-    # position order (a stable sort of small ints is a radix sort: linear), so each level
-    # searches the one above it in order.
+    # position order, so each level searches the one above it in order.
     by_depth = levels_order(depth)
     level_ends = np.cumsum(np.bincount(depth, minlength=levels))
     parent = np.full(n, -1, dtype=np.int64)
@@ -98,18 +112,16 @@ def _by_depth(start: np.ndarray, end: np.ndarray, bounds: np.ndarray
         if len(here) and at.min() < 0:
             return None  # no earlier op one level up: not nested the way the sweep sees it
         parent[here] = above[at]
-    # The proof: one level up, same thread, open when the op starts, ended by its end.
-    inner = np.flatnonzero(depth > 0)
-    p = parent[inner]
-    if not np.all((thread[p] == thread[inner]) & (start[inner] < end[p])
-                  & (end[inner] <= end[p])):
+    # The proof: each op starts before its parent ends and ends by then too.
+    up = end[np.maximum(parent, 0)]
+    if not np.all((parent < 0) | ((start < up) & (end <= up))):
         return None
     # Subtree ends, deepest level first: an op's last position is its last descendant's.
-    last = pos.copy()
+    last = pos.astype(np.int64)
     for d in range(levels - 1, 0, -1):
         ops = by_depth[level_ends[d - 1]:level_ends[d]]
         np.maximum.at(last, parent[ops], last[ops])
-    return parent, last, depth
+    return parent, last, depth.astype(np.int64)
 
 
 def _swept(start: np.ndarray, end: np.ndarray, bounds: np.ndarray
