@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/bench_large_trace.py [--size-gib 1.0] [--source capture|public] [--gzip]
+    python benchmarks/bench_large_trace.py --scaling [N] [--size-gib 1.0] [--source ...]
 
 1. Take a real trace: by default a CPU capture of a small attention forward made here with
    torch.profiler (``record_shapes`` and ``profile_memory``, so ops carry shapes and there are
@@ -15,6 +16,11 @@ Usage::
    run ``kernel_breakdown`` plus a per-op breakdown, then the whole ``analyze_trace`` pipeline
    (regions, op trees, kernels per step, findings); report the times and the peak RSS over the
    post-import baseline next to the file size. The temporary files are removed at the end.
+
+With ``--scaling N`` the same trace is written at N sizes (``--size-gib`` halved N-1 times),
+each measured ``--repeat`` times in fresh subprocesses (sizes in turn, fastest run kept),
+and ``time = c * events ** k`` is fitted by least squares on the logarithms, for loading and
+for the analysis: ``k`` is the exponent.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PUBLIC = (
     Path(__file__).resolve().parents[1].parent / "shared/traces/public/v100_training_large.json.gz"
@@ -154,8 +161,8 @@ def _worker(path: Path) -> None:
     print(json.dumps(result))
 
 
-def measure(path: Path, text_size: int) -> None:
-    """Load ``path`` in a fresh subprocess and print what it reports."""
+def _run_worker(path: Path) -> dict[str, Any]:
+    """Load and analyse ``path`` in a fresh subprocess; what it measured."""
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", str(path)],
         capture_output=True,
@@ -164,7 +171,13 @@ def measure(path: Path, text_size: int) -> None:
     )
     if proc.returncode != 0:
         raise SystemExit(f"loading {path.name} failed:\n{proc.stderr[-3000:]}")
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def measure(path: Path, text_size: int) -> None:
+    """Load ``path`` in a fresh subprocess and print what it reports."""
+    r = _run_worker(path)
     mib = 2**20
     disk = path.stat().st_size / mib
     print(f"\n{path.name}: {disk:,.0f} MiB on disk, {text_size / mib:,.0f} MiB of JSON, ", end="")
@@ -187,6 +200,11 @@ def main() -> None:
     parser.add_argument("--size-gib", type=float, default=1.0)
     parser.add_argument("--source", choices=["capture", "public"], default="capture")
     parser.add_argument("--gzip", action="store_true", help="also write and load a .json.gz copy")
+    parser.add_argument("--scaling", type=int, metavar="N", nargs="?", const=4, default=0,
+                        help="fit time against size over N sizes (default 4) halving down "
+                             "from --size-gib")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="with --scaling: runs per size, the fastest kept (default 3)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -195,6 +213,9 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="attnprof-large-"))
     try:
         source = capture_source(folder) if args.source == "capture" else PUBLIC
+        if args.scaling:
+            scaling(source, folder, args.size_gib, args.scaling, args.repeat)
+            return
         t0 = time.perf_counter()
         big = folder / "large.json"
         size, n = write_large(source, big, int(args.size_gib * 2**30))
@@ -209,6 +230,42 @@ def main() -> None:
             measure(packed, size)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def scaling(source: Path, folder: Path, size_gib: float, sizes: int, repeat: int) -> None:
+    """Time load and analysis of the same trace at ``sizes`` sizes, each half the next, and
+    fit ``time = c * events ** k`` by least squares on the logarithms: ``k`` near 1 is
+    linear, the goal is at most 1.1. Each size is measured ``repeat`` times, the sizes taken
+    in turn (smallest to largest, then again), and the fit uses each size's fastest run: a
+    busy machine only ever adds time."""
+    import numpy as np
+
+    paths = []
+    for k in reversed(range(sizes)):
+        path = folder / f"scaled-{k}.json"
+        write_large(source, path, int(size_gib * 2**30 / 2**k))
+        paths.append(path)
+    runs: list[list[dict[str, Any]]] = [[] for _ in paths]
+    for _ in range(repeat):
+        for path, done in zip(paths, runs, strict=True):
+            done.append(_run_worker(path))
+    rows = []
+    for path, done in zip(paths, runs, strict=True):
+        best = {key: min(r[key] for r in done) for key in ("load_s", "analyze_s")}
+        r = {**done[0], **best, "peak_increase": max(r["peak_increase"] for r in done)}
+        rows.append(r)
+        spread = "/".join(f"{x['analyze_s']:.2f}" for x in done)
+        print(f"  {path.stat().st_size / 2**20:7,.0f} MiB {r['events']:>11,} events "
+              f"{r['regions']:>8,} instances: load {r['load_s']:6.2f} s, analyze "
+              f"{r['analyze_s']:6.2f} s (runs {spread}), peak +"
+              f"{r['peak_increase'] / 2**20:,.0f} MiB", flush=True)
+    events = np.log([r["events"] for r in rows])
+    slopes = {}
+    for key in ("load_s", "analyze_s"):
+        slopes[key] = float(np.polyfit(events, np.log([r[key] for r in rows]), 1)[0])
+        print(f"{key.removesuffix('_s'):8s} time ~ events^{slopes[key]:.2f}")
+    met = slopes["analyze_s"] <= 1.1
+    print("goal met (analysis exponent <= 1.1)" if met else "goal NOT met")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ are in :mod:`attnprof.outputs`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -120,11 +121,31 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = ".tmp") -> Iterator[
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (same-directory temp file + ``os.replace``)."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    """Write ``data`` to ``path`` atomically (same-directory temp file + ``os.replace``).
+
+    A write that fails (a full disk, a quota, a read-only file system) raises
+    :class:`UsageError` saying so; ``path`` keeps its previous content, if it had any.
+    """
+    try:
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as e:
+        kept = ("the previous file is unchanged" if os.path.exists(path)
+                else "nothing was written")
+        raise UsageError(f"cannot write {str(path)!r} ({e.strerror or e}): {_write_fix(e)}; "
+                         f"{kept}") from None
+
+
+def _write_fix(error: OSError) -> str:
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space on that disk or write the file elsewhere"
+    if error.errno == errno.EFBIG:
+        return "the file is larger than this system allows a file to be; write it elsewhere"
+    if error.errno == errno.EROFS:
+        return "that file system is read-only; write the file elsewhere"
+    return "write the file elsewhere"
 
 
 def _umask() -> int:

@@ -73,6 +73,7 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
         unassigned_device_events=len(unassigned),
         unassigned_device_us=math.fsum(
             (devices.end[unassigned] - devices.start[unassigned]).tolist()),
+        skipped_events=dict(trace.meta.skipped_events),
     )
     ctx = FindingContext(report=report, views=tuple(views), ops=ops, devices=devices,
                          workload=workload or _workload(meta), result=result)

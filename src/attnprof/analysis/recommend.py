@@ -85,8 +85,8 @@ def tokens_per_s(point: SweepPoint, row: VariantResult) -> float | None:
     """Query tokens a step processes per second (batch × query length / latency)."""
     if row.latency_ms is None or row.latency_ms.median <= 0:
         return None
-    w = point.workload
-    return w.batch * w.q_len / (row.latency_ms.median / 1e3)
+    workload = point.workload
+    return workload.batch * workload.q_len / (row.latency_ms.median / 1e3)
 
 
 def recommend(points: Sequence[SweepPoint], variants: Sequence[str],

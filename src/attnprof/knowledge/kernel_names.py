@@ -55,7 +55,7 @@ class KernelName:
         return _label(self)
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
+def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
@@ -63,28 +63,28 @@ def _rx(pattern: str) -> re.Pattern[str]:
 # overlap: cuDNN SDPA names say "flash" and "fprop", conv names say "gemm", copies run inside
 # elementwise kernels, NCCL names say "Reduce".
 _FAMILY_RULES: tuple[tuple[Family, re.Pattern[str]], ...] = (
-    ("memcpy", _rx(r"^Memcpy\b")),
-    ("memset", _rx(r"^Memset\b")),
-    ("cpu_flash", _rx(r"flash_attention_for_cpu")),
-    ("flex_attention", _rx(r"^triton_\w*flex_(?:attention|decoding)")),
-    ("triton", _rx(r"^triton_")),
-    ("cudnn_attention", _rx(r"cudnn\w*sdpa|sdpa\w*_[fb]prop|cudnn::fusion::compute_dot_do_o")),
-    ("mem_efficient", _rx(r"fmha_cutlass[FB]|PyTorchMemEffAttention|AttentionBackwardKernel<")),
-    ("flash", _rx(r"pytorch_flash::|flash_(?:fwd|bwd)_\w*kernel|\bflash::|FlashAttn"
+    ("memcpy", _regex(r"^Memcpy\b")),
+    ("memset", _regex(r"^Memset\b")),
+    ("cpu_flash", _regex(r"flash_attention_for_cpu")),
+    ("flex_attention", _regex(r"^triton_\w*flex_(?:attention|decoding)")),
+    ("triton", _regex(r"^triton_")),
+    ("cudnn_attention", _regex(r"cudnn\w*sdpa|sdpa\w*_[fb]prop|cudnn::fusion::compute_dot_do_o")),
+    ("mem_efficient", _regex(r"fmha_cutlass[FB]|PyTorchMemEffAttention|AttentionBackwardKernel<")),
+    ("flash", _regex(r"pytorch_flash::|flash_(?:fwd|bwd)_\w*kernel|\bflash::|FlashAttn"
                   r"|FlashAttention(?:Forward|Backward)|ck_tile::Fmha\w*Kernel|^aiter::fmha_"
                   r"|^attn_(?:fwd|bwd)")),
-    ("nccl", _rx(r"(?i:nccl|rccl)")),
-    ("conv", _rx(r"(?i:convol|conv[123]d|[23]dconv|fprop|dgrad|wgrad|winograd|scudnn|fft[23]d_"
+    ("nccl", _regex(r"(?i:nccl|rccl)")),
+    ("conv", _regex(r"(?i:convol|conv[123]d|[23]dconv|fprop|dgrad|wgrad|winograd|scudnn|fft[23]d_"
                  r"|cask_cudnn|cutlass_cudnn|cudnn::cnn|im2col|col2im)")),
-    ("gemm", _rx(r"(?i:(?<!fb)gemm|gemv)|(?:^|_)Cijk_|nvjet|splitKreduce|cublasLt")),
-    ("softmax", _rx(r"(?i:softmax)")),
-    ("norm", _rx(r"(?i:(?:layer|batch|group|rms)_?norm|GammaBetaBackward)|cudnn::bn_")),
+    ("gemm", _regex(r"(?i:(?<!fb)gemm|gemv)|(?:^|_)Cijk_|nvjet|splitKreduce|cublasLt")),
+    ("softmax", _regex(r"(?i:softmax)")),
+    ("norm", _regex(r"(?i:(?:layer|batch|group|rms)_?norm|GammaBetaBackward)|cudnn::bn_")),
     # Building or applying a boolean mask: the math path's tril/triu, where, masked_fill.
-    ("mask", _rx(r"triu_tril|masked_fill|masked_scatter|where_kernel")),
-    ("index", _rx(r"(?i:index|indices|gather|scatter|embedding)|reshape_and_cache")),
-    ("copy", _rx(r"(?i:copy)|nchwToNhwc|nhwcToNchw")),
-    ("elementwise", _rx(r"(?i:elementwise|dropout)|multi_tensor_apply")),
-    ("reduce", _rx(r"(?i:reduce)")),
+    ("mask", _regex(r"triu_tril|masked_fill|masked_scatter|where_kernel")),
+    ("index", _regex(r"(?i:index|indices|gather|scatter|embedding)|reshape_and_cache")),
+    ("copy", _regex(r"(?i:copy)|nchwToNhwc|nhwcToNchw")),
+    ("elementwise", _regex(r"(?i:elementwise|dropout)|multi_tensor_apply")),
+    ("reduce", _regex(r"(?i:reduce)")),
 )  # fmt: skip
 
 _MATMUL_FAMILIES = ATTENTION_FAMILIES | {"gemm", "conv"}
@@ -94,51 +94,51 @@ _FIXED_LIBRARY: dict[str, str] = {
     "flex_attention": "Triton", "triton": "Triton", "cpu_flash": "PyTorch", "nccl": "NCCL",
 }  # fmt: skip
 _GEMM_LIBRARY: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Tensile", _rx(r"(?:^|_)Cijk_")),
-    ("CK", _rx(r"\bck(?:_tile)?::")),
-    ("cuDNN", _rx(r"cudnn")),
-    ("CUTLASS", _rx(r"cutlass")),
-    ("cuBLAS", _rx(r"^(?:ampere|volta|turing|maxwell|pascal|hopper)_|^sm\d+_xmma|nvjet|(?i:cublas)"
-                   r"|gemv|gemmk1|splitKreduce|magma_")),
+    ("Tensile", _regex(r"(?:^|_)Cijk_")),
+    ("CK", _regex(r"\bck(?:_tile)?::")),
+    ("cuDNN", _regex(r"cudnn")),
+    ("CUTLASS", _regex(r"cutlass")),
+    ("cuBLAS", _regex(r"^(?:ampere|volta|turing|maxwell|pascal|hopper)_|^sm\d+_xmma|nvjet"
+                      r"|(?i:cublas)|gemv|gemmk1|splitKreduce|magma_")),
 )  # fmt: skip
 
 # Input precision, highest priority first: a name that mentions a 16-bit type anywhere is a
 # 16-bit kernel even though it also names its fp32 accumulator (``bf16bf16_bf16f32_f32``).
 _DTYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # vLLM's Fp8KVCacheDataType is a template enum (kAuto = the cache's own type), not fp8.
-    ("fp8", _rx(r"(?i:e4m3|e5m2|fp8(?!kvcache)|float8)")),
-    ("bf16", _rx(r"(?i:bf16|bfloat16)|bhalf_t")),
-    ("fp16", _rx(r"(?i:fp16|half)|(?<![a-z])f16|h884|h1688|h16816|hgemm")),
-    ("int8", _rx(r"(?<![a-z])int8|i8816|imma")),  # not uint8_t: that is a mask/bool buffer
+    ("fp8", _regex(r"(?i:e4m3|e5m2|fp8(?!kvcache)|float8)")),
+    ("bf16", _regex(r"(?i:bf16|bfloat16)|bhalf_t")),
+    ("fp16", _regex(r"(?i:fp16|half)|(?<![a-z])f16|h884|h1688|h16816|hgemm")),
+    ("int8", _regex(r"(?<![a-z])int8|i8816|imma")),  # not uint8_t: that is a mask/bool buffer
     # s1688 on fp32 operands is the TF32 tensor-core path (16-bit s1688 names say fp16 above).
-    ("tf32", _rx(r"(?i:tf32|tfloat32)|s1688(?:gemm|fprop|dgrad|wgrad)")),
+    ("tf32", _regex(r"(?i:tf32|tfloat32)|s1688(?:gemm|fprop|dgrad|wgrad)")),
 )  # fmt: skip
 # For 32 vs 64 bit the first mention wins: templates lead with the data type, while later
 # parameters may be double scalars (``uniform_and_transform<float, ...>(..., double, ...)``).
-_WIDE_RE = _rx(
+_WIDE_RE = _regex(
     r"(?P<fp32>(?<![A-Za-z0-9])float(?![A-Za-z0-9])|fp32|(?<![a-z])f32|sgemm|scudnn|_simt_s)"
     r"|(?P<fp64>(?<![A-Za-z0-9])double(?![A-Za-z0-9])|fp64|(?<![a-z])f64|dgemm)"
 )
-_TENSILE_TYPE_RE = _rx(r"^(?:Custom_)?Cijk_A[a-z]+_B[a-z]+_(F8|B8|[A-Z])")
+_TENSILE_TYPE_RE = _regex(r"^(?:Custom_)?Cijk_A[a-z]+_B[a-z]+_(F8|B8|[A-Z])")
 _TENSILE_TYPES = {"S": "fp32", "D": "fp64", "H": "fp16", "B": "bf16", "F8": "fp8", "B8": "fp8"}
 # nvjet names spell A/compute/D types as three letters: hsh = fp16 in, fp32 compute, fp16 out.
-_NVJET_TYPE_RE = _rx(r"^nvjet_(?:sm\d+_)?([a-z])[a-z]{2}_")
+_NVJET_TYPE_RE = _regex(r"^nvjet_(?:sm\d+_)?([a-z])[a-z]{2}_")
 _NVJET_TYPES = {"h": "fp16", "t": "bf16", "s": "fp32"}
 
-_TC_YES_RE = _rx(
+_TC_YES_RE = _regex(
     r"s16816|s1688|h16816|h1688|[hs]884|i8816|i16832|imma|hmma|wmma|xmma|(?i:tensorop)|gmma"
     r"|tensor\d+x\d+x\d+|_MI[1-9]\d*x|nvjet|_xdl|(?i:mfma)"
 )
-_TC_NO_RE = _rx(r"sgemm|dgemm|simt|scudnn|gemv|gemmk1|[gcz]gemm")
-_TENSILE_RE = _rx(r"(?:^|_)Cijk_")
-_CK_FLASH_RE = _rx(r"ck_tile::|^aiter::")
+_TC_NO_RE = _regex(r"sgemm|dgemm|simt|scudnn|gemv|gemmk1|[gcz]gemm")
+_TENSILE_RE = _regex(r"(?:^|_)Cijk_")
+_CK_FLASH_RE = _regex(r"ck_tile::|^aiter::")
 # Flash kernels by generation or role, first match wins (FA4 is CuTe DSL, FA3 CUTLASS 3).
 _FLASH_KINDS = (
     ("fa4", "FlashAttentionForward"), ("fa4", "FlashAttentionBackward"), ("fa4", "flash_attncute"),
     ("fa3", "FlashAttn"), ("splitkv_combine", "splitkv_combine"), ("splitkv", "splitkv"),
 )  # fmt: skip
 
-_ARCH_RE = _rx(
+_ARCH_RE = _regex(
     r"(?<![a-z])sm_?(?P<sm>\d{2,3})(?!\d)|Sm(?P<Sm>\d{2,3})(?!\d)|cutlass_(?P<cutlass>\d{2,3})_"
     r"|(?P<word>(?i:ampere|volta|turing|hopper|maxwell|pascal|blackwell))"
     r"|ISA(?P<isa>\d{2,3}[a-z]?)|(?P<gfx>gfx\d{3,4}[a-z]?)"
@@ -149,27 +149,27 @@ _ARCH_WORDS = {
     "ampere": "sm80", "hopper": "sm90", "blackwell": "sm100",
 }  # fmt: skip
 
-_BWD_RE = _rx(r"(?i:bwd|bprop|dgrad|wgrad|backward)|cutlassB|(?<![a-z])grad_|bn_bw_|dot_do_o")
-_FWD_RE = _rx(r"(?i:fwd|fprop|forward)|cutlassF|::AttentionKernel<|bn_fw_")
+_BWD_RE = _regex(r"(?i:bwd|bprop|dgrad|wgrad|backward)|cutlassB|(?<![a-z])grad_|bn_bw_|dot_do_o")
+_FWD_RE = _regex(r"(?i:fwd|fprop|forward)|cutlassF|::AttentionKernel<|bn_fw_")
 
 _I = r"(?:\(int\))?"  # nsys prints template ints as "(int)128"
-_FLASH_TRAITS_RE = _rx(rf"Flash_(?:fwd|bwd)_kernel_traits<\s*{_I}(\d+)" + rf",\s*{_I}(\d+)" * 3)
-_FA3_MAINLOOP_RE = _rx(
+_FLASH_TRAITS_RE = _regex(rf"Flash_(?:fwd|bwd)_kernel_traits<\s*{_I}(\d+)" + rf",\s*{_I}(\d+)" * 3)
+_FA3_MAINLOOP_RE = _regex(
     r"CollectiveMainloopFwdSm\d+<(\d+), cute::tuple<(?:cute::C<\d+>, ?)*cute::C<\d+> ?>, "
     r"cute::tuple<cute::C<(\d+)>, cute::C<(\d+)>, cute::C<(\d+)> ?>"
 )
-_MEMEFF_TEMPLATE_RE = _rx(r"::AttentionKernel<[^,]+,[^,]+,\s*\w+,\s*(\d+),\s*(\d+),\s*(\d+)")
-_MEMEFF_HEADDIM_RE = _rx(r"_k(\d+)_sm\d+")
-_CUDNN_SDPA_TILE_RE = _rx(r"knob_\d+_(\d+)x(\d+)x\d+")
+_MEMEFF_TEMPLATE_RE = _regex(r"::AttentionKernel<[^,]+,[^,]+,\s*\w+,\s*(\d+),\s*(\d+),\s*(\d+)")
+_MEMEFF_HEADDIM_RE = _regex(r"_k(\d+)_sm\d+")
+_CUDNN_SDPA_TILE_RE = _regex(r"knob_\d+_(\d+)x(\d+)x\d+")
 _TILE_STAGE_RES: tuple[re.Pattern[str], ...] = (
-    _rx(r"tilesize(\d+)x(\d+)x\d+_stage(\d+)"),  # cuBLAS/cuDNN xmma
-    _rx(r"_(\d+)x(\d+)_\d+x(\d+)_(?:nn|nt|tn|tt|nhwc|align)"),  # CUTLASS: MxN_KxStages
-    _rx(r"_(\d+)x(\d+)_.*?stages_\d+x(\d+)"),  # cuBLAS: ..._MxN_ldg8_f2f_stages_KxStages
+    _regex(r"tilesize(\d+)x(\d+)x\d+_stage(\d+)"),  # cuBLAS/cuDNN xmma
+    _regex(r"_(\d+)x(\d+)_\d+x(\d+)_(?:nn|nt|tn|tt|nhwc|align)"),  # CUTLASS: MxN_KxStages
+    _regex(r"_(\d+)x(\d+)_.*?stages_\d+x(\d+)"),  # cuBLAS: ..._MxN_ldg8_f2f_stages_KxStages
 )
 _TILE_RES: tuple[re.Pattern[str], ...] = (
-    _rx(r"_MT(\d+)x(\d+)x\d+"),  # Tensile macro tile
-    _rx(r"GemmShape(?:ILi|<)(\d+)(?:ELi|,\s*)(\d+)"),  # CUTLASS template, mangled or not
-    _rx(r"(?<![\dxA-Za-z])(\d{2,3})x(\d{2,3})(?![\dx])"),  # first bare MxN
+    _regex(r"_MT(\d+)x(\d+)x\d+"),  # Tensile macro tile
+    _regex(r"GemmShape(?:ILi|<)(\d+)(?:ELi|,\s*)(\d+)"),  # CUTLASS template, mangled or not
+    _regex(r"(?<![\dxA-Za-z])(\d{2,3})x(\d{2,3})(?![\dx])"),  # first bare MxN
 )
 
 
@@ -376,7 +376,7 @@ def _label(k: KernelName) -> str:
 
 # A template argument that is an integer, bool or opaque (byte-copy) type: the kernel's data
 # is not floating point, so it has no precision to state (and none to borrow from its op).
-_INTEGER_DATA_RE = _rx(
+_INTEGER_DATA_RE = _regex(
     r"<\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long|int|bool|char|short"
     r"|u?int(?:8|16|32|64)_t)\b|OpaqueType<"
 )

@@ -219,6 +219,9 @@ class TraceReport(msgspec.Struct, kw_only=True):
     unmodelled_categories: dict[str, int] = msgspec.field(default_factory=dict)
     #: Per-layer attribution, when the trace carries attnprof's model labels.
     model: ModelAttribution | None = None
+    #: Events counted in ``events`` that the analysis left out because they cannot be placed
+    #: in time, by reason ("missing dur", "negative dur", "ts not a number", ...).
+    skipped_events: dict[str, int] = msgspec.field(default_factory=dict)
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""

@@ -81,10 +81,10 @@ def _notes(r: VariantResult) -> str:
 
 def render_compare(record: CompareRecord, console: Console) -> None:
     """Print the comparison table with its workload, environment and conventions."""
-    w, env = record.workload_spec(), record.environment
+    workload, env = record.workload_spec(), record.environment
     cuda = any(r.timing == "cuda-events" for r in record.results)
     # Titles and captions are parsed as markup unless they are Text: the environment is data.
-    table = Table(title=Text(f"attnprof compare — {w.describe()}"), title_justify="left",
+    table = Table(title=Text(f"attnprof compare — {workload.describe()}"), title_justify="left",
                   caption=Text(f"{env.device_name} · {env.threads} threads · torch "
                                f"{env.torch} · attnprof {env.attnprof}"),
                   caption_justify="left")

@@ -59,6 +59,10 @@ def _header(report: TraceReport) -> Text:
     if meta.get("variant"):
         parts.append(f"variant {meta['variant']}")
     text.append("\n" + " · ".join(parts), style="dim")
+    if report.skipped_events:
+        reasons = ", ".join(f"{n} {why}" for why, n in report.skipped_events.items())
+        text.append(f"\n{counted(sum(report.skipped_events.values()), 'event')} skipped "
+                    f"(no usable time): {reasons}", style="yellow")
     return text
 
 

@@ -112,6 +112,10 @@ def load_expectations(path: str | Path) -> Expectations:
         raise UsageError(f"cannot read expectations file {str(p)!r}: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"expectations file {str(p)!r} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise UsageError(f"expectations file {str(p)!r} nests arrays or tables too deeply "
+                         "to read; an expectations file needs two levels - see 'attnprof "
+                         "check --help' for the format") from None
     try:
         exp = msgspec.convert(data, type=Expectations)
     except msgspec.ValidationError as exc:

@@ -204,7 +204,7 @@ def default_workload(device_type: str, **fields: Any) -> Workload:
     else:
         base = Workload(batch=8, heads=16, seq=2048, head_dim=128, dtype="bfloat16",
                         device=device_type, window=512)
-    w = base.replace(**fields)
-    if "kv_heads" not in fields and isinstance(w.heads, int) and w.heads > 0:
-        w = w.replace(kv_heads=default_kv_heads(w.heads))
-    return w
+    workload = base.replace(**fields)
+    if "kv_heads" not in fields and isinstance(workload.heads, int) and workload.heads > 0:
+        workload = workload.replace(kv_heads=default_kv_heads(workload.heads))
+    return workload

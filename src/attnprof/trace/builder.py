@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from itertools import compress, repeat
+from operator import add, is_not, ne
+from typing import Any, cast
 
 import msgspec
 import numpy as np
@@ -34,7 +36,7 @@ from attnprof.trace.columns import (
     ints_minus,
     narrow,
 )
-from attnprof.trace.schema import NO_RAW, Args, Event
+from attnprof.trace.schema import Args, Event
 from attnprof.trace.table import (
     ROW_COLUMNS,
     EventTable,
@@ -50,6 +52,8 @@ _NO_ARGS = Args()
 # are taken relative to the origin before rounding: as ints, or from the raw text.
 _EXACT_TS_ABOVE = float(2**40)
 _NS_FROM_FLOAT_BELOW = float(2**43)
+# Integer stamps within this bound are subtracted from the origin in int64 without overflow.
+_INT_TS_LIMIT = 2**62
 _STRING_COLUMNS = ("cat", "name", "input_dims", "input_types")
 
 
@@ -63,12 +67,15 @@ class TableBuilder:
         self._labels: dict[str, int] = {}
         self._char_ids: dict[str, int] = {}
         self._char_lut: list[bytes] = []
+        self._char_array = np.array(self._char_lut, dtype="S1")
         self._launch_ids: dict[tuple[Any, ...], int] = {}
         self._cols = {c: Column(_EMPTY_DTYPES.get(c, np.int8)) for c in ROW_COLUMNS}
         # The MemoryRecords columns: bytes, total_allocated, addr, device_type.
         self._mem = tuple(Column(d) for d in (np.float64, np.float64, np.int64, np.int8))
         self._origin: int | None = None
         self.n_no_phase = 0  # entries without "ph": not trace events, dropped
+        #: Rows the analysis cannot place in time, by reason (see _count_skipped).
+        self.skipped_events: dict[str, int] = {}
         self.process_names: dict[int, str] = {}
         self.process_labels: dict[int, str] = {}
         self.process_sort_index: dict[int, int] = {}
@@ -76,13 +83,24 @@ class TableBuilder:
         self.thread_sort_index: dict[tuple[int, int], int] = {}
 
     # ---- per batch -------------------------------------------------------------------
-    def add(self, events: list[Event], raw_ts: Callable[[], Sequence[msgspec.Raw]]) -> None:
-        """Append one batch, in file order; ``raw_ts()`` gives each event's ``ts`` as written."""
+    def add(
+        self,
+        events: list[Event],
+        raw_ts: Callable[[], Sequence[msgspec.Raw]],
+        written: tuple[list[bool], list[bool]] | None = None,
+    ) -> None:
+        """Append one batch, in file order; ``raw_ts()`` gives each event's ``ts`` as written.
+
+        ``written`` says, for a batch read loosely, whether each event wrote a ``ts`` and a
+        ``dur`` value at all (an unusable one reads as nan, like an absent one); a batch read
+        with the typed structs cannot have written a non-number.
+        """
         if not events:
             return
         phases = [e.ph for e in events]
         pid, tid = self._tracks(events)
-        ts = self._relative_ts(events, raw_ts)
+        ts_values = [e.ts for e in events]
+        ts = self._relative_ts(ts_values, raw_ts)
         if "M" in phases or "" in phases:
             # Metadata events describe tracks, not time: they go to TraceMeta. An entry
             # without a phase is not a trace event at all.
@@ -94,40 +112,53 @@ class TableBuilder:
             self.n_no_phase += phases.count("")
             events = [e for e, k in zip(events, keep, strict=True) if k]
             phases = [p for p, k in zip(phases, keep, strict=True) if k]
+            ts_values = [v for v, k in zip(ts_values, keep, strict=True) if k]
+            if written is not None:
+                ts_written, dur_written = written
+                written = ([w for w, k in zip(ts_written, keep, strict=True) if k],
+                           [w for w, k in zip(dur_written, keep, strict=True) if k])
             pid, tid, ts = pid[keep], tid[keep], ts[keep]
             if not events:
                 return
-        args = [e.args or _NO_ARGS for e in events]
+        n = len(events)
+        # Only events with args pay for the args columns (a third of a GPU trace has none:
+        # flow arrows); the others keep the absent value, as Args() would give them.
+        all_args = [e.args for e in events]
+        # (Structs are always true: compress and filter keep exactly the ones present.)
+        at = np.fromiter(compress(range(n), all_args), dtype=np.intp)
+        args: list[Args] = list(filter(None, all_args))
         # Kernel launches always carry "block"; allocations "Addr", copies and sets "bytes".
-        launches = np.array([i for i, a in enumerate(args) if a.block is not None], dtype=np.intp)
-        memory = np.array(
-            [i for i, a in enumerate(args) if a.addr != -1 or a.copy_bytes is not None],
-            dtype=np.intp,
-        )
+        launches = _present([a.block for a in args])
+        addrs = [a.addr for a in args]
+        memory = sorted({*compress(range(len(args)), map(ne, addrs, repeat(-1))),
+                         *_present([a.copy_bytes for a in args])})
         device = int_column([a.device for a in args])
-        if memory.size:  # [memory] events say "Device Id" instead of "device"
-            ids = int_column([args[i].device_id for i in memory.tolist()])
+        if memory:  # [memory] events say "Device Id" instead of "device"
+            ids = int_column([args[k].device_id for k in memory])
             device = device.astype(np.result_type(device, ids))
             device[memory] = np.where(device[memory] == -1, ids, device[memory])
+        codes = self._codes(phases)
+        dur = np.fromiter([e.dur for e in events], dtype=np.float64, count=n)
+        self._count_skipped(codes, ts, dur, ts_values, written)
         cols = {
-            "ph": self._codes(phases),
+            "ph": codes,
             "cat": self._intern([e.cat for e in events]),
             "name": self._intern([e.name for e in events]),
             "pid": narrow(pid),
             "tid": narrow(tid),
             "ts": ts,
-            "dur": np.fromiter([e.dur for e in events], dtype=np.float64, count=len(events)),
-            "correlation": int_column([a.correlation for a in args]),
-            "external_id": int_column([a.external_id for a in args]),
+            "dur": dur,
+            "correlation": _spread(n, at, int_column([a.correlation for a in args])),
+            "external_id": _spread(n, at, int_column([a.external_id for a in args])),
             "flow_id": id_column([e.id for e in events]),
             "flow_bp": self._codes([e.bp for e in events]),
-            "device": device,
-            "stream": id_column([a.stream for a in args]),
-            "sequence_number": int_column([a.sequence_number for a in args]),
-            "input_dims": self._intern_raw([a.input_dims for a in args]),
-            "input_types": self._intern_raw([a.input_types for a in args]),
-            "launch": narrow(self._launches(args, launches)),
-            "memory": narrow(self._memory(args, memory)),
+            "device": _spread(n, at, device),
+            "stream": _spread(n, at, id_column([a.stream for a in args])),
+            "sequence_number": _spread(n, at, int_column([a.sequence_number for a in args])),
+            "input_dims": _spread(n, at, self._intern_raw([a.input_dims for a in args])),
+            "input_types": _spread(n, at, self._intern_raw([a.input_types for a in args])),
+            "launch": _spread(n, at, narrow(self._launches(args, launches))),
+            "memory": _spread(n, at, narrow(self._memory(args, memory))),
         }
         for column, values in cols.items():
             self._cols[column].append(values)
@@ -141,8 +172,9 @@ class TableBuilder:
             for t in set(texts).difference(ids):
                 ids[t] = len(self._char_lut)
                 self._char_lut.append(char_code(t))
+            self._char_array = np.array(self._char_lut, dtype="S1")
             idx = np.fromiter(map(ids.__getitem__, texts), dtype=np.intp, count=len(texts))
-        return np.array(self._char_lut, dtype="S1")[idx]
+        return self._char_array[idx]
 
     def _intern(self, values: list[str]) -> np.ndarray:
         """Provisional string ids (renumbered in :meth:`finish`), narrowed."""
@@ -159,10 +191,15 @@ class TableBuilder:
         return narrow(np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values)))
 
     def _intern_raw(self, raws: list[msgspec.Raw]) -> np.ndarray:
-        """String ids of raw JSON texts; NO_RAW (absent) is -1. Keyed by the bytes, so each
-        distinct text is decoded to a string once."""
-        keys = [b"" if r is NO_RAW else bytes(r) for r in raws]
+        """String ids of raw JSON texts; NO_RAW (absent, ``b""``) is -1. Keyed by the bytes,
+        so each distinct text is decoded to a string once."""
+        keys = list(map(bytes, raws))
         ids = self._raw_ids
+        try:  # after the first batches, every text is already known
+            return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32,
+                                      count=len(keys)))
+        except KeyError:
+            pass
         for k in dict.fromkeys(keys).keys() - ids.keys():
             ids[k] = int(self._intern([k.decode("utf-8", "replace")])[0])
         return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys)))
@@ -192,11 +229,44 @@ class TableBuilder:
             self._labels[value] = -2 - len(self._labels)
         return self._labels[value]
 
+    def _count_skipped(
+        self,
+        codes: np.ndarray,
+        ts: np.ndarray,
+        dur: np.ndarray,
+        ts_values: list[int | float],
+        written: tuple[list[bool], list[bool]] | None,
+    ) -> None:
+        """Count the events the analysis cannot place in time, by why: a ``ts`` that is
+        missing or not a number, or a complete event's ``dur`` that is missing, not a number
+        or negative (each event once, its ``ts`` first)."""
+        bad_ts = ~np.isfinite(ts)
+        with np.errstate(invalid="ignore"):
+            bad_dur = (codes == b"X") & ~bad_ts & ~(dur >= 0)
+        if not (bad_ts.any() or bad_dur.any()):
+            return
+        skipped = self.skipped_events
+        for i in np.flatnonzero(bad_ts).tolist():
+            # Typed, only an integer beyond float range is a written non-number.
+            given = written[0][i] if written is not None else type(ts_values[i]) is int
+            reason = "ts not a number" if given else "missing ts"
+            skipped[reason] = skipped.get(reason, 0) + 1
+        for i in np.flatnonzero(bad_dur).tolist():
+            if dur[i] < 0:
+                reason = "negative dur"
+            else:
+                reason = "dur not a number" if written is not None and written[1][i] else (
+                    "missing dur")
+            skipped[reason] = skipped.get(reason, 0) + 1
+
     def _relative_ts(
-        self, events: list[Event], raw_ts: Callable[[], Sequence[msgspec.Raw]]
+        self, values: list[int | float], raw_ts: Callable[[], Sequence[msgspec.Raw]]
     ) -> np.ndarray:
         """µs since the origin; each value depends only on its own text, never on the batch."""
-        values = [e.ts for e in events]
+        if set(map(type, values)) == {int}:
+            fast = self._int_ts(cast("list[int]", values))
+            if fast is not None:
+                return fast
         try:
             ts = np.fromiter(values, dtype=np.float64, count=len(values))
         except OverflowError:  # an int beyond float range: not a time
@@ -228,31 +298,48 @@ class TableBuilder:
                 out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
         return out
 
-    def _launches(self, args: list[Args], hits: np.ndarray) -> np.ndarray:
+    def _int_ts(self, values: list[int]) -> np.ndarray | None:
+        """:meth:`_relative_ts` of a batch of integer stamps (what kineto writes), in numpy:
+        the same values, exact ints subtracted before rounding. None when a value is too
+        large for int64 arithmetic (then the general path decides)."""
+        if not (min(values) > -_INT_TS_LIMIT and max(values) < _INT_TS_LIMIT):
+            return None
+        ints = np.fromiter(values, dtype=np.int64, count=len(values))
+        ts = ints.astype(np.float64)
+        if self._origin is None:
+            self._origin = math.floor(ts[0])
+        origin = self._origin
+        if not -_INT_TS_LIMIT < origin < _INT_TS_LIMIT:
+            return None
+        out = ts - origin
+        big = np.abs(ts) >= _EXACT_TS_ABOVE
+        out[big] = (ints[big] - origin).astype(np.float64)
+        return out
+
+    def _launches(self, args: list[Args], hits: list[int]) -> np.ndarray:
+        """Row in the launch side table of each launch among ``args`` (-1 elsewhere)."""
         rows = np.full(len(args), -1, dtype=np.int32)
+        if not hits:
+            return rows
+        sel = [args[i] for i in hits]
+        keys = zip(
+            map(add, map(_triple, [a.grid for a in sel]), map(_triple, [a.block for a in sel])),
+            [a.registers_per_thread for a in sel],
+            [a.shared_memory for a in sel],
+            [a.blocks_per_sm for a in sel],
+            [a.warps_per_sm for a in sel],
+            [a.occupancy for a in sel],
+            strict=True,
+        )
         ids = self._launch_ids
-        for i in hits.tolist():
-            a = args[i]
-            g, b = a.grid, a.block
-            key = (
-                (tuple(g) if type(g) is list and len(g) == 3 else dims(g))
-                + (tuple(b) if type(b) is list and len(b) == 3 else dims(b)),
-                a.registers_per_thread,
-                a.shared_memory,
-                a.blocks_per_sm,
-                a.warps_per_sm,
-                a.occupancy,
-            )
-            row = ids.get(key)
-            if row is None:
-                row = ids[key] = len(ids)
-            rows[i] = row
+        # A new configuration gets the next row: setdefault reads len(ids) before adding.
+        rows[hits] = [ids.setdefault(key, len(ids)) for key in keys]
         return rows
 
-    def _memory(self, args: list[Args], hits: np.ndarray) -> np.ndarray:
+    def _memory(self, args: list[Args], hits: list[int]) -> np.ndarray:
         rows = np.full(len(args), -1, dtype=np.int32)
-        if hits.size:
-            sel = [args[i] for i in hits.tolist()]
+        if hits:
+            sel = [args[i] for i in hits]
             nbytes = [a.alloc_bytes if a.alloc_bytes is not None else a.copy_bytes for a in sel]
             nbytes_col, total_col, addr_col, kind_col = self._mem
             nbytes_col.append(float_column(nbytes))
@@ -260,7 +347,7 @@ class TableBuilder:
             addr_col.append(int_column([a.addr for a in sel]).astype(np.int64))
             kind_col.append(int_column([a.device_type for a in sel]))
             n = nbytes_col.n
-            rows[hits] = np.arange(n - hits.size, n, dtype=np.int32)
+            rows[hits] = np.arange(n - len(hits), n, dtype=np.int32)
         return rows
 
     def _take_metadata(self, events: list[Event], pids: np.ndarray, tids: np.ndarray) -> None:
@@ -328,6 +415,26 @@ class TableBuilder:
     def _mem_table(self) -> MemoryRecords:
         nbytes, total, addr, kind = (c.array() for c in self._mem)
         return MemoryRecords(bytes=nbytes, total_allocated=total, addr=addr, device_type=kind)
+
+
+def _triple(value: Any) -> tuple[Any, ...]:
+    """A grid or block as a 3-tuple (what a kernel writes), else via :func:`dims`."""
+    return tuple(value) if type(value) is list and len(value) == 3 else dims(value)
+
+
+def _present(values: list[Any]) -> list[int]:
+    """Positions of the values that are not None."""
+    return list(compress(range(len(values)), map(is_not, values, repeat(None))))
+
+
+def _spread(n: int, at: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` of the events at rows ``at`` (in order) as a column of ``n`` rows, -1 (absent)
+    elsewhere; ``values`` itself when every row has one."""
+    if len(values) == n:
+        return values
+    out = np.full(n, -1, dtype=values.dtype)  # -1 fits every signed id dtype
+    out[at] = values
+    return out
 
 
 _EMPTY_DTYPES: dict[str, Any] = {"ph": "S1", "flow_bp": "S1", "ts": np.float64, "dur": np.float64}

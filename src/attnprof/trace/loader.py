@@ -28,7 +28,7 @@ import msgspec
 
 from attnprof.errors import UsageError
 from attnprof.trace.builder import TableBuilder
-from attnprof.trace.schema import Event, LooseEvent, RawTs, to_event
+from attnprof.trace.schema import NO_RAW, Event, LooseEvent, RawTs, to_event
 from attnprof.trace.source import WS, Source, TextBuffer, parse_trailer, read_header
 from attnprof.trace.table import DistributedInfo, Trace, TraceMeta
 
@@ -69,6 +69,10 @@ def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> 
             header.update(parse_trailer(trailer, src))
         elif trailer.strip(WS):
             raise src.malformed("there is data after the event list")
+    except RecursionError:
+        # msgspec decodes (and skips) nested values recursively: thousands of levels of
+        # arrays or objects end in Python's recursion limit. No profiler writes that.
+        raise src.too_deep() from None
     finally:
         src.close()
     table, origin = builder.finish()
@@ -223,6 +227,7 @@ def _feed(piece: _Piece, builder: TableBuilder) -> int:
     # One event at a time: odd values become absent, entries that are not events drop.
     events: list[Event] = []
     stamps: list[msgspec.Raw] = []
+    written: tuple[list[bool], list[bool]] = ([], [])
     dropped = 0
     for raw in _raws.decode(piece.data):
         try:
@@ -232,8 +237,15 @@ def _feed(piece: _Piece, builder: TableBuilder) -> int:
             continue
         events.append(to_event(loose))
         stamps.append(loose.ts)
-    builder.add(events, lambda: stamps)
+        written[0].append(_written(loose.ts))
+        written[1].append(_written(loose.dur))
+    builder.add(events, lambda: stamps, written)
     return dropped
+
+
+def _written(raw: msgspec.Raw) -> bool:
+    """Whether a value was written (``null`` is as good as absent)."""
+    return raw is not NO_RAW and bytes(raw) != b"null"
 
 
 # ---- metadata --------------------------------------------------------------------------
@@ -246,6 +258,7 @@ def _meta(
         source=str(src),
         n_events=n,
         n_dropped=dropped,
+        skipped_events=dict(sorted(b.skipped_events.items())),
         ts_origin_us=origin,
         schema_version=_int(h.get("schemaVersion")),
         trace_name=_text(h.get("traceName")),

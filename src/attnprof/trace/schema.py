@@ -15,7 +15,8 @@ There are two families:
   batch makes msgspec reject the whole batch.
 * :class:`LooseEvent`/:class:`LooseArgs`, the same keys typed ``Any`` (or :class:`msgspec.Raw`),
   used only to re-read such a batch event by event, so that one odd event degrades one row
-  instead of the whole trace. ``ts`` is kept raw there so it can be read exactly.
+  instead of the whole trace. ``ts`` and ``dur`` are kept raw there: ``ts`` to be read
+  exactly, and so that a value out of float range does not make the whole event unreadable.
 
 The structs use ``gc=False``: they hold only strings, numbers and lists of numbers, so they
 cannot form reference cycles, and keeping hundreds of thousands of them out of the cyclic
@@ -135,7 +136,8 @@ class LooseEvent(msgspec.Struct, gc=False):
     pid: Any = None
     tid: Any = None
     ts: msgspec.Raw = NO_RAW
-    dur: Any = None
+    # Raw too: a value out of float range (1e999) must not make the whole event unreadable.
+    dur: msgspec.Raw = NO_RAW
     id: Any = None
     bp: Any = None
     args: LooseArgs | list[Any] | str | float | int | bool | None = None
@@ -194,6 +196,7 @@ def _id(value: Any) -> int | str:
 
 
 def _raw_float(raw: msgspec.Raw) -> float:
+    """A JSON number's value; nan for anything else (strings, null, true, lists)."""
     try:
         value = float(bytes(raw))
     except (ValueError, OverflowError):
@@ -238,7 +241,7 @@ def to_event(loose: LooseEvent) -> Event:
         pid=_id(loose.pid),
         tid=_id(loose.tid),
         ts=_raw_float(loose.ts),
-        dur=_float(loose.dur),
+        dur=_raw_float(loose.dur),
         id=_id(loose.id),
         bp=_text(loose.bp),
         args=args,

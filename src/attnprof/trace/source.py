@@ -12,8 +12,10 @@ are kept, other values are skipped unparsed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ WS = b" \t\r\n"
 _PIECE = 1 << 20  # largest single read: bounds gzip's temporary output
 _MAX_OUTSIDE_BYTES = 64 << 20  # header/trailer text kept for parsing; beyond, skipped
 _KEY = b'"traceEvents"'
+_MAX_HEADER_DEPTH = 32  # kineto's deviceProperties and distributedInfo nest 2 levels
 _fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
@@ -40,33 +43,54 @@ class Source:
         self.chunk_bytes = chunk_bytes
         self.offset = 0  # bytes of text read so far
         self.eof = False
-        self._stream = self._open(path)
-        self.gzipped = isinstance(self._stream, gzip.GzipFile)
+        self._file = self._open(path)
+        try:
+            head = self._head()  # may put a wrapper in place of self._file
+        except BaseException:
+            self._file.close()
+            raise
+        self.gzipped = head == b"\x1f\x8b"  # by content: names lie
+        self._stream: io.BufferedIOBase = (
+            gzip.GzipFile(fileobj=self._file, mode="rb") if self.gzipped else self._file)
 
-    @staticmethod
-    def _open(path: Path) -> io.BufferedIOBase:
+    def _open(self, path: Path) -> io.BufferedIOBase:
+        """The file, opened once: pipes (``/dev/stdin``, ``<(...)``) cannot be opened twice."""
         try:
             if path.is_dir():
                 raise UsageError(f"{path} is a directory; pass a trace file (.json or .json.gz)")
-            with open(path, "rb") as f:
-                gz = f.read(2) == b"\x1f\x8b"  # by content: names lie
-            if gz:
-                return gzip.GzipFile(path, "rb")
             return open(path, "rb")  # closed by Source.close
         except FileNotFoundError:
             raise UsageError(f"trace file not found: {path}; check the path") from None
         except OSError as e:
-            raise UsageError(
-                f"cannot open trace file {path} ({e.strerror or e}); check its permissions"
-            ) from None
+            raise UsageError(f"cannot open trace file {path} ({e.strerror or e}); "
+                             f"{_open_fix(e)}") from None
+
+    def _head(self) -> bytes:
+        """The first two bytes (gzip's magic, or not), leaving the stream where it was."""
+        head = b""
+        with contextlib.suppress(OSError):
+            if self._file.seekable():
+                head = self._file.read(2)
+                self._file.seek(0)
+                return head
+        # Not seekable: read them and put them back in front of the rest.
+        try:
+            while len(head) < 2 and (more := self._file.read(2 - len(head))):
+                head += more
+        except OSError as e:
+            raise UsageError(f"cannot read trace file {self.path} ({e.strerror or e}); "
+                             "check the path") from None
+        self._file = io.BufferedReader(_Prefixed(head, self._file), buffer_size=_PIECE)
+        return head
 
     def close(self) -> None:
         self._stream.close()
+        self._file.close()
 
     def read_into(self, view: memoryview) -> int:
         """Read up to ``len(view)`` bytes of text into ``view``; 0 at the end."""
         try:
-            n: int = self._stream.readinto(view)
+            n: int = self._stream.readinto(view) or 0
         except (EOFError, OSError, zlib.error) as e:
             kind = "gzip file" if self.gzipped else "file"
             raise UsageError(
@@ -97,11 +121,51 @@ class Source:
             "export the trace again"
         )
 
+    def too_deep(self) -> UsageError:
+        """The error for JSON nested too deeply to decode (no profiler writes such a file)."""
+        return UsageError(
+            f"{self.path} is not a usable trace: its JSON nests arrays or objects about "
+            f"{sys.getrecursionlimit()} levels deep or more, where a torch.profiler trace "
+            "nests a handful; the file is corrupt or not a trace - export the trace again"
+        )
+
     def not_a_trace(self, why: str = 'no "traceEvents" list of events') -> UsageError:
         return UsageError(
             f"{self.path} is not a Chrome trace ({why}); "
             "pass a trace written by torch.profiler's export_chrome_trace"
         )
+
+
+def _open_fix(error: OSError) -> str:
+    """What to do about a trace file that exists but cannot be opened."""
+    if error.errno == errno.ELOOP:
+        return "it is a loop of symbolic links: point the link at the trace file"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "check its permissions"
+    return "check the path"
+
+
+class _Prefixed(io.RawIOBase):
+    """A non-seekable stream with bytes already read from it put back in front."""
+
+    def __init__(self, prefix: bytes, rest: io.BufferedIOBase) -> None:
+        self._prefix = prefix
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._prefix:
+            n = min(len(buffer), len(self._prefix))
+            buffer[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        return self._rest.readinto(buffer)
+
+    def close(self) -> None:
+        self._rest.close()
+        super().close()
 
 
 class TextBuffer:
@@ -219,11 +283,24 @@ def _object_head(text: bytes) -> dict[str, Any] | None:
 def _kept(raw: dict[str, msgspec.Raw]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k in HEADER_KEYS:
-        # A value msgspec cannot read (a number beyond float range) is left out.
+        # A value msgspec cannot read (a number beyond float range) is left out, and so is
+        # one nested deeper than these small blocks ever are: the report embeds them, and
+        # encoding is recursive too.
         with contextlib.suppress(msgspec.DecodeError):
-            if k in raw:
-                out[k] = msgspec.json.decode(raw[k])
+            if k in raw and _depth(value := msgspec.json.decode(raw[k])) <= _MAX_HEADER_DEPTH:
+                out[k] = value
     return out
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and dicts (0 for a scalar), without recursion."""
+    depth, level = 0, [value]
+    while True:
+        containers = [x for x in level if isinstance(x, (list, dict))]
+        if not containers:
+            return depth
+        depth += 1
+        level = [v for x in containers for v in (x.values() if isinstance(x, dict) else x)]
 
 
 def _no_events(text: bytes, src: Source) -> UsageError:

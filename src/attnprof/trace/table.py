@@ -151,6 +151,19 @@ class EventTable:
         """Rows whose phase is one of ``phases`` (e.g. ``"X"``)."""
         return np.isin(self.ph, [p.encode() for p in phases])
 
+    def mask_timed(self) -> np.ndarray:
+        """Rows that can be placed in time: a finite ``ts`` and, for complete (``"X"``)
+        events, a finite, non-negative ``dur``. The analysis leaves the others out and
+        ``TraceMeta.skipped_events`` counts them, by reason. (Computed once; read-only.)"""
+        return self._timed
+
+    @cached_property
+    def _timed(self) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            timed = np.isfinite(self.ts) & ((self.ph != b"X") | (self.dur >= 0))
+        timed.flags.writeable = False
+        return timed
+
     def mask_cat(self, *categories: str) -> np.ndarray:
         """Rows whose category is exactly one of ``categories`` (e.g. ``"kernel"``).
 
@@ -252,6 +265,10 @@ class TraceMeta:
     # Entries of traceEvents that were not usable events (not an object, or unreadable).
     n_dropped: int
     ts_origin_us: int
+    # Rows the analysis leaves out because they cannot be placed in time, by reason:
+    # "missing ts", "ts not a number", and for complete ("X") events "missing dur",
+    # "dur not a number", "negative dur". They stay in the table (and in n_events).
+    skipped_events: dict[str, int] = field(default_factory=dict)
     schema_version: int | None = None
     trace_name: str | None = None
     display_time_unit: str | None = None

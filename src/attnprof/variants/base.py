@@ -80,5 +80,5 @@ class Variant:
     tags: tuple[str, ...] = field(default=())
 
     def window(self, workload: Workload) -> int | None:
-        """The window this variant masks with on ``w`` (``None`` = no window)."""
+        """The window this variant masks with on ``workload`` (``None`` = no window)."""
         return workload.window if self.windowed else None

@@ -91,23 +91,23 @@ _SHAPE_ERROR = re.compile(r"(?i)\bsize|shape|dimension|broadcast")
 
 
 def explain_grouped_kv_failure(exc: BaseException, _warnings: list[str],
-                               w: Workload) -> str | None:
+                               workload: Workload) -> str | None:
     """Why a user function failed on grouped K/V heads, and the fix (``None``: not that).
 
     Only a shape error on a grouped workload qualifies: with as many K/V heads as query
     heads the same function may be fine, so the row is a refusal of the workload
     (``unsupported``), not a bug report.
     """
-    if w.groups == 1 or not isinstance(exc, (RuntimeError, ValueError, IndexError)):
+    if workload.groups == 1 or not isinstance(exc, (RuntimeError, ValueError, IndexError)):
         return None
     message = " ".join(str(exc).split())
     if not _SHAPE_ERROR.search(message):
         return None
     if len(message) > 200:
         message = message[:199] + "…"
-    return (f"it received K/V with {w.num_kv_heads} heads for {w.heads} query heads "
+    return (f"it received K/V with {workload.num_kv_heads} heads for {workload.heads} query heads "
             f"(enable_gqa=True) and failed with {type(exc).__name__}: {message}; "
-            f"pass --kv-heads {w.heads} (equal to --heads), or honour enable_gqa=True "
+            f"pass --kv-heads {workload.heads} (equal to --heads), or honour enable_gqa=True "
             "(e.g. k.repeat_interleave(q.shape[1] // k.shape[1], dim=1), or SDPA's "
             "enable_gqa)")
 
@@ -116,9 +116,9 @@ def user_variant(spec: str) -> Variant:
     """A :class:`Variant` wrapping the user's callable (imported now, to fail early)."""
     fn = load_callable(spec)
 
-    def build(w: Workload) -> Built:
-        kwargs: dict[str, bool] = {"is_causal": w.is_causal}
-        if w.groups > 1:
+    def build(workload: Workload) -> Built:
+        kwargs: dict[str, bool] = {"is_causal": workload.is_causal}
+        if workload.groups > 1:
             kwargs["enable_gqa"] = True
 
         def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

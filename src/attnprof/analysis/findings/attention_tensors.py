@@ -58,12 +58,13 @@ def attention_tensors(ctx: FindingContext, view: RegionView) -> AttentionTensors
     """The region's attention tensors, from the workload or from its ops (module doc).
 
     K/V expanded to every query head are not listed: they are the K/V rule's evidence."""
-    w = ctx.workload
+    workload = ctx.workload
     found: list[tuple[str, tuple[int, ...]]]
-    if w is not None:
-        q = (w.batch, w.heads, w.q_len, w.head_dim)
-        found = [("q", q), ("k/v", (w.batch, w.num_kv_heads, w.k_len, w.head_dim)),
-                 ("the scores", (w.batch, w.heads, w.q_len, w.k_len)), ("the output", q)]
+    if workload is not None:
+        q = (workload.batch, workload.heads, workload.q_len, workload.head_dim)
+        kv = (workload.batch, workload.num_kv_heads, workload.k_len, workload.head_dim)
+        scores = (workload.batch, workload.heads, workload.q_len, workload.k_len)
+        found = [("q", q), ("k/v", kv), ("the scores", scores), ("the output", q)]
     else:
         found = _from_ops(ctx, view)
     return AttentionTensors(tuple(dict.fromkeys(

@@ -9,9 +9,12 @@ foreign trace they are ``None`` and rules fall back to shapes and kernel names.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -51,8 +54,14 @@ class FindingContext:
 
     def ops_named(self, view: RegionView, names: frozenset[str] | set[str]) -> list[int]:
         """Positions of the region's ops whose name is in ``names``."""
-        all_names = self.ops.names
-        return [i for i in view.op_positions.tolist() if all_names[i] in names]
+        strings = self.ops.trace.events.strings
+        ids = [i for i in (strings.id_of(n) for n in names) if i >= 0]
+        return self.ops_with_name_ids(view, ids)
+
+    def ops_with_name_ids(self, view: RegionView, ids: list[int] | np.ndarray) -> list[int]:
+        """Positions of the region's ops whose name id is in ``ids``, in region order."""
+        pos = view.op_positions
+        return pos[np.isin(self.ops.name[pos], ids)].tolist()
 
     def subtree(self, i: int) -> range:
         """Op ``i`` and everything it called."""
@@ -60,12 +69,28 @@ class FindingContext:
 
     def under(self, i: int, pattern: str) -> bool:
         """Whether op ``i`` runs inside an op whose name contains ``pattern``."""
-        return any(pattern in self.ops.names[j] for j in self.ops.ancestors(i))
+        return self.under_matching(i, _containing(pattern))
+
+    def under_matching(self, i: int, pattern: re.Pattern[str]) -> bool:
+        """Whether op ``i`` runs inside an op whose name ``pattern`` finds (``re.search``)."""
+        p = int(self.ops.parent[i])
+        # "Inside" marks an op and its whole subtree, so the parent's mark says it all.
+        return p >= 0 and bool(self.ops.inside(pattern)[p])
 
     def devices_under(self, i: int) -> np.ndarray:
-        """Device events launched from op ``i`` or any op it called."""
-        op = self.devices.op
-        return np.flatnonzero((op >= i) & (op <= self.ops.last[i]))
+        """Device events launched from op ``i`` or any op it called, in time order."""
+        if not len(self.devices):
+            return np.zeros(0, dtype=np.int64)
+        by_op, ops_sorted = self._devices_by_op
+        lo = np.searchsorted(ops_sorted, i, side="left")
+        hi = np.searchsorted(ops_sorted, self.ops.last[i], side="right")
+        return np.sort(by_op[lo:hi])
+
+    @cached_property
+    def _devices_by_op(self) -> tuple[np.ndarray, np.ndarray]:
+        # A subtree is a range of op positions, so its launches are one slice of these.
+        by_op = np.argsort(self.devices.op, kind="stable")
+        return by_op, self.devices.op[by_op]
 
     def device_us(self, positions: np.ndarray) -> float:
         """Summed duration of some device events, µs."""
@@ -75,6 +100,11 @@ class FindingContext:
         """Distinct names of some device events, first-seen order."""
         strings = self.ops.trace.events.strings
         return [strings[i] for i in dict.fromkeys(self.devices.name[positions].tolist())]
+
+
+@functools.lru_cache(maxsize=64)
+def _containing(text: str) -> re.Pattern[str]:
+    return re.compile(re.escape(text))
 
 
 def bytes_text(n: float | None) -> str:

@@ -16,16 +16,17 @@ dtype casts, the precision rule's, by none of these).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 
 import numpy as np
 
 from attnprof.analysis.findings.attention_tensors import AttentionTensors, attention_tensors
 from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.tensor_args import tensor_args
-from attnprof.analysis.passes.kernel_stats import PATH_SEP
 from attnprof.knowledge.kernel_names import decode_kernel_name
-from attnprof.record.trace_report import Finding
+from attnprof.record.trace_report import PATH_SEP, Finding
 from attnprof.spec.workload import Workload
 
 __all__ = ["detect_hidden_copies", "detect_kv_expansion", "detect_layout_copies"]
@@ -37,6 +38,7 @@ _NOT_HIDDEN = frozenset({
     "aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten",
 })  # fmt: skip
 _REPEATS = frozenset({"aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten"})
+_ANY_REPEAT = re.compile("^(?:" + "|".join(re.escape(n) for n in sorted(_REPEATS)) + ")$")
 # K/V expansion inside these is the library's own (reported by the SDPA and flex rules).
 _LIBRARY_OWNERS = ("scaled_dot_product", "FlexAttention", "flex_attention")
 # Ops that copy only because a layout cannot be viewed (reshape, flatten) or on request.
@@ -66,19 +68,41 @@ def _copied_bytes(ctx: FindingContext, copy_op: int) -> int | None:
 def detect_hidden_copies(ctx: FindingContext) -> list[Finding]:
     """Out-of-place ops (``masked_fill``, ``index_put``, ...) implemented as clone + in-place op."""
     findings = []
-    names = ctx.ops.names
+    ops = ctx.ops
+    names = ops.names
+    strings = ops.trace.events.strings
+    # Only an op whose in-place twin ("<name>_") the trace has at all can be one.
+    twins = {sid: twin for sid, name in enumerate(strings.values)
+             if name.startswith("aten::") and not name.endswith("_") and name not in _NOT_HIDDEN
+             and (twin := strings.id_of(f"{name}_")) >= 0}
+    copy_ids = [i for i in (strings.id_of(c) for c in _COPIES) if i >= 0]
     for region, view in ctx.regions():
         hits: dict[str, list[int]] = defaultdict(list)
-        for i in view.op_positions.tolist():
-            name = names[i]
-            if name in _NOT_HIDDEN or not name.startswith("aten::") or name.endswith("_"):
-                continue
-            inner = {names[j] for j in ctx.subtree(i)}
-            if f"{name}_" in inner and inner & _COPIES and _copies_in(ctx, i):
-                hits[name].append(i)
+        found = np.array(ctx.ops_with_name_ids(view, list(twins)), dtype=np.int64)
+        if len(found):
+            # A subtree is a position range: counts of copies and of each twin up to every
+            # position say at once which candidates hold both.
+            stop = ops.last[found] + 1
+            copies = _running_count(np.isin(ops.name, copy_ids))
+            keep = copies[stop] - copies[found] > 0
+            twin_of = np.array([twins[n] for n in ops.name[found].tolist()], dtype=np.int64)
+            for twin in distinct(twin_of[keep]).tolist():
+                mine = keep & (twin_of == twin)
+                twins_seen = _running_count(ops.name == twin)
+                keep[mine] = twins_seen[stop[mine]] - twins_seen[found[mine]] > 0
+            for i in found[keep].tolist():
+                if _copies_in(ctx, i):
+                    hits[names[i]].append(i)
         for name, positions in hits.items():
             findings.append(_hidden_copy(ctx, region.name, view.n, name, positions))
     return findings
+
+
+def _running_count(flags: np.ndarray) -> np.ndarray:
+    """``out[j]``: how many of ``flags[:j]`` are set."""
+    out = np.zeros(len(flags) + 1, dtype=np.int64)
+    np.cumsum(flags, out=out[1:])
+    return out
 
 
 def _hidden_copy(ctx: FindingContext, region: str, n: int, name: str, positions: list[int]
@@ -115,36 +139,37 @@ def _hidden_copy(ctx: FindingContext, region: str, n: int, name: str, positions:
 def detect_kv_expansion(ctx: FindingContext) -> list[Finding]:
     """K/V heads copied ``groups`` times by repeat_interleave / repeat / expand + reshape."""
     findings = []
-    w = ctx.workload
+    workload = ctx.workload
     for region, view in ctx.regions():
         hits = []
         for i in ctx.ops_named(view, _REPEATS):
             if any(ctx.under(i, owner) for owner in _LIBRARY_OWNERS):
                 continue
-            if any(ctx.ops.names[j] in _REPEATS for j in ctx.ops.ancestors(i)):
+            if ctx.under_matching(i, _ANY_REPEAT):
                 continue  # counted at the outermost repeat
             copies = _copies_in(ctx, i)
-            if copies and _looks_like_kv(ctx, i, copies[0], w):
+            if copies and _looks_like_kv(ctx, i, copies[0], workload):
                 hits.append((i, copies))
         if hits:
             findings.append(_kv_finding(ctx, region.name, view.n, hits))
     return findings
 
 
-def _looks_like_kv(ctx: FindingContext, op: int, copy_op: int, w: Workload | None) -> bool:
+def _looks_like_kv(ctx: FindingContext, op: int, copy_op: int, workload: Workload | None) -> bool:
     src = tensor_args(ctx.ops, op)
     out = tensor_args(ctx.ops, copy_op)
     if not src or not out:
         return False
     d = src[0].dims
-    if w is not None:
-        if w.groups == 1:
+    if workload is not None:
+        if workload.groups == 1:
             return False
-        kv = (w.batch, w.num_kv_heads, w.k_len, w.head_dim)
-        grouped = (w.batch, w.num_kv_heads, w.groups, w.k_len, w.head_dim)
+        kv = (workload.batch, workload.num_kv_heads, workload.k_len, workload.head_dim)
+        grouped = (workload.batch, workload.num_kv_heads, workload.groups, workload.k_len,
+                   workload.head_dim)
         # repeat_interleave/repeat read (B, Hkv, S, D); expand + reshape reads the expanded
         # (B, Hkv, groups, S, D) view. Either way the copy holds all query heads' worth.
-        expanded = w.batch * w.heads * w.k_len * w.head_dim
+        expanded = workload.batch * workload.heads * workload.k_len * workload.head_dim
         return d in (kv, grouped) and out[0].numel == expanded
     # No workload: only the unambiguous form, a repeat of a 4-D (B, H, S, D) tensor that
     # writes more elements than it reads (a 5-D reshape could be anything in a foreign model).
@@ -170,10 +195,11 @@ def _kv_finding(ctx: FindingContext, region: str, n: int, hits: list[tuple[int, 
         pos = np.array(kernels)
         evidence.append(f"kernels {', '.join(ctx.device_names(pos))}: "
                         f"{us_text(ctx.device_us(pos) / n)} per forward")
-    w = ctx.workload
-    if w is not None and w.groups > 1:
-        evidence.append(f"workload has {w.heads} query heads sharing {w.num_kv_heads} K/V heads: "
-                        f"each K/V head is copied {w.groups}×")
+    workload = ctx.workload
+    if workload is not None and workload.groups > 1:
+        evidence.append(f"workload has {workload.heads} query heads sharing "
+                        f"{workload.num_kv_heads} K/V heads: each K/V head is copied "
+                        f"{workload.groups}×")
     return Finding(
         rule="kv-expanded", severity="warning", region=region,
         title="K/V heads materialised by repeat before attention",

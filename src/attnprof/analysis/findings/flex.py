@@ -11,6 +11,7 @@ path is the flex op (``FlexAttentionAutogradOp``) with ATen score ops inside it.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -27,17 +28,22 @@ _SCORE_OPS = frozenset({
 })  # fmt: skip
 
 
+_FLEX = re.compile("FlexAttention|flex_attention")
+
+
 def _is_flex(name: str) -> bool:
-    return "FlexAttention" in name or "flex_attention" in name
+    return _FLEX.search(name) is not None
 
 
 def detect_uncompiled_flex(ctx: FindingContext) -> list[Finding]:
     """A flex_attention op that computed its scores with eager ATen ops."""
     findings = []
     names = ctx.ops.names
+    strings = ctx.ops.trace.events.strings
+    flex_ids = [i for i, name in enumerate(strings.values) if _is_flex(name)]
     for region, view in ctx.regions():
-        flex = [i for i in view.op_positions.tolist() if _is_flex(names[i])
-                and not any(_is_flex(names[a]) for a in ctx.ops.ancestors(i))]
+        flex = [i for i in ctx.ops_with_name_ids(view, flex_ids)
+                if not ctx.under_matching(i, _FLEX)]
         eager = [(i, [j for j in ctx.subtree(i) if names[j] in _SCORE_OPS]) for i in flex]
         eager = [(i, inner) for i, inner in eager if inner]
         if not eager:

@@ -28,12 +28,13 @@ _HALF_WORKLOAD = {"bfloat16": "c10::BFloat16", "float16": "c10::Half"}
 
 def _half_inputs(ctx: FindingContext, view: RegionView) -> str | None:
     """The 16-bit type the region's inputs have, from the workload or the recorded types."""
-    w = ctx.workload
-    if w is not None:
-        return _HALF_WORKLOAD.get(w.dtype)
+    workload = ctx.workload
+    if workload is not None:
+        return _HALF_WORKLOAD.get(workload.dtype)
     names = ctx.ops.names
-    for i in view.op_positions.tolist():
-        if ctx.ops.parent[i] != view.instance_root(0) or names[i].startswith("aten::empty"):
+    pos = view.op_positions
+    for i in pos[ctx.ops.parent[pos] == view.instance_root(0)].tolist():
+        if names[i].startswith("aten::empty"):
             continue
         for arg in tensor_args(ctx.ops, i):
             if len(arg.dims) >= 3:

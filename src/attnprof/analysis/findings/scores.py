@@ -53,10 +53,10 @@ def detect_materialised_scores(ctx: FindingContext) -> list[Finding]:
 
 def _with_workload(ctx: FindingContext, region: RegionReport, view: RegionView
                    ) -> tuple[list[str], int] | None:
-    w = ctx.workload
-    assert w is not None
-    q, k = w.q_len, w.k_len
-    scores = w.batch * w.heads * q * k
+    workload = ctx.workload
+    assert workload is not None
+    q, k = workload.q_len, workload.k_len
+    scores = workload.batch * workload.heads * q * k
     if q * k <= 1:
         return None
     evidence: list[str] = []
@@ -80,8 +80,8 @@ def _with_workload(ctx: FindingContext, region: RegionReport, view: RegionView
     # buffers scale with the tile, not with Sq·Sk) or when head_dim >= Sk, where a
     # q/k/v-sized buffer is as large as the scores.
     fused = _is_fused_attention(region.largest_allocation_op)
-    if (alloc is not None and alloc >= scores * w.element_bytes and not fused
-            and (evidence or w.head_dim < k)):
+    if (alloc is not None and alloc >= scores * workload.element_bytes and not fused
+            and (evidence or workload.head_dim < k)):
         size = max(size, alloc)
         evidence.insert(0, f"largest allocation in the forward: {bytes_text(alloc)} by "
                            f"{region.largest_allocation_op or 'an unknown op'} "

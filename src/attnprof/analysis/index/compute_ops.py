@@ -34,6 +34,7 @@ import re
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import unique_pairs
 
 __all__ = ["FACTORY_OPS", "INIT_OPS", "METADATA_OPS", "compute_ops", "is_structural"]
 
@@ -70,12 +71,14 @@ FACTORY_OPS: frozenset[str] = frozenset({
 
 def is_structural(ops: OpIndex, i: int) -> bool:
     """True when op ``i`` does no arithmetic on tensor data (see the module doc)."""
-    name = ops.names[i]
+    return _structural(ops.names[i], bool(ops.annotation[i]), ops.input_dims(i))
+
+
+def _structural(name: str, annotation: bool, dims: list[object] | None) -> bool:
     if name in METADATA_OPS or _BOOKKEEPING.match(name):
         return True
-    if ops.annotation[i]:
+    if annotation:
         return not _COMPILED_GRAPH.match(name)
-    dims = ops.input_dims(i)
     if not dims:
         return False
     return all(_is_scalar(d) for d in dims)
@@ -86,29 +89,68 @@ def _is_scalar(dims: object) -> bool:
     return isinstance(dims, list) and not dims
 
 
+def structural(ops: OpIndex) -> np.ndarray:
+    """:func:`is_structural` of every op, decided once per distinct (name, annotation,
+    input dims) rather than once per op."""
+    cache = ops.cache
+    if "structural" not in cache:
+        t = ops.trace.events
+        kinds = unique_pairs(2 * ops.name.astype(np.int64) + ops.annotation,
+                             t.input_dims[ops.row])
+        flags = np.array([
+            _structural(t.strings[kind // 2], bool(kind % 2), ops.parsed_json(dims))
+            for kind, dims in zip(kinds.first.tolist(), kinds.second.tolist(), strict=True)],
+            dtype=bool)
+        cache["structural"] = flags[kinds.inverse] if len(ops) else np.zeros(0, dtype=bool)
+    return cache["structural"]
+
+
 def compute_ops(ops: OpIndex, span: range) -> tuple[np.ndarray, np.ndarray]:
     """Positions in ``span`` of the compute ops, in time order per thread, and their work
     time in µs (see the module doc)."""
-    if len(span) == 0:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-    lo, hi = span.start, span.stop
-    names = ops.names[lo:hi]
-    work = [not is_structural(ops, i) for i in span]
-    size = hi - lo
-    has_work_below = [False] * size
-    only_init_below = [True] * size  # every compute-bearing child only initialises
-    below_us = [0.0] * size  # time of the compute-bearing children
-    parent = (ops.parent[lo:hi] - lo).tolist()
-    dur = ops.dur[lo:hi].tolist()
-    # Children come after their parent, so one backward sweep carries "work below" upward.
-    for k in range(size - 1, -1, -1):
-        p = parent[k]
-        if 0 <= p < size and (work[k] or has_work_below[k]):
-            has_work_below[p] = True
-            below_us[p] += dur[k]
-            if names[k] not in INIT_OPS or has_work_below[k]:
-                only_init_below[p] = False
-    chosen = [k for k in range(size) if work[k] and (
-        not has_work_below[k] or (only_init_below[k] and names[k] not in FACTORY_OPS))]
-    own = [max(dur[k] - below_us[k], 0.0) for k in chosen]
-    return np.array(chosen, dtype=np.int64) + lo, np.array(own, dtype=np.float64)
+    visits = np.arange(span.start, span.stop, dtype=np.int64)
+    bound = np.full(len(visits), span.start, dtype=np.int64)
+    chosen, own = compute_visits(ops, visits, bound, bound + len(span))
+    return visits[chosen], own[chosen]
+
+
+def compute_visits(ops: OpIndex, op: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """For ops visited as parts of contiguous spans: which are compute ops, and their work.
+
+    ``op[v]`` is the op position of visit ``v``, ``[lo[v], hi[v])`` the span it belongs to;
+    a span's visits are consecutive and in position order. Returns a mask over the visits
+    and each visit's work time (meaningful where the mask is set). Only ops inside the same
+    span count as an op's children, so an op near a window's end is judged by what the
+    window holds of it.
+    """
+    size = len(op)
+    if size == 0:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.float64)
+    does_work = ~structural(ops)
+    names = ops.name
+    work = does_work[op]
+    # Work anywhere below an op inside its span: a subtree is a position range, so a
+    # running count of working ops answers it for every op at once.
+    running = np.concatenate([[0], np.cumsum(does_work, dtype=np.int64)])
+    stop = np.minimum(ops.last[op], hi - 1)
+    work_below = running[stop + 1] - running[op + 1] > 0
+    parent = ops.parent[op]
+    # The parent's visit: the span's visits are consecutive, so it is as far back as the
+    # parent's position is.
+    bears = (parent >= lo) & (work | work_below)
+    child = np.flatnonzero(bears)[::-1]  # last first: the sums add up in the order a
+    into = child - (op[child] - parent[child])  # backward sweep over the span would
+    dur = ops.dur
+    below_us = np.bincount(into, weights=dur[op[child]], minlength=size)
+    not_init = ~np.isin(names[op[child]], _name_ids(ops, INIT_OPS)) | work_below[child]
+    only_init_below = np.bincount(into[not_init], minlength=size) == 0
+    factory = np.isin(names[op], _name_ids(ops, FACTORY_OPS))
+    chosen = work & (~work_below | (only_init_below & ~factory))
+    own = np.maximum(dur[op] - below_us, 0.0)
+    return chosen, own
+
+
+def _name_ids(ops: OpIndex, names: frozenset[str]) -> list[int]:
+    strings = ops.trace.events.strings
+    return [i for i in (strings.id_of(n) for n in sorted(names)) if i >= 0]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import distinct
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import (
     DEVICE_CATEGORIES,
@@ -35,19 +36,24 @@ __all__ = ["DeviceEvents", "link_device_events"]
 _LAUNCH = re.compile(r"(?i:launch|memcpy|memset)")
 
 
+#: What a device event is, by its ``kind`` code.
+DEVICE_KINDS = ("compute", "memcpy", "memset", "communication")
+
+
 @dataclass(frozen=True)
 class DeviceEvents:
     """One entry per device event, in time order.
 
-    ``launch`` is the runtime event's row in the trace (-1: not in the trace), ``api`` its
-    name's string id (-1); ``op`` the launching CPU op's position in the :class:`OpIndex`
-    (-1: unknown); ``where_pid``/``where_ts`` locate the launch on the CPU timeline, used to
-    assign the event to a region instance (nan ts: unlinked).
+    ``kind`` codes what it is (:data:`DEVICE_KINDS`); ``launch`` is the runtime event's row
+    in the trace (-1: not in the trace), ``api`` its name's string id (-1); ``op`` the
+    launching CPU op's position in the :class:`OpIndex` (-1: unknown);
+    ``where_pid``/``where_ts`` locate the launch on the CPU timeline, used to assign the
+    event to a region instance (nan ts: unlinked).
     """
 
     row: np.ndarray
     name: np.ndarray
-    category: tuple[str, ...]  # compute | memcpy | memset | communication
+    kind: np.ndarray
     start: np.ndarray
     end: np.ndarray
     launch: np.ndarray
@@ -64,20 +70,23 @@ class DeviceEvents:
         """Duration of every device event, µs."""
         return self.end - self.start
 
+    @property
+    def category(self) -> tuple[str, ...]:
+        """What each event is: compute, memcpy, memset or communication."""
+        return tuple(DEVICE_KINDS[k] for k in self.kind.tolist())
+
 
 def link_device_events(ops: OpIndex) -> DeviceEvents:
     """Find every device event and join it to its launch and launching CPU op."""
     t = ops.trace.events
     cat_ids = {t.strings.id_of(c): k for c, k in DEVICE_CATEGORIES.items()}
     cat_ids.pop(-1, None)
-    with np.errstate(invalid="ignore"):
-        keep = (t.mask_ph("X") & np.isin(t.cat, list(cat_ids)) & np.isfinite(t.ts)
-                & np.isfinite(t.dur))
+    keep = t.mask_ph("X") & np.isin(t.cat, list(cat_ids)) & t.mask_timed()
     rows = np.flatnonzero(keep)
     rows = rows[np.argsort(t.ts[rows], kind="stable")]
     names = t.name[rows]
-    categories = _categories(t.cat[rows].tolist(), names, cat_ids, t.strings.__getitem__)
-    corr = t.correlation[rows].copy()
+    kind = _kinds(t.cat[rows], names, cat_ids, t.strings.__getitem__)
+    corr = t.correlation[rows].astype(np.int64)
     _fill_from_flows(ops, rows, corr)
     launch = _launch_rows(ops, corr)
     n = len(rows)
@@ -85,33 +94,35 @@ def link_device_events(ops: OpIndex) -> DeviceEvents:
     where_pid = np.full(n, -1, dtype=np.int64)
     where_ts = np.full(n, np.nan)
     api = np.full(n, -1, dtype=np.int64)
-    ext_ops = ops.external_ids
-    for k in range(n):
-        r = int(launch[k])
-        if r >= 0:
-            pid, tid, ts = int(t.pid[r]), int(t.tid[r]), float(t.ts[r])
-            api[k] = int(t.name[r])
-            where_pid[k], where_ts[k] = pid, ts
-            op[k] = ops.enclosing(pid, tid, ts)
-            if op[k] < 0:
-                op[k] = ext_ops.get(int(t.external_id[r]), -1)
-            continue
-        j = ext_ops.get(int(t.external_id[rows[k]]), -1)
-        if j >= 0:
-            op[k], where_pid[k], where_ts[k] = j, int(ops.pid[j]), float(ops.start[j])
-    return DeviceEvents(row=rows, name=names, category=categories, start=t.ts[rows],
+    # Launched from a runtime call in the trace: it lies inside the launching op (or, when
+    # it lies in none, the op shares its External id).
+    known = np.flatnonzero(launch >= 0)
+    r = launch[known]
+    api[known] = t.name[r]
+    where_pid[known], where_ts[known] = t.pid[r], t.ts[r]
+    op[known] = ops.enclosing_many(t.pid[r], t.tid[r], t.ts[r])
+    lost = known[op[known] < 0]
+    op[lost] = ops.with_external_id(t.external_id[launch[lost]])
+    # No launch in the trace: the device event's own External id names the op.
+    unknown = np.flatnonzero(launch < 0)
+    j = ops.with_external_id(t.external_id[rows[unknown]])
+    hit, j = unknown[j >= 0], j[j >= 0]
+    op[hit], where_pid[hit], where_ts[hit] = j, ops.pid[j], ops.start[j]
+    return DeviceEvents(row=rows, name=names, kind=kind, start=t.ts[rows],
                         end=t.ts[rows] + t.dur[rows], launch=launch, api=api, op=op,
                         where_pid=where_pid, where_ts=where_ts)
 
 
-def _categories(cats: list[int], names: np.ndarray, cat_ids: Mapping[int, str],
-                text: Callable[[int], str]) -> tuple[str, ...]:
-    comm = {i for i in np.unique(names).tolist() if decode_kernel_name(text(i)).family == "nccl"}
-    out = []
-    for c, nm in zip(cats, names.tolist(), strict=True):
-        kind = cat_ids[c]
-        out.append("communication" if kind == "compute" and nm in comm else kind)
-    return tuple(out)
+def _kinds(cats: np.ndarray, names: np.ndarray, cat_ids: Mapping[int, str],
+           text: Callable[[int], str]) -> np.ndarray:
+    """The kind code of each device event: by category, kernels split by name."""
+    kind = np.zeros(len(cats), dtype=np.int64)
+    for cat_id, what in cat_ids.items():
+        kind[cats == cat_id] = DEVICE_KINDS.index(what)
+    comm = [i for i in distinct(names).tolist() if decode_kernel_name(text(i)).family == "nccl"]
+    kind[(kind == DEVICE_KINDS.index("compute")) & np.isin(names, comm)] = DEVICE_KINDS.index(
+        "communication")
+    return kind
 
 
 def _fill_from_flows(ops: OpIndex, rows: np.ndarray, corr: np.ndarray) -> None:
@@ -130,13 +141,24 @@ def _fill_from_flows(ops: OpIndex, rows: np.ndarray, corr: np.ndarray) -> None:
 
 
 def _launch_rows(ops: OpIndex, corr: np.ndarray) -> np.ndarray:
-    """The runtime event row for each correlation id (-1 when absent)."""
+    """The runtime event row for each correlation id (-1 when absent).
+
+    When several runtime events share an id, the last one that launches, copies or sets
+    wins, else the first one.
+    """
     t = ops.trace.events
-    runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_ph("X")
-                             & np.isin(t.correlation, corr[corr >= 0]))
-    by_corr: dict[int, int] = {}
-    for r in runtime.tolist():
-        c = int(t.correlation[r])
-        if c not in by_corr or _LAUNCH.search(t.strings[int(t.name[r])]):
-            by_corr[c] = r
-    return np.array([by_corr.get(int(c), -1) for c in corr.tolist()], dtype=np.int64)
+    runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_ph("X"))
+    runtime = runtime[np.isin(t.correlation[runtime], corr[corr >= 0])]
+    out = np.full(len(corr), -1, dtype=np.int64)
+    if not len(runtime):
+        return out
+    ids = t.correlation[runtime].astype(np.int64)
+    launches = np.isin(t.name[runtime], t.strings.ids_matching(_LAUNCH))
+    # Rank the candidates of each id: launching ones by position (the last wins), before
+    # them every other one, the first of which wins.
+    rank = np.where(launches, np.arange(len(runtime)) + 1, -np.arange(len(runtime)))
+    order = np.lexsort((rank, ids))
+    last = np.r_[ids[order][1:] != ids[order][:-1], True]
+    best_ids, best_rows = ids[order][last], runtime[order][last]
+    at = np.clip(np.searchsorted(best_ids, corr), 0, len(best_ids) - 1)
+    return np.where((corr >= 0) & (best_ids[at] == corr), best_rows[at], -1)

@@ -65,22 +65,23 @@ def find_regions(ops: OpIndex, pattern: str | None = None) -> list[Region]:
     user's own ``record_function`` labels.
     """
     strings = ops.trace.events.strings
-    names = [strings[i] for i in ops.name.tolist()]
-    ann = ops.annotation.tolist()
+    # Regions are annotations: only their names are looked at.
+    annotations = np.flatnonzero(ops.annotation).tolist()
+    names = dict(zip(annotations, [strings[i] for i in ops.name[annotations].tolist()],
+                     strict=True))
     if pattern is not None:
         rx = re.compile(pattern)
-        chosen = [i for i, (n, a) in enumerate(zip(names, ann, strict=True)) if a and rx.search(n)]
+        chosen = [i for i, n in names.items() if rx.search(n)]
         if not chosen:
-            seen = list(dict.fromkeys(n for n, a in zip(names, ann, strict=True) if a))
+            seen = list(dict.fromkeys(names.values()))
             listing = ", ".join(repr(n) for n in seen[:8]) or "none"
             raise UsageError(f"--region {pattern!r} matches no annotation in "
                              f"{ops.trace.meta.source}; its annotations: {listing}")
         return _grouped(ops, names, chosen)
-    ours = [i for i, (n, a) in enumerate(zip(names, ann, strict=True))
-            if a and n.startswith(REGION_PREFIX)]
+    ours = [i for i, n in names.items() if n.startswith(REGION_PREFIX)]
     if ours:
         return _grouped(ops, names, ours)
-    steps = [i for i, (n, a) in enumerate(zip(names, ann, strict=True)) if a and _STEP.match(n)]
+    steps = [i for i, n in names.items() if _STEP.match(n)]
     if steps:
         return [Region(PROFILER_STEP, _instances(ops, steps, _last_recorded_end(ops)))]
     if len(ops) == 0:
@@ -90,7 +91,7 @@ def find_regions(ops: OpIndex, pattern: str | None = None) -> list[Region]:
     return [Region(WHOLE_TRACE, (whole,))]
 
 
-def _grouped(ops: OpIndex, names: list[str], positions: list[int]) -> list[Region]:
+def _grouped(ops: OpIndex, names: dict[int, str], positions: list[int]) -> list[Region]:
     groups: dict[str, list[int]] = {}
     for i in positions:
         groups.setdefault(names[i], []).append(i)
@@ -110,9 +111,8 @@ def _instances(ops: OpIndex, positions: list[int], horizon: float) -> tuple[Inst
 def _last_recorded_end(ops: OpIndex) -> float:
     """When the trace's last event other than an annotation ended (inf if none)."""
     t = ops.trace.events
-    with np.errstate(invalid="ignore"):
-        real = (t.mask_ph("X") & ~t.mask_cat("user_annotation", "gpu_user_annotation", "Trace")
-                & np.isfinite(t.ts) & np.isfinite(t.dur))
+    real = (t.mask_ph("X") & ~t.mask_cat("user_annotation", "gpu_user_annotation", "Trace")
+            & t.mask_timed())
     if not real.any():
         return float("inf")
     return float(np.max(t.ts[real] + t.dur[real]))

@@ -46,11 +46,21 @@ class TensorArg:
 
 def tensor_args(ops: OpIndex, i: int) -> list[TensorArg]:
     """The rank >= 1 tensor arguments of op ``i``, in argument order (empty when unrecorded)."""
-    dims, types = ops.input_dims(i), ops.input_types(i)
+    t = ops.trace.events
+    row = ops.row[i]
+    key = (int(t.input_dims[row]), int(t.input_types[row]))
+    # Ops repeat the same few shapes thousands of times: read each pair of texts once.
+    known = ops.cache.setdefault("tensor_args", {})
+    if key not in known:
+        known[key] = _read(ops.parsed_json(key[0]), ops.parsed_json(key[1]))
+    return list(known[key])
+
+
+def _read(dims: list[object] | None, types: list[object] | None) -> tuple[TensorArg, ...]:
     if not dims or not types:
-        return []
+        return ()
     out = []
     for d, ty in zip(dims, types, strict=False):  # a foreign trace's lists may differ
         if isinstance(d, list) and d and all(type(x) is int for x in d) and isinstance(ty, str):
             out.append(TensorArg(tuple(d), ty))
-    return out
+    return tuple(out)

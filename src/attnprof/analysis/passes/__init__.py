@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import unique_pairs
 from attnprof.analysis.index.views import RegionView
 from attnprof.analysis.passes.allocations import measure_memory
 from attnprof.analysis.passes.attention_share import measure_attention
@@ -49,14 +50,27 @@ def measure_cpu_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str, A
     t = ops.trace.events
     sync = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_name(_SYNC)
                           & np.isfinite(t.dur))
+    # Waits by thread, in time order: an instance's are one slice of its thread's.
+    threads: dict[tuple[int, int], tuple[np.ndarray, list[float]]] = {}
+    if len(sync):
+        found = unique_pairs(t.pid[sync], t.tid[sync])
+        for g, (pid, tid) in enumerate(zip(found.first.tolist(), found.second.tolist(),
+                                           strict=True)):
+            mine = sync[found.inverse == g]
+            mine = mine[np.argsort(t.ts[mine], kind="stable")]
+            threads[(pid, tid)] = (t.ts[mine], t.dur[mine].tolist())
     per: list[float] = []
     for inst in view.instances:
         pid, tid, spent = inst.pid, inst.tid, inst.dur
         if inst.op < 0:
             pid, tid, spent = _busiest_thread(view)
-        waits = sync[(t.pid[sync] == pid) & (t.tid[sync] == tid)
-                     & (t.ts[sync] >= inst.start) & (t.ts[sync] <= inst.end)]
-        per.append(max(spent - math.fsum(t.dur[waits].tolist()), 0.0))
+        waited = 0.0
+        if (pid, tid) in threads:
+            ts, durs = threads[(pid, tid)]
+            lo = int(np.searchsorted(ts, inst.start, side="left"))
+            hi = int(np.searchsorted(ts, inst.end, side="right"))
+            waited = math.fsum(durs[lo:hi])
+        per.append(max(spent - waited, 0.0))
     return {"name": view.name, "instances": view.n,
             "cpu_us_per_forward": math.fsum(per) / view.n if view.n else 0.0}
 
@@ -79,12 +93,16 @@ def _busiest_thread(view: RegionView) -> tuple[int, int, float]:
 
 
 def outermost_cpu_ops(ops: OpIndex) -> np.ndarray:
-    """True for ATen ops not called by another ATen op (annotations in between don't count)."""
-    inside = np.zeros(len(ops), dtype=bool)  # has an ATen op among its ancestors
-    ann, parent = ops.annotation.tolist(), ops.parent.tolist()
-    for i, p in enumerate(parent):  # parents come before their children
-        if p >= 0:
-            inside[i] = inside[p] or not ann[p]
+    """True for ATen ops not called by another ATen op (annotations in between don't count).
+
+    An op is inside an ATen op when it lies in the subtree (a position range) of one: one
+    difference array over those ranges, then a running sum.
+    """
+    aten = np.flatnonzero(~ops.annotation)
+    cover = np.zeros(len(ops) + 1, dtype=np.int64)
+    np.add.at(cover, aten + 1, 1)
+    np.add.at(cover, ops.last[aten] + 1, -1)
+    inside = np.cumsum(cover[:-1]) > 0
     return ~inside & ~ops.annotation
 
 

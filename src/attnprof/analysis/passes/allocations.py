@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.compute_ops import METADATA_OPS
-from attnprof.analysis.index.views import RegionView
+from attnprof.analysis.index.views import RegionView, flat_ranges
 from attnprof.trace import Trace
 
 __all__ = ["measure_memory"]
 
 _CPU, _CUDA = 0, 1
+_EXACT = float(2**53)
 
 
 def measure_memory(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -36,38 +37,63 @@ def measure_memory(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any
         return none
     t = view.ops.trace.events
     ts = t.ts[rows]
-    per_instance = [rows[(ts >= inst.start) & (ts <= inst.end)] for inst in view.instances]
-    mine = np.concatenate(per_instance)
-    if len(mine) == 0:
+    # Each instance's events are one slice of the time-sorted rows.
+    lo = np.searchsorted(ts, [inst.start for inst in view.instances], side="left")
+    hi = np.searchsorted(ts, [inst.end for inst in view.instances], side="right")
+    at, _ = flat_ranges(lo, hi)
+    if len(at) == 0:
         return none
-    kinds = t.memory_records.device_type[t.memory[mine]]
+    owner = np.repeat(np.arange(view.n), np.maximum(hi - lo, 0))
+    mine = rows[at]
+    records = t.memory_records
+    kinds = records.device_type[t.memory[mine]]
     kind = _CUDA if np.any(kinds == _CUDA) else _CPU
-    peak, largest, largest_row = 0.0, 0.0, -1
-    for chosen in per_instance:
-        chosen = chosen[t.memory_records.device_type[t.memory[chosen]] == kind]
-        sizes = t.memory_records.bytes[t.memory[chosen]]
-        sizes = np.where(np.isfinite(sizes), sizes, 0.0)
-        if len(sizes):
-            peak = max(peak, float(np.max(np.cumsum(sizes))))
-            j = int(np.argmax(sizes))
-            if sizes[j] > largest:
-                largest, largest_row = float(sizes[j]), int(chosen[j])
+    chosen = kinds == kind
+    mine, owner = mine[chosen], owner[chosen]
+    sizes = records.bytes[t.memory[mine]]
+    sizes = np.where(np.isfinite(sizes), sizes, 0.0)
+    peak = _peak(sizes, owner)
+    # The largest single allocation: the first instance holding the largest size, and the
+    # first event of that size in it.
+    largest, largest_row = 0.0, -1
+    if len(sizes) and float(sizes.max()) > 0:
+        largest = float(sizes.max())
+        largest_row = int(mine[np.flatnonzero(sizes == largest)[0]])
     op = None
     if largest_row >= 0:
-        at = view.ops.enclosing(int(t.pid[largest_row]), int(t.tid[largest_row]),
-                                float(t.ts[largest_row]))
+        at_op = view.ops.enclosing(int(t.pid[largest_row]), int(t.tid[largest_row]),
+                                   float(t.ts[largest_row]))
         # Name the op that asked for the memory, not the allocation primitive inside it.
-        while at >= 0 and view.ops.name_of(at) in METADATA_OPS and view.ops.parent[at] >= 0:
-            at = int(view.ops.parent[at])
-        op = view.ops.name_of(at) if at >= 0 else None
+        while (at_op >= 0 and view.ops.name_of(at_op) in METADATA_OPS
+               and view.ops.parent[at_op] >= 0):
+            at_op = int(view.ops.parent[at_op])
+        op = view.ops.name_of(at_op) if at_op >= 0 else None
     return {"peak_memory_bytes": int(max(peak, 0.0)),
             "largest_allocation_bytes": int(largest) if largest_row >= 0 else None,
             "largest_allocation_op": op, "memory_device": "cuda" if kind == _CUDA else "cpu"}
 
 
+def _peak(sizes: np.ndarray, owner: np.ndarray) -> float:
+    """The largest running sum of ``sizes`` within any instance (0 when there are none).
+
+    Byte counts are whole numbers, so one running sum over all instances, less its value
+    where each instance begins, gives each instance's running sums exactly; past 2**53, where
+    float64 stops holding every whole number, the instances are summed one by one.
+    """
+    if not len(sizes):
+        return 0.0
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    total = np.cumsum(sizes)
+    if np.abs(total).max() < _EXACT and np.abs(sizes).sum() < _EXACT:
+        base = np.repeat(np.r_[0.0, total[starts[1:] - 1]], np.diff(np.r_[starts, len(sizes)]))
+        return max(float(np.max(total - base)), 0.0)
+    ends = np.r_[starts[1:], len(sizes)]
+    return max(0.0, *(float(np.max(np.cumsum(sizes[a:b]))) for a, b in
+                      zip(starts.tolist(), ends.tolist(), strict=True)))
+
+
 def _memory_rows(trace: Trace) -> np.ndarray:
     """Rows of the trace's ``[memory]`` events with a byte count, in time order."""
     t = trace.events
-    rows = np.flatnonzero(t.mask_named("[memory]") & (t.memory >= 0)
-                          & np.isfinite(t.ts))
+    rows = np.flatnonzero(t.mask_named("[memory]") & (t.memory >= 0) & t.mask_timed())
     return rows[np.argsort(t.ts[rows], kind="stable")]

@@ -14,6 +14,7 @@ names it, so it is not recognised: the share is a floor, and the report says so.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name
 
@@ -39,21 +41,25 @@ def measure_attention(view: RegionView, fields: Mapping[str, Any]) -> dict[str, 
     ops = view.ops
     # An empty index still has to answer for the clipped position 0 of unlinked events.
     inside = ops.inside(ATTENTION_OP) if len(ops) else np.zeros(1, dtype=bool)
-    total = attention = 0.0
     if view.on_device:
         dev = view.devices
-        fused = _fused_attention_names(ops, dev.name)
-        for positions in view.device_of:
-            us = (dev.end[positions] - dev.start[positions]).astype(np.float64)
-            op = dev.op[positions]
-            mine = np.isin(dev.name[positions], fused)
-            mine |= (op >= 0) & inside[np.clip(op, 0, None)]
-            total += math.fsum(us.tolist())
-            attention += math.fsum(us[mine].tolist())
+        at = view.device_visits
+        us = (dev.end[at] - dev.start[at]).astype(np.float64)
+        op = dev.op[at]
+        mine = np.isin(dev.name[at], _fused_attention_names(ops, dev.name))
+        mine |= (op >= 0) & inside[np.clip(op, 0, None)]
+        bounds = view.device_bounds
     else:
-        for found, work in zip(view.compute_of, view.compute_us_of, strict=True):
-            total += math.fsum(work.tolist())
-            attention += math.fsum(work[inside[found]].tolist())
+        chosen = view.compute_mask
+        us = view.compute_us[chosen]
+        mine = inside[view.op_positions[chosen]]
+        bounds = np.searchsorted(view.visit_instance[chosen], np.arange(view.n + 1))
+    # Instance by instance, as a forward is summed, then the forwards added up in order.
+    all_us, attention_us = us.tolist(), np.where(mine, us, 0.0).tolist()
+    total = attention = 0.0
+    for lo, hi in itertools.pairwise(bounds.tolist()):
+        total += math.fsum(all_us[lo:hi])
+        attention += math.fsum(attention_us[lo:hi])
     n = view.n or 1
     return {"attention_us_per_forward": attention / n,
             "attention_share": attention / total if total > 0 else None}
@@ -62,5 +68,5 @@ def measure_attention(view: RegionView, fields: Mapping[str, Any]) -> dict[str, 
 def _fused_attention_names(ops: OpIndex, names: np.ndarray) -> np.ndarray:
     """The name ids, among ``names``, of fused-attention kernels (decoded once per name)."""
     strings = ops.trace.events.strings
-    return np.array([i for i in np.unique(names).tolist()
+    return np.array([i for i in distinct(names).tolist()
                      if decode_kernel_name(strings[i]).is_attention], dtype=names.dtype)

@@ -9,7 +9,9 @@ counts every complete (``"X"``) device activity: kernels (``cat`` "kernel"), cop
 
 Times are sums of event durations in µs, not wall time: kernels that overlap on different
 streams are each counted in full, so shares are "share of summed device time". Sums are
-exactly rounded (:func:`math.fsum`), so they do not depend on event order. A trace without
+exactly rounded (:func:`math.fsum`), so they do not depend on event order. Events that
+cannot be placed in time (a missing or negative duration: ``TraceMeta.skipped_events``)
+are left out, as everywhere in the analysis. A trace without
 device events (a CPU-only capture) gives an empty breakdown, not an error.
 """
 
@@ -20,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from attnprof.analysis.index.pairs import distinct
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import CATEGORIES, DEVICE_CATEGORIES, Category
 from attnprof.record.trace_report import BreakdownCategory, BreakdownKernel, BreakdownReport
@@ -34,13 +37,13 @@ def kernel_breakdown(trace: Trace) -> BreakdownReport:
     code_of = {t.strings.id_of(c): CATEGORIES.index(k) for c, k in DEVICE_CATEGORIES.items()}
     code_of.pop(-1, None)  # categories this trace does not use
     dur = t.dur
-    keep = t.mask_ph("X") & np.isin(t.cat, list(code_of)) & np.isfinite(dur)
+    keep = t.mask_ph("X") & np.isin(t.cat, list(code_of)) & t.mask_timed()
     names, cats, durs = t.name[keep], t.cat[keep], dur[keep]
     codes = np.zeros(len(names), dtype=np.int64)
     for cat_id, code in code_of.items():
         codes[cats == cat_id] = code
     # Communication is a kind of kernel told apart by its name.
-    kernel_ids = np.unique(names[codes == 0]).tolist()
+    kernel_ids = distinct(names[codes == 0]).tolist()
     comm_ids = [i for i in kernel_ids if decode_kernel_name(t.strings[i]).family == "nccl"]
     codes[(codes == 0) & np.isin(names, comm_ids)] = CATEGORIES.index("communication")
 

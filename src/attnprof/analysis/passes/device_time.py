@@ -18,12 +18,17 @@ launched no device work, is ``cpu-only``; a GPU trace recorded without device ac
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from attnprof.analysis.index.device_events import DEVICE_KINDS
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.trace_report import Gap
@@ -40,31 +45,83 @@ def measure_device_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str
     if not view.on_device:
         return _cpu_only(view, fields)
     dev = view.devices
-    busy, idle = [], []
-    sums: dict[str, list[float]] = {c: [] for c in DEVICE_CATEGORIES_ORDER}
-    gaps: list[tuple[float, float, int]] = []  # (dur, start, preceding device position)
-    for k, positions in enumerate(view.device_of):
-        if len(positions) == 0:
-            continue
-        for d in positions.tolist():
-            sums[dev.category[d]].append(float(dev.end[d] - dev.start[d]))
-        b, i, g = _timeline(dev.start[positions], dev.end[positions], view.instances[k].start)
-        busy.append(b)
-        idle.append(i)
-        gaps.extend((dur, start, int(positions[j]) if j >= 0 else -1) for dur, start, j in g)
     n = view.n or 1
-    categories = {c: math.fsum(v) / n for c, v in sums.items()}
+    at = view.device_visits
+    dur = dev.end[at] - dev.start[at]
+    kind = dev.kind[at]
+    categories = {c: math.fsum(dur[kind == DEVICE_KINDS.index(c)].tolist()) / n
+                  for c in DEVICE_CATEGORIES_ORDER}
+    line = _timelines(view)
+    bounds = np.searchsorted(line.instance, np.arange(view.n + 1))
+    gap_bounds = np.searchsorted(line.instance[line.gap], np.arange(view.n + 1))
+    pieces, gap_durs = line.busy.tolist(), line.gap_dur.tolist()
+    busy, idle = [], []
+    for k in distinct(line.instance).tolist():
+        # In time order, as the device ran them: the same sums, bit for bit, as adding up
+        # one event after another.
+        busy.append(functools.reduce(operator.add, pieces[bounds[k]:bounds[k + 1]], 0.0))
+        idle.append(math.fsum(gap_durs[gap_bounds[k]:gap_bounds[k + 1]]))
     idle_us = math.fsum(idle) / n
     categories["idle"] = idle_us
-    gaps.sort(key=lambda g: (-g[0], g[1]))
+    largest = np.lexsort((line.gap_start, -line.gap_dur))[:GAPS_KEPT]
     strings = view.ops.trace.events.strings
     kept = [
         Gap(start_us=start, dur_us=dur,
             after=decode_kernel_name(strings[int(dev.name[j])]).short if j >= 0 else None)
-        for dur, start, j in gaps[:GAPS_KEPT]
+        for dur, start, j in zip(line.gap_dur[largest].tolist(),
+                                 line.gap_start[largest].tolist(),
+                                 line.gap_after[largest].tolist(), strict=True)
     ]
     return {"device_us_per_forward": math.fsum(busy) / n, "categories_us": categories,
             "idle_us": idle_us, "gaps": kept}
+
+
+@dataclass(frozen=True)
+class _Timelines:
+    """Every instance's device timeline: per event (by instance, then start) the busy time
+    it adds; per gap before an event, its length, start and the event before it."""
+
+    instance: np.ndarray
+    busy: np.ndarray
+    gap: np.ndarray  # the events that follow a gap
+    gap_dur: np.ndarray
+    gap_start: np.ndarray
+    gap_after: np.ndarray  # device position of the event that set the cursor (-1: none)
+
+
+def _timelines(view: RegionView) -> _Timelines:
+    """Sweep every instance's events in start order with a cursor at the latest end so far
+    (from the window's start, or the first event if earlier): an event starting past the
+    cursor leaves a gap, the part of it past the cursor is busy time. All instances at once:
+    the cursor before each event is a running maximum within its instance."""
+    dev = view.devices
+    at, owner = view.device_visits, view.device_instance
+    order = np.lexsort((dev.start[at], owner))
+    pos, k = at[order], owner[order]
+    s, e = dev.start[pos], dev.end[pos]
+    m = len(pos)
+    first = np.r_[True, k[1:] != k[:-1]] if m else np.zeros(0, dtype=bool)
+    seg = np.cumsum(first) - 1
+    window = np.array([i.start for i in view.instances], dtype=np.float64)
+    c0 = np.minimum(window[k], s[first][seg]) if m else s
+    # Rank the ends so that a running maximum of ranks finds the latest end so far and,
+    # among equal ends, the earliest event (a later equal end does not move the cursor);
+    # offsetting each instance's ranks past the previous one's keeps the maxima apart.
+    by_end = np.lexsort((-np.arange(m), e))
+    rank = np.empty(m, dtype=np.int64)
+    rank[by_end] = np.arange(m)
+    running = np.maximum.accumulate(rank + seg * m) if m else rank
+    before = np.r_[-1, running[:-1]] if m else rank
+    before[first] = -1
+    prev = np.where(before >= 0, by_end[np.maximum(before - seg * m, 0)], -1)
+    raised = (prev >= 0) & (e[np.maximum(prev, 0)] > c0)
+    cursor = np.where(raised, e[np.maximum(prev, 0)], c0)
+    prev = np.where(raised, prev, -1)
+    busy = np.where(e > cursor, e - np.maximum(s, cursor), 0.0)
+    gap = np.flatnonzero(s > cursor)
+    return _Timelines(instance=k, busy=busy, gap=gap, gap_dur=s[gap] - cursor[gap],
+                      gap_start=cursor[gap],
+                      gap_after=np.where(prev[gap] >= 0, pos[np.maximum(prev[gap], 0)], -1))
 
 
 def _cpu_only(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -75,24 +132,6 @@ def _cpu_only(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
     cpu = float(fields.get("cpu_us_per_forward", 0.0))
     return {"device_us_per_forward": None, "idle_us": None, "gaps": [],
             "categories_us": {"compute": compute, "framework": max(cpu - compute, 0.0)}}
-
-
-def _timeline(start: np.ndarray, end: np.ndarray, window_start: float
-              ) -> tuple[float, float, list[tuple[float, float, int]]]:
-    """(busy µs, idle µs, gaps as (dur, start, index of the preceding event or -1))."""
-    order = np.argsort(start, kind="stable")
-    busy = 0.0
-    gaps: list[tuple[float, float, int]] = []
-    cursor, prev = min(window_start, float(start[order[0]])), -1
-    for j in order.tolist():
-        s, e = float(start[j]), float(end[j])
-        if s > cursor:
-            gaps.append((s - cursor, cursor, prev))
-        if e > cursor:
-            busy += e - max(s, cursor)
-            cursor, prev = e, j
-    idle = math.fsum(g[0] for g in gaps)
-    return busy, idle, gaps
 
 
 def judge_boundness(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:

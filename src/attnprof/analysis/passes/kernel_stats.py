@@ -7,24 +7,22 @@ in the order they first ran, the order in which one reads a trace.
 
 On a CPU-only trace the rows are the compute ops (:mod:`attnprof.analysis.index.compute_ops`)
 and ``launched_by`` is the op that called them.
-
-A row's dtype is the one its name states; where the name states none (cuDNN's generated
-attention kernels, FlashAttention-4, many ATen kernels, every CPU op) it is read off the
-recorded input types of the op that launched it (on CPU, of the op itself), and
-``dtype_source`` says which. With neither, it stays unknown: never a guess.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from attnprof.analysis.index.call_paths import EMPTY_PATH
+from attnprof.analysis.index.device_events import DEVICE_KINDS
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import unique_pairs
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name, names_integer_data
@@ -43,46 +41,90 @@ _TYPE_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BF
 _NO_DTYPE_CATEGORIES = frozenset({"memcpy", "memset"})
 
 
-@dataclass
-class _Group:
-    name: int
-    path: tuple[int, ...]
-    first: tuple[int, float]
-    category: str
-    durs: list[float] = field(default_factory=list)
-    apis: Counter[int] = field(default_factory=Counter)
-    sample: int = -1  # a trace row with launch details, if any
-    op: int = -1  # the launching op of the first launch (CPU: the compute op itself)
+@dataclass(frozen=True)
+class _Visits:
+    """The kernels (or compute ops) of a region, one entry per occurrence in an instance."""
+
+    name: np.ndarray  # name ids
+    op: np.ndarray  # the op whose path (up to the instance) is the call path; -1: none
+    include_self: bool  # whether that op's own name ends the path (kernels: the launcher)
+    instance: np.ndarray
+    offset: np.ndarray  # start, µs after the instance's start
+    dur: np.ndarray  # µs
+    category: np.ndarray  # codes into _CATEGORY_NAMES
+    api: np.ndarray  # launch API name ids (-1: none)
+    sample: np.ndarray  # trace rows with launch details (-1: none)
 
 
 def summarize_kernels(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
     """Fields ``kernels``, ``kernels_per_forward``, ``kernel_source`` and ``launch_apis``."""
-    groups = _device_groups(view) if view.on_device else _cpu_groups(view)
-    total = math.fsum(d for g in groups.values() for d in g.durs)
-    ordered = sorted(groups.values(), key=lambda g: g.first)
-    kernels = [_stat(view, g, total) for g in ordered]
+    v = _device_visits(view) if view.on_device else _cpu_visits(view)
     strings = view.ops.trace.events.strings
-    apis: Counter[str] = Counter()
-    for g in ordered:
-        for api, c in g.apis.items():
-            apis[strings[api]] += c
+    # Group by (name, call path); a group's place is where it first ran: its instance, its
+    # time into it, and, between equals, which was met first.
+    path, path_names = _paths(view, v)
+    groups = unique_pairs(v.name, path)
+    first, group = groups.index, groups.inverse
+    order = np.lexsort((first, v.offset[first], v.instance[first]))
+    durs = v.dur.tolist()
+    total = math.fsum(durs)
+    members = np.argsort(group, kind="stable")  # each group's visits, in visit order
+    bounds = np.searchsorted(group[members], np.arange(len(first) + 1))
+    apis = _launch_apis(v, group, len(first))
+    kernels = []
+    for g in order.tolist():
+        mine = members[bounds[g]:bounds[g + 1]]
+        api_ids, api_counts = apis[g]
+        sampled = v.sample[mine]
+        kernels.append(_stat(
+            view, name=int(groups.first[g]), path=path_names(int(groups.second[g])),
+            category=_CATEGORY_NAMES[int(v.category[first[g]])],
+            durs=[durs[i] for i in mine.tolist()], total=total,
+            api=strings[api_ids[0]] if api_ids else None, op=int(v.op[first[g]]),
+            sample=int(sampled[sampled >= 0][0]) if (sampled >= 0).any() else -1))
+    launch_apis: Counter[str] = Counter()
+    for api_ids, api_counts in apis:
+        for api, c in zip(api_ids, api_counts, strict=True):
+            launch_apis[strings[api]] += c
     count = sum(k.count for k in kernels)
     return {
         "kernels": kernels,
         "kernels_per_forward": count / view.n if view.n else 0.0,
         "kernel_source": "kernels" if view.on_device else "cpu-ops",
-        "launch_apis": dict(sorted(apis.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "launch_apis": dict(sorted(launch_apis.items(), key=lambda kv: (-kv[1], kv[0]))),
     }
 
 
-def _path(view: RegionView, op: int, root: int, include_self: bool) -> tuple[int, ...]:
-    """Op names from the region down to ``op``: the key a kernel is grouped under.
+def _paths(view: RegionView, v: _Visits) -> tuple[np.ndarray, Callable[[int], tuple[int, ...]]]:
+    """The call path of every visit as an integer, and how to turn one into its name ids.
 
-    User annotations are left out: foreign traces wrap warm-up and measured iterations in
-    differently named ranges (``...|warmup|forward``, ``...|measure|forward``), which would
-    split one kernel into look-alike rows. Consecutive repeats collapse into one name
-    (vmap and decompositions nest ``aten::le`` in ``aten::le`` ten deep).
+    The path is the op names from the region down to the launching op (or, on a CPU trace,
+    down to the compute op's caller), user annotations left out, consecutive repeats
+    collapsed: the op's interned path node, since an instance's annotation adds nothing to
+    it. Only when an instance's annotation lies inside ATen ops (whose names must then be
+    left out) are the paths walked op by op.
     """
+    ops = view.ops
+    paths = ops.paths
+    of = v.op if v.include_self else np.where(v.op >= 0, ops.parent[np.maximum(v.op, 0)], -1)
+    node = np.where(of >= 0, paths.of_op[np.maximum(of, 0)], EMPTY_PATH)
+    roots = view.roots
+    nested = (roots >= 0) & (paths.of_op[np.maximum(roots, 0)] != EMPTY_PATH)
+    if not nested[v.instance].any():
+        return node, paths.names
+    interned: dict[tuple[int, ...], int] = {}
+    walked = np.array([
+        interned.setdefault(
+            _walk(view, op, int(roots[k]), v.include_self) if nested[k] else paths.names(n),
+            len(interned))
+        for op, k, n in zip(v.op.tolist(), v.instance.tolist(), node.tolist(), strict=True)],
+        dtype=np.int64)
+    names = list(interned)
+    return walked, names.__getitem__
+
+
+def _walk(view: RegionView, op: int, root: int, include_self: bool) -> tuple[int, ...]:
+    """The call path of ``op`` below ``root``, found by walking up (see :func:`_paths`)."""
     if op < 0:
         return ()
     ops = view.ops
@@ -98,54 +140,66 @@ def _path(view: RegionView, op: int, root: int, include_self: bool) -> tuple[int
     return tuple(names)
 
 
-def _device_groups(view: RegionView) -> dict[tuple[int, tuple[int, ...]], _Group]:
+def _launch_apis(v: _Visits, group: np.ndarray, groups: int
+                 ) -> list[tuple[list[int], list[int]]]:
+    """Per group, its launch APIs most used first (ties: first met first), and their counts."""
+    out: list[tuple[list[int], list[int]]] = [([], []) for _ in range(groups)]
+    has = np.flatnonzero(v.api >= 0)
+    if not len(has):
+        return out
+    pairs = unique_pairs(group[has], v.api[has])
+    for k in np.lexsort((pairs.index, -pairs.counts, pairs.first)).tolist():
+        out[int(pairs.first[k])][0].append(int(pairs.second[k]))
+        out[int(pairs.first[k])][1].append(int(pairs.counts[k]))
+    return out
+
+
+_CATEGORY_NAMES = (*DEVICE_KINDS, "cpu-op")
+
+
+def _device_visits(view: RegionView) -> _Visits:
     dev = view.devices
+    at = view.device_visits
+    instance = view.device_instance
+    t0 = np.array([i.start for i in view.instances], dtype=np.float64)
     launch_col = view.ops.trace.events.launch
-    groups: dict[tuple[int, tuple[int, ...]], _Group] = {}
-    for k, positions in enumerate(view.device_of):
-        root, t0 = view.instance_root(k), view.instances[k].start
-        for d in positions.tolist():
-            key = (int(dev.name[d]), _path(view, int(dev.op[d]), root, include_self=True))
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = _Group(key[0], key[1], (k, float(dev.start[d]) - t0),
-                                         dev.category[d], op=int(dev.op[d]))
-            g.durs.append(float(dev.end[d] - dev.start[d]))
-            if dev.api[d] >= 0:
-                g.apis[int(dev.api[d])] += 1
-            if g.sample < 0 and launch_col[dev.row[d]] >= 0:
-                g.sample = int(dev.row[d])
-    return groups
+    rows = dev.row[at]
+    return _Visits(name=dev.name[at].astype(np.int64), op=dev.op[at], include_self=True,
+                   instance=instance,
+                   offset=dev.start[at] - t0[instance], dur=dev.end[at] - dev.start[at],
+                   category=dev.kind[at], api=dev.api[at],
+                   sample=np.where(launch_col[rows] >= 0, rows, -1))
 
 
-def _cpu_groups(view: RegionView) -> dict[tuple[int, tuple[int, ...]], _Group]:
+def _cpu_visits(view: RegionView) -> _Visits:
     ops = view.ops
-    groups: dict[tuple[int, tuple[int, ...]], _Group] = {}
-    for k, (found, work_us) in enumerate(zip(view.compute_of, view.compute_us_of,
-                                             strict=True)):
-        root, t0 = view.instance_root(k), view.instances[k].start
-        for i, us in zip(found.tolist(), work_us.tolist(), strict=True):
-            key = (int(ops.name[i]), _path(view, i, root, include_self=False))
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = _Group(key[0], key[1], (k, float(ops.start[i]) - t0), "cpu-op",
-                                         op=i)
-            g.durs.append(us)
-    return groups
+    chosen = view.compute_mask
+    at = view.op_positions[chosen]
+    instance = view.visit_instance[chosen]
+    t0 = np.array([i.start for i in view.instances], dtype=np.float64)
+    none = np.full(len(at), -1, dtype=np.int64)
+    return _Visits(name=ops.name[at].astype(np.int64), op=at, include_self=False,
+                   instance=instance,
+                   offset=ops.start[at] - t0[instance], dur=view.compute_us[chosen],
+                   category=np.full(len(at), _CATEGORY_NAMES.index("cpu-op")), api=none,
+                   sample=none)
 
 
-def _stat(view: RegionView, g: _Group, total: float) -> KernelStat:
+def _stat(view: RegionView, *, name: int, path: tuple[int, ...], category: str,
+          durs: list[float], total: float, api: str | None, sample: int, op: int
+          ) -> KernelStat:
+    """One row; ``op`` is the launching op of the group's first launch (CPU: the compute
+    op itself), whose inputs state the precision when the kernel's name does not."""
     strings = view.ops.trace.events.strings
-    name = strings[g.name]
-    decoded = decode_kernel_name(name)
-    count = len(g.durs)
-    sum_us = math.fsum(g.durs)
-    api = strings[g.apis.most_common(1)[0][0]] if g.apis else None
-    props = _launch_props(view, g.sample)
+    text = strings[name]
+    decoded = decode_kernel_name(text)
+    count = len(durs)
+    sum_us = math.fsum(durs)
+    props = _launch_props(view, sample)
     dtype, source = decoded.dtype, "name" if decoded.dtype else None
-    if (dtype is None and g.category not in _NO_DTYPE_CATEGORIES
-            and not names_integer_data(name)):
-        dtype = launching_dtype(view.ops, g.op)
+    if (dtype is None and category not in _NO_DTYPE_CATEGORIES
+            and not names_integer_data(text)):
+        dtype = launching_dtype(view.ops, op)
         source = "launching op" if dtype else None
     short = decoded.short
     if source == "launching op":
@@ -153,14 +207,14 @@ def _stat(view: RegionView, g: _Group, total: float) -> KernelStat:
     elif dtype is None and (decoded.is_attention or decoded.family in ("gemm", "conv")):
         short = f"{short} · dtype ?"  # a matmul whose precision nothing in the trace states
     return KernelStat(
-        name=name, short=short, family=decoded.family, count=count,
+        name=text, short=short, family=decoded.family, count=count,
         per_forward=count / view.n, total_us=sum_us, mean_us=sum_us / count,
         share=sum_us / total if total > 0 else 0.0,
-        launched_by=strings[g.path[-1]] if g.path else None,
-        call_path=PATH_SEP.join(strings[i] for i in g.path) or None,
+        launched_by=strings[path[-1]] if path else None,
+        call_path=PATH_SEP.join(strings[i] for i in path) or None,
         tensor_cores=decoded.tensor_cores, dtype=dtype, dtype_source=source, tile=decoded.tile,
-        arch=decoded.arch, launch_api=api, category=g.category,
-        note=_note(g.category, api, props, view.on_device), **props,
+        arch=decoded.arch, launch_api=api, category=category,
+        note=_note(category, api, props, view.on_device), **props,
     )
 
 

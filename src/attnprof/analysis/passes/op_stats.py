@@ -2,68 +2,46 @@
 
 A region pass (see :mod:`attnprof.analysis.passes`). The tree merges instances by
 call path (the chain of op names from the region down), so a node's ``per_forward`` is how
-many times per forward that exact path ran; times are totals over all instances, in µs.
+many times per forward that exact path ran; times are totals over all instances, in µs. It
+keeps :data:`TREE_DEPTH` levels.
 
-The walk over the ops only assigns each visited op to a tree node; durations are then
-summed per node and per name with ``np.bincount``, so memory stays one integer per op even
-on traces with millions of ops.
+Each visited op is assigned a tree node, level by level (:func:`_tree_nodes`); durations
+are then summed per node and per name with ``np.bincount``, so memory stays one integer per
+op even on traces with millions of ops.
 """
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from attnprof.analysis.index.pairs import levels_order, unique_ids, unique_pairs
 from attnprof.analysis.index.views import RegionView
 from attnprof.record.trace_report import OpNode, OpStat
 
-__all__ = ["summarize_ops"]
+__all__ = ["TREE_DEPTH", "summarize_ops"]
 
-
-@dataclass
-class _Node:
-    name: int
-    index: int
-    count: int = 0
-    children: dict[int, _Node] = field(default_factory=dict)
+#: Levels of the call tree a report keeps. Real traces nest a few dozen; deeper paths
+#: (seen only in broken or synthetic traces) are left out of the tree, their time still in
+#: their ancestors' totals and in the flat table, so that the report stays encodable
+#: (msgspec, like any JSON library, encodes nested values recursively).
+TREE_DEPTH = 128
 
 
 def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
     """Fields ``ops`` (flat, by self time) and ``tree`` (call paths, in first-run order)."""
     ops = view.ops
     strings = ops.trace.events.strings
-    nodes: list[_Node] = []
-    roots = _Node(-1, -1)
-    # 8 bytes per visit (not a Python int object each): millions of ops stay cheap.
-    visited = array("q")  # op positions, in visit order
-    node_of = array("q")  # the tree node each visit counts towards
-    for k, spans in enumerate(view.op_spans):
-        # Stack of (op position, tree node) along the current path. An op whose parent is
-        # not on it (the annotation, or an op that began before the window) is a root.
-        stack: list[tuple[int, _Node]] = [(view.instance_root(k), roots)]
-        for i in (i for span in spans for i in span):
-            parent = int(ops.parent[i])
-            while len(stack) > 1 and stack[-1][0] != parent:
-                stack.pop()
-            name = int(ops.name[i])
-            node = stack[-1][1].children.get(name)
-            if node is None:
-                node = stack[-1][1].children[name] = _Node(name, len(nodes))
-                nodes.append(node)
-            node.count += 1
-            visited.append(i)
-            node_of.append(node.index)
-            stack.append((i, node))
-    pos = np.frombuffer(visited, dtype=np.int64) if visited else np.empty(0, np.int64)
+    pos = view.op_positions
+    node_of, parent, name, first = _tree_nodes(view)
     dur, self_us = ops.dur[pos], ops.self_us[pos]
-    per_node = np.frombuffer(node_of, dtype=np.int64) if node_of else np.empty(0, np.int64)
-    node_total = np.bincount(per_node, weights=dur, minlength=len(nodes))
-    node_self = np.bincount(per_node, weights=self_us, minlength=len(nodes))
-    names, per_name = np.unique(ops.name[pos], return_inverse=True)
+    node_total = np.bincount(node_of, weights=dur, minlength=len(parent))
+    node_self = np.bincount(node_of, weights=self_us, minlength=len(parent))
+    node_count = np.bincount(node_of, minlength=len(parent))
+    distinct_names = unique_ids(ops.name[pos])
+    names, per_name = distinct_names.first, distinct_names.inverse
     counts = np.bincount(per_name, minlength=len(names))
     name_total = np.bincount(per_name, weights=dur, minlength=len(names))
     name_self = np.bincount(per_name, weights=self_us, minlength=len(names))
@@ -75,11 +53,65 @@ def summarize_ops(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]
                                 name_total.tolist(), strict=True)
     ]
     stats.sort(key=lambda s: (-s.self_us, s.name))
+    # Built without recursion: op trees from odd traces can nest thousands deep.
+    nodes = [OpNode(name=strings[nm], per_forward=c / n, total_us=t, self_us=s)
+             for nm, c, t, s in zip(name.tolist(), node_count.tolist(), node_total.tolist(),
+                                    node_self.tolist(), strict=True)]
+    depth = [0] * len(nodes)
+    for k, p in enumerate(parent.tolist()):  # a parent node is made before its children
+        depth[k] = depth[p] + 1 if p >= 0 else 0
+    tree: list[OpNode] = []
+    for k in np.argsort(first, kind="stable").tolist():  # children in first-run order
+        if depth[k] < TREE_DEPTH:
+            p = int(parent[k])
+            (tree if p < 0 else nodes[p].children).append(nodes[k])
+    return {"ops": stats, "tree": tree}
 
-    def freeze(node: _Node) -> OpNode:
-        return OpNode(name=strings[node.name], per_forward=node.count / n,
-                      total_us=float(node_total[node.index]),
-                      self_us=float(node_self[node.index]),
-                      children=[freeze(c) for c in node.children.values()])
 
-    return {"ops": stats, "tree": [freeze(c) for c in roots.children.values()]}
+def _tree_nodes(view: RegionView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The call-path node of every visit of the region's ops, and per node its parent node
+    (-1: a root), name id and first visit.
+
+    A visit's parent is the visit of its op's parent in the same span; an op whose parent
+    lies outside the span (the annotation, or an op that began before the window) is a root.
+    Parents are one nesting level up, so the visits are taken level by level, each level in
+    a few numpy calls.
+    """
+    ops = view.ops
+    pos = view.op_positions
+    size = len(pos)
+    parent_op = ops.parent[pos]
+    in_span = parent_op >= view.spans.lo[view.visit_span]
+    up = np.where(in_span, np.arange(size) - (pos - parent_op), -1)
+    node_of = np.full(size, -1, dtype=np.int64)
+    known: dict[tuple[int, int], int] = {}
+    parents: list[int] = []
+    names: list[int] = []
+    firsts: list[int] = []
+    depth = ops.depth[pos]
+    by_level = levels_order(depth)
+    ends = np.cumsum(np.bincount(depth)) if size else np.zeros(0, dtype=np.int64)
+    start = 0
+    for stop in ends.tolist():
+        level = by_level[start:stop]  # in visit order
+        start = stop
+        if not len(level):
+            continue
+        above = up[level]
+        base = np.where(above >= 0, node_of[np.maximum(above, 0)], -1)
+        pairs = unique_pairs(base, ops.name[pos[level]])
+        ids = []
+        for b, nm, v in zip(pairs.first.tolist(), pairs.second.tolist(),
+                            level[pairs.index].tolist(), strict=True):
+            node = known.get((b, nm))
+            if node is None:
+                node = known[(b, nm)] = len(parents)
+                parents.append(b)
+                names.append(nm)
+                firsts.append(v)
+            elif v < firsts[node]:
+                firsts[node] = v
+            ids.append(node)
+        node_of[level] = np.array(ids, dtype=np.int64)[pairs.inverse]
+    return (node_of, np.array(parents, dtype=np.int64), np.array(names, dtype=np.int64),
+            np.array(firsts, dtype=np.int64))

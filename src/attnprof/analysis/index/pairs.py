@@ -1,0 +1,79 @@
+"""Distinct integers and pairs of integers, the grouping the analysis does everywhere.
+
+``np.unique(..., axis=1)`` on a 2-row array finds distinct pairs too, but sorts rows as raw
+bytes, several times slower than one int64 key per pair; plain ``np.unique(a)`` imports
+``numpy.ma`` on first use (to check for masked arrays), which ``attnprof analyze``, where
+start-up time counts, does not otherwise need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Pairs", "distinct", "levels_order", "unique_ids", "unique_pairs"]
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of a 1-d array, sorted (``np.unique`` without ``numpy.ma``)."""
+    ordered = np.sort(np.asarray(values).reshape(-1))
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
+def levels_order(levels: np.ndarray) -> np.ndarray:
+    """``np.argsort(levels, kind="stable")`` of non-negative small ints (nesting depths):
+    numpy sorts 16-bit ints stably by radix, in linear time."""
+    small = len(levels) == 0 or int(levels.max()) <= np.iinfo(np.int16).max
+    return np.argsort(levels.astype(np.int16) if small else levels, kind="stable")
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The distinct pairs in sorted order, and where the input's pairs are among them."""
+
+    first: np.ndarray  # the pairs' first members
+    second: np.ndarray  # the pairs' second members
+    index: np.ndarray  # where each distinct pair first occurs in the input
+    inverse: np.ndarray  # for each input pair, its distinct pair
+    counts: np.ndarray  # how often each distinct pair occurs
+
+
+def unique_pairs(a: np.ndarray, b: np.ndarray) -> Pairs:
+    """The distinct ``(a[i], b[i])``, ordered by ``a`` then ``b`` (as ``np.unique`` would)."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    if not len(a):
+        empty = np.zeros(0, dtype=np.int64)
+        return Pairs(empty, empty, empty, empty, empty)
+    a_min, b_min = int(a.min()), int(b.min())
+    span = int(b.max()) - b_min + 1
+    if (int(a.max()) - a_min + 1) * span >= 2**63:  # ids this far apart are never seen
+        raise ValueError("pair members too far apart to combine into one int64 key")
+    key = (a - a_min) * span + (b - b_min)
+    keys, index, inverse, counts = _unique(key, (int(a.max()) - a_min + 1) * span)
+    return Pairs(first=keys // span + a_min, second=keys % span + b_min, index=index,
+                 inverse=inverse, counts=counts)
+
+
+def unique_ids(values: np.ndarray) -> Pairs:
+    """:func:`unique_pairs` of one array of integers (``second`` is all zeros)."""
+    return unique_pairs(values, np.zeros(len(values), dtype=np.int64))
+
+
+def _unique(key: np.ndarray, span: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(key, return_index, return_inverse, return_counts)`` of keys in
+    ``[0, span)``. Ids (names, call paths) span a small range, and then counting them is
+    linear where sorting is not: millions of kernels or ops have a few thousand names."""
+    n = len(key)
+    if span > 4 * n + (1 << 16):
+        keys, index, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
+                                                 return_counts=True)
+        return keys, index, inverse.reshape(-1), counts
+    seen = np.bincount(key, minlength=span)
+    keys = np.flatnonzero(seen)
+    rank = np.cumsum(seen > 0) - 1
+    first = np.full(span, n, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(n, dtype=np.int64))
+    return keys, first[keys], rank[key], seen[keys]
