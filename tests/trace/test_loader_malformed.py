@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutations import ARG_KEYS  # the argument keys torch.profiler writes, shared with the fuzzer
 
 from attnprof.errors import UsageError
 from attnprof.trace import Trace, load_trace
@@ -174,12 +175,6 @@ json_values = st.recursive(
     max_leaves=6,
 )
 TOP_KEYS = ["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "args", "s"]
-ARG_KEYS = [
-    "correlation", "External id", "Sequence number", "device", "Device Id", "stream", "grid",
-    "block", "registers per thread", "shared memory", "blocks per SM", "warps per SM",
-    "est. achieved occupancy %", "Bytes", "bytes", "Total Allocated", "Addr", "Device Type",
-    "Input Dims", "Input type", "name", "labels", "sort_index",
-]  # fmt: skip
 plausible = {
     "ph": st.sampled_from(["X", "i", "s", "f", "M", "", "XX"]),
     "ts": st.one_of(
