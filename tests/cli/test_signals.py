@@ -34,6 +34,12 @@ def waits(q, k, v, **kwargs):
 '''
 
 
+def sigint_default() -> None:
+    """In the child before exec: Ctrl-C as a terminal gives it. A test run started in the
+    background of a script has SIGINT ignored, and the ignore would pass on to attnprof."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
     (tmp_path / "waits.py").write_text(WAITS)
     marker = tmp_path / "marker"
@@ -43,7 +49,7 @@ def start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
          "--variants", "naive,sdpa,waits.py:waits,naive-inplace", "--json", "run.json",
          *extra],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "ATTNPROF_TEST_MARKER": str(marker)})
+        env={**os.environ, "ATTNPROF_TEST_MARKER": str(marker)}, preexec_fn=sigint_default)
     deadline = time.monotonic() + 240
     while not marker.exists():
         assert proc.poll() is None, proc.communicate()

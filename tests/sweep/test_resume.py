@@ -46,7 +46,10 @@ def test_a_killed_sweep_resumes_with_only_the_missing_points(
         sig: int, tmp_path: Path, uninterrupted: SweepRecord) -> None:
     path = tmp_path / "sweep.json"
     proc = subprocess.Popen([sys.executable, "-m", "attnprof", *ARGS, "--json", str(path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            # SIGINT as a terminal gives it, even to a suite run in the
+                            # background of a script (where it is ignored, and inherited)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while _points_in(path) < 1 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -13,6 +13,7 @@ Only the record (and these small notes) crosses the process boundary.
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -32,6 +33,10 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 def main(argv: list[str]) -> int:
     """Run the point from stdin, reporting on the pipe named in ``argv``."""
     _die_with_parent()
+    # The parent stops this worker with SIGINT so it hands over what it measured. A parent
+    # started with SIGINT ignored (a background job of a script, nohup) passes the ignore on
+    # through exec, and the worker would then run on past its grace time and lose its rows.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     conn = Connection(int(argv[0]), readable=False)
     point = msgspec.json.decode(sys.stdin.buffer.read(), type=Point)
     if len(argv) > 1 and argv[1] != "-":
@@ -68,7 +73,6 @@ def _die_with_parent() -> None:
     """Have Linux send this worker SIGTERM when its parent dies (``kill -9`` of attnprof),
     so an orphan does not go on measuring for minutes; elsewhere, nothing."""
     import ctypes
-    import signal
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
