@@ -7,7 +7,8 @@ search. The search is a bisection over the multiples of ``step`` between ``step`
 upper end: the size at which q, k, v and the output alone exceed the budget (certain to
 fail, so never probed) or ``maximum`` (probed first when it is below that). It takes at
 most ⌈log2(range)⌉ probes, one more when the upper end had to be probed, and ends with a
-real measurement at the size found — at most ⌈log2(range)⌉ + 2 runs in all. A probe that
+real measurement at the size found — at most ⌈log2(range)⌉ + 2 runs in all, unless that
+measurement does not fit where its probe did: the search then goes on below it, once. A probe that
 runs past ``probe_timeout_s`` counts as not fitting (in time), and the result says so.
 
 Beside each ceiling is the textbook estimate's (:func:`~attnprof.spec.costs.
@@ -156,19 +157,28 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
     else:
         ceiling.first_failure = Probe(high, "oom", "q/k/v/output alone exceed the budget "
                                       "(not run)")
-    while high - low > step:
-        middle = low + ((high - low) // step // 2) * step
-        tried = probe(middle)
-        if tried.fits:
-            low = middle
-        else:
-            high, ceiling.first_failure = middle, tried
-    final = run(low, confirm or PROBE)
-    ceiling.probes.append(Probe(low, final.status, final.reason, final.peak_memory_bytes))
-    if final.status == "ok":
-        ceiling.largest, ceiling.confirmed = low, final
-    else:
+    # The measured run keeps the probes' allocator state: under the reuse heap the same
+    # size can need more address space than the cap that the probe fitted in.
+    measured = (confirm or PROBE).replace(cpu_allocator=PROBE.cpu_allocator)
+    for _attempt in range(2):  # a size whose measured run does not fit: search below it once
+        while high - low > step:
+            middle = low + ((high - low) // step // 2) * step
+            tried = probe(middle)
+            if tried.fits:
+                low = middle
+            else:
+                high, ceiling.first_failure = middle, tried
+        final = run(low, measured)
+        ceiling.probes.append(Probe(low, final.status, final.reason, final.peak_memory_bytes))
+        if on_probe is not None:
+            on_probe(ceiling.probes[-1])
+        if final.status == "ok":
+            ceiling.largest, ceiling.confirmed = low, final
+            break
         ceiling.first_failure = ceiling.probes[-1]
+        if low <= step:
+            break
+        low, high = step, low
     return ceiling
 
 
