@@ -217,6 +217,8 @@ def bench(name: str, impl: str, seq: int, layers: int, rounds: int) -> None:
             worst_named = min(worst_named, named / layer.total_on(basis))
         print(f"  components vs layer ({basis} time): worst |sum/layer - 1| {worst_sum:.2e};"
               f" named components claim at least {worst_named:.1%} of every layer")
+    for note in run.notes:
+        print(f"  run's note: {note}")
     print(f"  labels' cost end to end: {overhead:+.1%} here (paired), "
           f"{run.instrumentation_overhead:+.1%} in the run's own rounds")
 

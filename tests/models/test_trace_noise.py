@@ -30,7 +30,8 @@ def fake_attribution(wait: float | None, extra: float | None) -> ModelAttributio
 
 
 def retake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-           moments: list[tuple[float | None, float | None]]) -> tuple[Any, list[int], Path]:
+           moments: list[tuple[float | None, float | None]]
+           ) -> tuple[Any, list[int], Path, list[str]]:
     """Run the run's trace step over captures whose noise is ``moments``, in turn."""
     taken: list[Path] = []
     reserved: list[int] = []
@@ -50,24 +51,29 @@ def retake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setattr(run_model, "labelled", lambda located: contextlib.nullcontext())
     monkeypatch.setattr(run_model, "reserve_heap", reserved.append)
     path = tmp_path / "model-eager-prefill.pt.trace.json.gz"
-    att = run_model._trace(lambda: None, None, FAST, path, lambda what: None,  # type: ignore[arg-type]
-                           {"implementation": "eager", "phase": "prefill"}, "cpu")
+    att, notes = run_model._trace(lambda: None, None, FAST, path, lambda what: None,  # type: ignore[arg-type]
+                                  {"implementation": "eager", "phase": "prefill"}, "cpu")
     assert len(taken) <= _TRACE_TRIES
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # the others removed
-    return att, reserved, path
+    assert len(notes) == len(taken) - 1
+    return att, reserved, path, notes
 
 
 def test_a_quiet_first_capture_is_kept(monkeypatch: pytest.MonkeyPatch,
                                        tmp_path: Path) -> None:
-    att, reserved, path = retake(monkeypatch, tmp_path, [(0.01, 0.0), (0.9, 0.0)])
+    att, reserved, path, notes = retake(monkeypatch, tmp_path, [(0.01, 0.0), (0.9, 0.0)])
     assert att.cpu_wait == 0.01 and reserved == [] and path.read_text() == "0"
+    assert notes == []
 
 
 def test_noisy_captures_are_retaken_until_quiet(monkeypatch: pytest.MonkeyPatch,
                                                 tmp_path: Path) -> None:
     faults = 80 * 2**20
-    att, reserved, path = retake(monkeypatch, tmp_path,
-                                 [(0.95, 0.0), (0.01, faults), (0.01, 0.0)])
+    att, reserved, path, notes = retake(monkeypatch, tmp_path,
+                                        [(0.95, 0.0), (0.01, faults), (0.01, 0.0)])
+    assert notes == ["trace 1 retaken: its steps waited for a CPU 95% of their time",
+                     "trace 2 retaken: its steps faulted 80 MiB of pages an untraced one "
+                     "does not"]
     assert path.read_text() == "2" and att.cpu_wait == 0.01 and att.extra_fault_bytes == 0
     # Before the retake that follows a faulting capture, the heap grows by twice what it
     # faulted over its steps (recorded and warm-up), so the next session has the room.
@@ -76,7 +82,7 @@ def test_noisy_captures_are_retaken_until_quiet(monkeypatch: pytest.MonkeyPatch,
 
 def test_always_noisy_keeps_the_quietest(monkeypatch: pytest.MonkeyPatch,
                                          tmp_path: Path) -> None:
-    att, _, path = retake(monkeypatch, tmp_path, [(0.9, 0.0), (0.3, 0.0), (0.6, 0.0)])
+    att, _, path, _ = retake(monkeypatch, tmp_path, [(0.9, 0.0), (0.3, 0.0), (0.6, 0.0)])
     assert att.cpu_wait == 0.3 and path.read_text() == "1"
 
 
@@ -137,3 +143,23 @@ def test_a_reserved_heap_serves_large_tensors_without_faults() -> None:
     assert done == "True" and faults < pages // 20
     # "fresh" hands large blocks back to the kernel on free: no reserve is attempted.
     assert faults_after_reserve("fresh", 128 << 20)[0] == "False"
+
+
+def test_the_reserve_never_takes_more_than_a_quarter_of_free_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from attnprof.measure import allocator
+
+    asked: list[int] = []
+
+    class Libc:
+        def malloc(self, n: int) -> int:
+            asked.append(n)
+            return 0  # refused: nothing is written
+
+    monkeypatch.setattr(allocator, "_glibc", lambda: Libc())
+    monkeypatch.setattr(allocator, "_state", "reuse")
+    monkeypatch.setattr(allocator, "_free_bytes", lambda: 400 << 20)
+    assert allocator.reserve_heap(1 << 30) is False
+    assert asked == [100 << 20]
+    monkeypatch.setattr(allocator, "_free_bytes", lambda: 0)
+    assert allocator.reserve_heap(1 << 30) is False and asked == [100 << 20]

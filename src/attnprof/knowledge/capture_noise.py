@@ -10,11 +10,12 @@ both measured on the 2-core development VM (Llama, eager attention, seq 512, 4 l
   threads then waited on a run queue for 60 to 99% of the wall time; on the quiet machine
   0.5 to 2% (a thread woken at a barrier waits a little even alone).
 * **Page faults the profiler causes.** Untraced, a warmed step faulted no page (freed memory
-  is reused); traced, it faulted 2,500 to 24,000 pages (10 to 95 MiB) per step: the
-  profiler's event buffers, growing all session on the same heap, split the free blocks the
-  step's large tensors used to reuse, so those come from fresh pages. The faults land in
-  the ops that allocate a large output (an eager core's scaled, masked and softmaxed score
-  matrices: 3x slower), and the core's share read 10 to 14% instead of 7.5 to 8.5%.
+  is reused); traced, in a process's first profiler sessions, it faulted 2,500 to 27,000
+  pages (10 to 105 MiB) per step: the profiler's event buffers, growing all session on the
+  same heap, split the free blocks the step's large tensors used to reuse, so those come
+  from fresh pages. The faults land in the ops that allocate a large output (an eager
+  core's scaled, masked and softmaxed score matrices: up to 3x slower), and the core's
+  share read 9 to 14% instead of 7.3 to 8.4%.
 
 The thresholds below sit well clear of both sides of each.
 """

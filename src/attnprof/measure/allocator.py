@@ -99,6 +99,9 @@ def reserve_heap(nbytes: int) -> bool:
     the block would go back to the kernel on free, so it is not attempted.
     """
     libc = _glibc()
+    # Never more than a quarter of the memory free now: the reserve stays with the process
+    # (nothing is trimmed), and must not push it into swap or the OOM killer.
+    nbytes = min(nbytes, _free_bytes() // 4)
     if libc is None or nbytes <= 0 or _state != "reuse":
         return False
     block = libc.malloc(nbytes)
@@ -107,6 +110,16 @@ def reserve_heap(nbytes: int) -> bool:
     ctypes.memset(block, 0, nbytes)
     libc.free(block)
     return True
+
+
+def _free_bytes() -> int:
+    """Physical memory free now, bytes (0 where the platform does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * page_size()
+    except (ValueError, OSError, AttributeError):
+        return 0
 
 
 def page_size() -> int:

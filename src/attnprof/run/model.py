@@ -291,18 +291,20 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
         step.crop()
         m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, before, after)
     path = folder / trace_file_name(f"model-{impl}-{phase}")
-    m.attribution = _trace(call, located, settings, path, say,
-                           {"model": loaded.source, "implementation": impl, "phase": phase},
-                           device)
+    m.attribution, retaken = _trace(call, located, settings, path, say,
+                                    {"model": loaded.source, "implementation": impl,
+                                     "phase": phase}, device)
+    m.notes.extend(retaken)
     if settings.trace_dir is not None:
         m.trace = str(path)
     return m
 
 
 def _trace(call: Callable[[], object], located: Located, settings: ModelSettings, path: Path,
-           say: Callable[[str], None], metadata: dict[str, Any], device: str) -> Any:
+           say: Callable[[str], None], metadata: dict[str, Any],
+           device: str) -> tuple[Any, list[str]]:
     """Capture and attribute the labelled trace; retaken while it was noisy, keeping the
-    quietest capture at ``path``.
+    quietest capture at ``path``. Returns its attribution and a note per retake.
 
     A trace records the moment it was taken (:mod:`attnprof.knowledge.capture_noise`).
     While another job runs, every parallel op waits for its parked threads and the step's
@@ -315,6 +317,7 @@ def _trace(call: Callable[[], object], located: Located, settings: ModelSettings
     """
     region = f"model/{metadata['implementation']}/{metadata['phase']}"
     best: tuple[tuple[bool, float, float], Any] | None = None
+    notes: list[str] = []
     for attempt in range(_TRACE_TRIES):
         say("tracing" if attempt == 0 else f"tracing again (try {attempt + 1} of "
             f"{_TRACE_TRIES}): the last trace was noisy")
@@ -334,13 +337,25 @@ def _trace(call: Callable[[], object], located: Located, settings: ModelSettings
             best = (rank, attribution)
         else:
             candidate.unlink()
-        if not noisy:
-            break
+        if not noisy or attempt == _TRACE_TRIES - 1:
+            break  # a capture still noisy now carries its finding
+        notes.append(f"trace {attempt + 1} retaken: {_noise(wait, extra)}")
         if faulted(extra):
             assert extra is not None
             reserve_heap(int(2 * extra * (settings.trace_steps + 1)))
     assert best is not None
-    return best[1]
+    return best[1], notes
+
+
+def _noise(wait: float | None, extra: float | None) -> str:
+    said = []
+    if contended(wait):
+        said.append(f"its steps waited for a CPU {wait:.0%} of their time")
+    if faulted(extra):
+        assert extra is not None
+        said.append(f"its steps faulted {extra / 2**20:.0f} MiB of pages an untraced one "
+                    "does not")
+    return " and ".join(said)
 
 
 def _attribute(path: Path) -> Any:
