@@ -37,7 +37,8 @@ from typing import Any
 
 from attnprof.spec.settings import CpuAllocator
 
-__all__ = ["minor_faults", "release_free_memory", "set_cpu_allocator"]
+__all__ = ["minor_faults", "page_size", "release_free_memory", "reserve_heap",
+           "set_cpu_allocator"]
 
 # mallopt parameters (glibc's malloc.h).
 _M_TRIM_THRESHOLD = -1
@@ -57,6 +58,10 @@ _STATES: dict[str, tuple[tuple[int, int], ...]] = {
 }
 
 
+#: The state :func:`set_cpu_allocator` last applied (``None``: as the process found it).
+_state: str | None = None
+
+
 def set_cpu_allocator(state: CpuAllocator) -> str | None:
     """Put glibc malloc in ``state`` for the rest of the process; ``None`` when done (or
     ``system``, which asks for nothing), else why it could not be."""
@@ -70,6 +75,8 @@ def set_cpu_allocator(state: CpuAllocator) -> str | None:
     for param, value in calls:
         if mallopt(param, value) != 1:
             return f"--cpu-allocator {state} not applied: mallopt({param}, {value}) refused"
+    global _state
+    _state = state
     return None
 
 
@@ -81,6 +88,47 @@ def release_free_memory() -> None:
         libc.malloc_trim(0)
 
 
+def reserve_heap(nbytes: int) -> bool:
+    """Grow malloc's heap by ``nbytes`` of touched, free memory; ``True`` when done.
+
+    In the ``reuse`` state nothing large is mmap'd and nothing freed is trimmed, so a block
+    allocated, written and freed here stays in the heap as free memory whose pages are
+    already in place. A profiler session then finds room for the allocations its event
+    buffers push out of their usual blocks without faulting fresh pages — faults an
+    untraced step never pays (:mod:`attnprof.knowledge.capture_noise`). In other states
+    the block would go back to the kernel on free, so it is not attempted.
+    """
+    libc = _glibc()
+    # Never more than a quarter of the memory free now: the reserve stays with the process
+    # (nothing is trimmed), and must not push it into swap or the OOM killer.
+    nbytes = min(nbytes, _free_bytes() // 4)
+    if libc is None or nbytes <= 0 or _state != "reuse":
+        return False
+    block = libc.malloc(nbytes)
+    if not block:
+        return False
+    ctypes.memset(block, 0, nbytes)
+    libc.free(block)
+    return True
+
+
+def _free_bytes() -> int:
+    """Physical memory free now, bytes (0 where the platform does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * page_size()
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def page_size() -> int:
+    """The size of a memory page, bytes (what a page fault brings in)."""
+    import mmap
+
+    return mmap.PAGESIZE
+
+
 @functools.lru_cache(maxsize=1)
 def _glibc() -> Any:
     try:
@@ -88,6 +136,8 @@ def _glibc() -> Any:
         libc.gnu_get_libc_version  # noqa: B018 - only glibc's mallopt takes these parameters
         libc.mallopt.argtypes, libc.mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
         libc.malloc_trim.argtypes, libc.malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
+        libc.malloc.argtypes, libc.malloc.restype = (ctypes.c_size_t,), ctypes.c_void_p
+        libc.free.argtypes, libc.free.restype = (ctypes.c_void_p,), None
     except (OSError, AttributeError):
         return None
     return libc

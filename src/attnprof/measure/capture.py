@@ -5,6 +5,11 @@ steps, so start-up effects (allocator growth, cuDNN plan selection, lazy init) s
 the trace. Each step runs inside ``record_function("attnprof::<variant>")``, which is how
 the analysis finds "one forward" in the trace, and the trace carries an ``attnprof``
 metadata block (variant, workload, steps) so it can be analysed later without the record.
+The block also says, per recorded step, how noisy the moment was
+(:mod:`attnprof.knowledge.capture_noise`): ``cpu_wait``, the fraction of its wall time the
+process's threads waited for a CPU (:mod:`attnprof.measure.contention`), and
+``page_faults``, the minor page faults it took (``page_size`` bytes each; with
+``page_faults_untraced``, those of one untraced call, when asked for).
 The Chrome trace is written gzip'd, atomically.
 """
 
@@ -13,12 +18,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from attnprof.atomic import atomic_path
 from attnprof.knowledge.annotations import region_name
+from attnprof.measure.allocator import minor_faults, page_size
+from attnprof.measure.contention import cpu_wait_s, wait_fraction
 from attnprof.measure.memory import filtered_kineto_stderr
 from attnprof.spec.settings import CaptureSpec
 
@@ -48,11 +56,15 @@ def capture_trace(
     path: Path,
     spec: CaptureSpec | None = None,
     metadata: dict[str, Any] | None = None,
+    *,
+    untraced_faults: bool = False,
 ) -> Path:
     """Profile ``spec.steps`` calls of ``step`` and write the Chrome trace to ``path``.
 
     ``step`` must already be warmed up (compiled variants compiled), and run under the
-    variant's context and grad mode, which the caller holds.
+    variant's context and grad mode, which the caller holds. ``untraced_faults``: call it
+    once more before the profiler starts, to record the page faults an untraced step
+    pays beside those of each traced one.
     """
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
@@ -70,16 +82,36 @@ def capture_trace(
             profile_memory=True,
             schedule=schedule(wait=spec.wait, warmup=spec.warmup, active=spec.steps, repeat=1),
         )
-        info = {"variant": variant, "region": label, "steps": spec.steps, **(metadata or {})}
+        info: dict[str, Any] = {"variant": variant, "region": label, "steps": spec.steps,
+                                **(metadata or {})}
+        if untraced_faults:
+            # One untraced call first: the page faults a step pays without the profiler.
+            faults = minor_faults()
+            step()
+            synchronize(device)
+            after = minor_faults()
+            info["page_faults_untraced"] = (None if faults is None or after is None
+                                            else after - faults)
+        first, total = spec.wait + spec.warmup, spec.wait + spec.warmup + spec.steps
+        waits: list[float | None] = []
+        faulted: list[int | None] = []
         with prof:
-            for i in range(spec.wait + spec.warmup + spec.steps):
-                if i == spec.wait + spec.warmup:
-                    # Only a live (recording) profiler carries metadata into the export.
-                    prof.add_metadata_json("attnprof", json.dumps(info))
+            for i in range(total):
+                t0, w0, f0 = time.perf_counter(), cpu_wait_s(), minor_faults()
                 with record_function(label):
                     step()
                 # Kernels must finish inside the step that launched them.
                 synchronize(device)
+                if i >= first:
+                    waits.append(wait_fraction(w0, cpu_wait_s(), time.perf_counter() - t0))
+                    f1 = minor_faults()
+                    faulted.append(None if f0 is None or f1 is None else f1 - f0)
+                if i == total - 1:
+                    # Only a live (recording) profiler carries metadata into the export,
+                    # so the block goes in before the last step() stops it: once every
+                    # recorded step's waits and faults are known.
+                    info.update(cpu_wait=waits, page_faults=faulted, page_size=page_size())
+                    prof.add_metadata_json("attnprof", json.dumps(info))
                 prof.step()
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path, suffix=".json.gz") as tmp:

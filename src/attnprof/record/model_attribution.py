@@ -139,3 +139,12 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
     #: The trace rules run per layer, each reported once with the layers it fires in
     #: (``data["layers"]``), and a mismatch of requested and actual implementation.
     findings: list[Finding] = msgspec.field(default_factory=list)
+    #: Median over the traced steps of the fraction of a step's wall time the process's
+    #: threads waited for a CPU (:mod:`attnprof.measure.contention`): other processes'
+    #: load while the trace was taken. ``None`` when the trace does not say (traces not
+    #: captured by attnprof, or a platform that does not count it).
+    cpu_wait: float | None = None
+    #: Median bytes of pages each traced step faulted beyond what an untraced step faults
+    #: (the profiler's own allocations pushing large tensors onto fresh pages); ``None``
+    #: when the trace does not say.
+    extra_fault_bytes: float | None = None

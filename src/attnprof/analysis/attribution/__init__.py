@@ -18,6 +18,7 @@ from typing import Any
 
 from attnprof.analysis.attribution.backward import book_backward
 from attnprof.analysis.attribution.booking import ATTENTION_GROUP, Booking, book_step
+from attnprof.analysis.attribution.capture_noise import capture_noise, capture_noise_findings
 from attnprof.analysis.attribution.implementation import (
     actual_implementation,
     implementation_findings,
@@ -75,8 +76,10 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
     core = _sum(c for layer in layers for c in layer.components if c.name == "core")
     whole = total.on(basis)
     found = implementation_findings(requested, [(lay.name, lay.actual) for lay in layers])
+    wait, extra_faults = capture_noise(ops.trace.meta.attnprof)
     if findings:
         found += layer_findings(ops, devices, view.trace_device)
+        found += capture_noise_findings(wait, extra_faults, view.name)
     for p in parts:
         p.share = p.on(basis) / whole if whole > 0 else 0.0
     return ModelAttribution(
@@ -89,7 +92,7 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
         attention_share=att.on(basis) / whole if whole > 0 else None,
         core_share=core.on(basis) / whole if whole > 0 else None,
         parts=parts, layers=layers, backward_attributed=any(backward), requested=requested,
-        findings=found)
+        findings=found, cpu_wait=wait, extra_fault_bytes=extra_faults)
 
 
 def _sum(components: Iterable[ComponentTime]) -> ComponentTime:

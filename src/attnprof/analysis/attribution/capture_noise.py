@@ -1,0 +1,74 @@
+"""How noisy the moment of a model trace was, from its capture's metadata, and the findings
+that say so when it was: a pure pass over the trace's ``attnprof`` block.
+
+A trace records the step as it ran then. While other processes held the CPUs, or while the
+profiler's own allocations made the step fault in fresh pages, the step had another shape
+than a quiet untraced one (:mod:`attnprof.knowledge.capture_noise`): the figures are exact
+for that moment, so the attribution keeps them, and says what the moment was.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from attnprof.knowledge.capture_noise import CONTENDED, EXTRA_FAULT_BYTES, contended, faulted
+from attnprof.record.finding import Finding
+
+__all__ = ["capture_noise", "capture_noise_findings"]
+
+
+def capture_noise(block: dict[str, Any] | None) -> tuple[float | None, float | None]:
+    """The traced steps' median wait for a CPU (a fraction of their wall time) and median
+    page-fault bytes beyond an untraced step's; ``None`` for what the block lacks."""
+    block = block or {}
+    waits = _numbers(block.get("cpu_wait"))
+    faults = _numbers(block.get("page_faults"))
+    untraced = _numbers([block.get("page_faults_untraced")])
+    page = _numbers([block.get("page_size")])
+    extra = None
+    if faults and untraced and page:
+        extra = max(statistics.median(faults) - untraced[0], 0.0) * page[0]
+    return (statistics.median(waits) if waits else None), extra
+
+
+def _numbers(values: Any) -> list[float]:
+    if not isinstance(values, list):
+        return []
+    return [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def capture_noise_findings(cpu_wait: float | None, extra_fault_bytes: float | None,
+                           region: str) -> list[Finding]:
+    """A warning for a contended trace and one for a trace whose steps faulted pages that
+    an untraced step does not."""
+    found = []
+    if contended(cpu_wait):
+        assert cpu_wait is not None
+        found.append(Finding(
+            rule="contended-trace", severity="warning", region=region,
+            title=f"the traced steps waited for a CPU {cpu_wait:.0%} of their time",
+            evidence=[f"the process's threads were runnable but not running for "
+                      f"{cpu_wait:.0%} of each traced step's wall time (median; quiet is "
+                      f"under {CONTENDED:.0%}): other processes were using the CPUs",
+                      "under contention every parallel op waits for its parked threads, so "
+                      "ops with many short parallel regions grow more than long matmuls: "
+                      "the shares are those of a contended step"],
+            fix="re-run when the machine is quiet, or give the run cores of its own "
+                "(taskset, or fewer torch threads than idle cores)",
+            data={"cpu_wait": cpu_wait}))
+    if faulted(extra_fault_bytes):
+        assert extra_fault_bytes is not None
+        mib = extra_fault_bytes / 2**20
+        found.append(Finding(
+            rule="traced-page-faults", severity="warning", region=region,
+            title=f"each traced step faulted {mib:.0f} MiB of pages an untraced step does not",
+            evidence=[f"median {mib:.1f} MiB of minor page faults per traced step beyond an "
+                      f"untraced step's (over {EXTRA_FAULT_BYTES / 2**20:.0f} MiB counts)",
+                      "the profiler's buffers share the heap with the step's tensors; "
+                      "large outputs then come from fresh pages, so ops that allocate them "
+                      "(an eager core's score matrices) look slower than they are"],
+            fix="trace again in the same process (the heap keeps what it grew), or trace "
+                "more steps and read the medians",
+            data={"extra_fault_bytes": extra_fault_bytes}))
+    return found
