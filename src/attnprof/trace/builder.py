@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import add, is_not, ne
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -164,7 +164,24 @@ class TableBuilder:
             self._cols[column].append(values)
 
     def _codes(self, texts: list[str]) -> np.ndarray:
-        """One-character codes as an ``S1`` array, via small ids into a lookup table."""
+        """One-character codes as an ``S1`` array (see :func:`char_code`)."""
+        # What traces hold: one ASCII character, or nothing (flow_bp on non-flow rows).
+        # Then the joined text is the codes of the non-empty rows, in order, and the
+        # column is built in C; anything else goes through the lookup table.
+        joined = "".join(texts)
+        if joined.isascii():
+            at = list(compress(range(len(texts)), texts))  # the non-empty rows
+            if len(at) == len(joined):
+                codes = np.frombuffer(joined.encode("ascii"), dtype="S1")
+                if len(at) == len(texts):
+                    return codes.copy()  # frombuffer's array is read-only
+                out = np.zeros(len(texts), dtype="S1")  # b"": absent
+                out[at] = codes
+                return out
+        return self._codes_by_table(texts)
+
+    def _codes_by_table(self, texts: list[str]) -> np.ndarray:
+        """:meth:`_codes` via small ids into a lookup table, for any texts."""
         ids = self._char_ids
         try:
             idx = np.fromiter(map(ids.__getitem__, texts), dtype=np.intp, count=len(texts))
@@ -193,16 +210,24 @@ class TableBuilder:
     def _intern_raw(self, raws: list[msgspec.Raw]) -> np.ndarray:
         """String ids of raw JSON texts; NO_RAW (absent, ``b""``) is -1. Keyed by the bytes,
         so each distinct text is decoded to a string once."""
-        keys = list(map(bytes, raws))
+        # Only CPU ops recorded with shapes carry these: most rows (all, without
+        # record_shapes) are absent, and an empty Raw is false, so C-level compress finds
+        # the others without a Python step per row.
+        at = list(compress(range(len(raws)), raws))
+        out = np.full(len(raws), -1, dtype=np.int32)
+        if not at:
+            return narrow(out)
+        keys = list(map(bytes, [raws[i] for i in at]))
         ids = self._raw_ids
         try:  # after the first batches, every text is already known
-            return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32,
-                                      count=len(keys)))
+            out[at] = np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
+            return narrow(out)
         except KeyError:
             pass
         for k in dict.fromkeys(keys).keys() - ids.keys():
             ids[k] = int(self._intern([k.decode("utf-8", "replace")])[0])
-        return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys)))
+        out[at] = np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
+        return narrow(out)
 
     def _tracks(self, events: list[Event]) -> tuple[np.ndarray, np.ndarray]:
         pids = [e.pid for e in events]
@@ -263,10 +288,14 @@ class TableBuilder:
         self, values: list[int | float], raw_ts: Callable[[], Sequence[msgspec.Raw]]
     ) -> np.ndarray:
         """µs since the origin; each value depends only on its own text, never on the batch."""
-        if set(map(type, values)) == {int}:
-            fast = self._int_ts(cast("list[int]", values))
-            if fast is not None:
-                return fast
+        if type(values[0]) is int:
+            # Ints that all fit int64 become an int64 array in C; a float, or an int beyond
+            # int64, gives another dtype, and the general path below decides.
+            ints = np.array(values)
+            if ints.dtype == np.int64:
+                fast = self._int_ts(ints)
+                if fast is not None:
+                    return fast
         try:
             ts = np.fromiter(values, dtype=np.float64, count=len(values))
         except OverflowError:  # an int beyond float range: not a time
@@ -298,13 +327,12 @@ class TableBuilder:
                 out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
         return out
 
-    def _int_ts(self, values: list[int]) -> np.ndarray | None:
+    def _int_ts(self, ints: np.ndarray) -> np.ndarray | None:
         """:meth:`_relative_ts` of a batch of integer stamps (what kineto writes), in numpy:
         the same values, exact ints subtracted before rounding. None when a value is too
         large for int64 arithmetic (then the general path decides)."""
-        if not (min(values) > -_INT_TS_LIMIT and max(values) < _INT_TS_LIMIT):
+        if not (int(ints.min()) > -_INT_TS_LIMIT and int(ints.max()) < _INT_TS_LIMIT):
             return None
-        ints = np.fromiter(values, dtype=np.int64, count=len(values))
         ts = ints.astype(np.float64)
         if self._origin is None:
             self._origin = math.floor(ts[0])
