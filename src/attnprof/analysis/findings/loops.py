@@ -95,13 +95,14 @@ def find_repeated_groups(names: np.ndarray, max_period: int = MAX_PERIOD
     for p in range(1, min(max_period, m // 2) + 1):
         eq = np.concatenate(([False], names[:-p] == names[p:], [False]))
         edges = np.flatnonzero(np.diff(eq.astype(np.int8)))
+        # Stretches shorter than p are not repeats; most are, so drop them in numpy.
+        starts, ends = edges[::2], edges[1::2]
+        long = ends - starts >= p
         divisors = [q for q in kept if p % q == 0]
         starts_p: list[int] = []
         ends_p: list[int] = []
-        for s, e in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+        for s, e in zip(starts[long].tolist(), ends[long].tolist(), strict=True):
             length = e - s
-            if length < p:
-                continue
             end = s + length + p
             if any(_within(kept[q], s, end) for q in divisors):
                 continue
@@ -131,10 +132,12 @@ def _within(runs: tuple[list[int], list[int]], s: int, end: int) -> bool:
 def detect_looped_attention(ctx: FindingContext) -> list[Finding]:
     """Attention's work repeated once per head, batch element or query block (module doc)."""
     findings = []
+    # Every step of a training loop has the same op sequences: their repeats are found once.
+    groups: _Groups = {}
     for region, view in ctx.regions():
         seen: dict[tuple[tuple[str, ...], int], list[tuple[int, LoopRun, str]]] = {}
         for k in range(view.n):
-            for run, how in _loops_in_instance(ctx, view, k):
+            for run, how in _loops_in_instance(ctx, view, k, groups):
                 key = (tuple(ctx.ops.names[i] for i in run.repetition(0)), run.repeats)
                 seen.setdefault(key, []).append((k, run, how))
         if seen:
@@ -143,7 +146,11 @@ def detect_looped_attention(ctx: FindingContext) -> list[Finding]:
     return findings
 
 
-def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int
+# find_repeated_groups of name-id sequences already seen, keyed by dtype and bytes.
+_Groups = dict[tuple[str, bytes], list[tuple[int, int, int]]]
+
+
+def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int, groups: _Groups
                        ) -> list[tuple[LoopRun, str]]:
     ops = ctx.ops
     positions = view.instance_ops(k)
@@ -161,17 +168,22 @@ def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int
                               for o in _LIBRARY_OWNERS):
             continue
         siblings = positions[parents == owner]
-        best = _best_loop(ctx, siblings)
+        best = _best_loop(ctx, siblings, groups)
         if best is not None:
             out.append(best)
     return out
 
 
-def _best_loop(ctx: FindingContext, siblings: np.ndarray) -> tuple[LoopRun, str] | None:
+def _best_loop(ctx: FindingContext, siblings: np.ndarray, groups: _Groups
+               ) -> tuple[LoopRun, str] | None:
     names = ctx.ops.names
     sib = tuple(siblings.tolist())
     candidates = []
-    for start, period, repeats in find_repeated_groups(ctx.ops.name[siblings]):
+    ids = ctx.ops.name[siblings]
+    key = (ids.dtype.str, ids.tobytes())
+    if key not in groups:
+        groups[key] = find_repeated_groups(ids)
+    for start, period, repeats in groups[key]:
         group = [names[i] for i in sib[start: start + period]]
         if not _is_attention_work(group):
             continue
