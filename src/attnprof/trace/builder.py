@@ -129,9 +129,7 @@ class TableBuilder:
         args: list[Args] = list(filter(None, all_args))
         # Kernel launches always carry "block"; allocations "Addr", copies and sets "bytes".
         launches = _present([a.block for a in args])
-        addrs = [a.addr for a in args]
-        memory = sorted({*compress(range(len(args)), map(ne, addrs, repeat(-1))),
-                         *_present([a.copy_bytes for a in args])})
+        memory = _memory_rows([a.addr for a in args], [a.copy_bytes for a in args])
         device = int_column([a.device for a in args])
         if memory:  # [memory] events say "Device Id" instead of "device"
             ids = int_column([args[k].device_id for k in memory])
@@ -350,8 +348,12 @@ class TableBuilder:
         if not hits:
             return rows
         sel = [args[i] for i in hits]
+        grids, blocks = [a.grid for a in sel], [a.block for a in sel]
+        # What kernels write, [x, y, z] lists, become tuples in C; anything else via _triple.
+        triple: Callable[[Any], tuple[Any, ...]] = (
+            tuple if _all_triples(grids) and _all_triples(blocks) else _triple)
         keys = zip(
-            map(add, map(_triple, [a.grid for a in sel]), map(_triple, [a.block for a in sel])),
+            map(add, map(triple, grids), map(triple, blocks)),
             [a.registers_per_thread for a in sel],
             [a.shared_memory for a in sel],
             [a.blocks_per_sm for a in sel],
@@ -448,6 +450,21 @@ class TableBuilder:
 def _triple(value: Any) -> tuple[Any, ...]:
     """A grid or block as a 3-tuple (what a kernel writes), else via :func:`dims`."""
     return tuple(value) if type(value) is list and len(value) == 3 else dims(value)
+
+
+def _all_triples(values: list[Any]) -> bool:
+    """Whether every value is a list of three (ints, as the typed structs decode them)."""
+    return set(map(type, values)) == {list} and set(map(len, values)) == {3}
+
+
+def _memory_rows(addrs: list[int], copy_bytes: list[int | None]) -> list[int]:
+    """Positions of the memory records: allocations (an ``Addr``), copies and sets (``bytes``)."""
+    try:  # one numpy comparison instead of a Python one per row
+        allocs = np.flatnonzero(np.fromiter(addrs, np.int64, len(addrs)) != -1).tolist()
+    except OverflowError:  # an address beyond int64
+        allocs = list(compress(range(len(addrs)), map(ne, addrs, repeat(-1))))
+    copies = _present(copy_bytes)
+    return sorted({*allocs, *copies}) if allocs and copies else allocs or copies
 
 
 def _present(values: list[Any]) -> list[int]:
