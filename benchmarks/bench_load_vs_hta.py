@@ -59,7 +59,7 @@ def _timed(argv: list[str], cwd: Path) -> tuple[float, int, str]:
     """Run ``argv`` to completion: (wall seconds, peak RSS in KiB, stdout)."""
     # Both sides import from compiled bytecode, as after a pip install (a sandbox may set
     # PYTHONDONTWRITEBYTECODE, which would recompile attnprof's editable source every run).
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = _child_env()
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, cwd=cwd, env=env)
@@ -71,6 +71,23 @@ def _timed(argv: list[str], cwd: Path) -> tuple[float, int, str]:
             raise SystemExit(f"{' '.join(argv[:3])} ... failed ({proc.returncode}):\n{err[-3000:]}")
         out.seek(0)
         return seconds, usage.ru_maxrss, out.read().decode(errors="replace")
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if env.get("PYTHONPATH"):
+        # The runs start in a temporary folder: a relative entry (PYTHONPATH=src, to time a
+        # checkout's code over the installed one) would silently stop pointing at it.
+        env["PYTHONPATH"] = os.pathsep.join(
+            str(Path(p).resolve()) if p else p for p in env["PYTHONPATH"].split(os.pathsep))
+    return env
+
+
+def _timed_code(folder: Path) -> str:
+    """Where the attnprof the runs import lives (the checkout's, or the installed one)."""
+    where = subprocess.run([sys.executable, "-c", "import attnprof; print(attnprof.__file__)"],
+                           cwd=folder, env=_child_env(), capture_output=True, text=True)
+    return where.stdout.strip() or where.stderr.strip()[-200:]
 
 
 def _attnprof(trace: Path, folder: Path) -> dict[str, Any]:
@@ -106,6 +123,7 @@ def main() -> None:
     load = [os.getloadavg()[0]]
     folder = Path(tempfile.mkdtemp(prefix="attnprof-vs-hta-"))
     try:
+        print(f"attnprof code: {_timed_code(folder)}", flush=True)
         # Once each, untimed: bytecode is written and file caches are warm for both.
         _hta(trace, folder)
         _attnprof(trace, folder)

@@ -9,7 +9,6 @@ user mistake.
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +72,8 @@ def _from_trace(path: str) -> Any:
 
 
 def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
+    import tempfile  # here, not at the top: every command's start-up imports this module
+
     from attnprof.analysis.check import Measured
     from attnprof.cli.measuring import measure
     from attnprof.errors import UsageError

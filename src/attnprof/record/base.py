@@ -9,7 +9,6 @@ kind lives in a module of its own and subclasses :class:`RecordBase`.
 from __future__ import annotations
 
 import os
-import secrets
 from datetime import datetime, timezone
 from typing import Literal, TypeVar
 
@@ -36,7 +35,7 @@ def now_iso() -> str:
 
 def new_run_id() -> str:
     """A sortable, unique id: ``20261130T104247Z-3f9a1c`` (UTC time and 24 random bits)."""
-    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
 
 
 class RecordBase(msgspec.Struct, kw_only=True, tag_field="kind"):

@@ -8,7 +8,6 @@ the typed decode that follows validates the result like any other file.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from attnprof.record.base import SCHEMA_VERSION
@@ -26,7 +25,11 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data, schema_version=SCHEMA_VERSION)
     created = out.get("created")
     out.setdefault("created", "unknown")
-    # A stable id: the same old file always upgrades to the same run id.
+    # A stable id: the same old file always upgrades to the same run id. hashlib is
+    # imported here, not at the top: this module is loaded by every command that reads
+    # records (analyze among them), and hashlib's OpenSSL binding costs 3 ms to load.
+    import hashlib
+
     digest = hashlib.sha1(repr(sorted(data.items(), key=str)).encode()).hexdigest()[:6]
     out.setdefault("run_id", f"v1-{created or 'unknown'}-{digest}")
     if out.get("kind") == "analyze":

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import add, is_not, ne
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -129,9 +129,7 @@ class TableBuilder:
         args: list[Args] = list(filter(None, all_args))
         # Kernel launches always carry "block"; allocations "Addr", copies and sets "bytes".
         launches = _present([a.block for a in args])
-        addrs = [a.addr for a in args]
-        memory = sorted({*compress(range(len(args)), map(ne, addrs, repeat(-1))),
-                         *_present([a.copy_bytes for a in args])})
+        memory = _memory_rows([a.addr for a in args], [a.copy_bytes for a in args])
         device = int_column([a.device for a in args])
         if memory:  # [memory] events say "Device Id" instead of "device"
             ids = int_column([args[k].device_id for k in memory])
@@ -164,7 +162,24 @@ class TableBuilder:
             self._cols[column].append(values)
 
     def _codes(self, texts: list[str]) -> np.ndarray:
-        """One-character codes as an ``S1`` array, via small ids into a lookup table."""
+        """One-character codes as an ``S1`` array (see :func:`char_code`)."""
+        # What traces hold: one ASCII character, or nothing (flow_bp on non-flow rows).
+        # Then the joined text is the codes of the non-empty rows, in order, and the
+        # column is built in C; anything else goes through the lookup table.
+        joined = "".join(texts)
+        if joined.isascii():
+            at = list(compress(range(len(texts)), texts))  # the non-empty rows
+            if len(at) == len(joined):
+                codes = np.frombuffer(joined.encode("ascii"), dtype="S1")
+                if len(at) == len(texts):
+                    return codes.copy()  # frombuffer's array is read-only
+                out = np.zeros(len(texts), dtype="S1")  # b"": absent
+                out[at] = codes
+                return out
+        return self._codes_by_table(texts)
+
+    def _codes_by_table(self, texts: list[str]) -> np.ndarray:
+        """:meth:`_codes` via small ids into a lookup table, for any texts."""
         ids = self._char_ids
         try:
             idx = np.fromiter(map(ids.__getitem__, texts), dtype=np.intp, count=len(texts))
@@ -193,16 +208,24 @@ class TableBuilder:
     def _intern_raw(self, raws: list[msgspec.Raw]) -> np.ndarray:
         """String ids of raw JSON texts; NO_RAW (absent, ``b""``) is -1. Keyed by the bytes,
         so each distinct text is decoded to a string once."""
-        keys = list(map(bytes, raws))
+        # Only CPU ops recorded with shapes carry these: most rows (all, without
+        # record_shapes) are absent, and an empty Raw is false, so C-level compress finds
+        # the others without a Python step per row.
+        at = list(compress(range(len(raws)), raws))
+        out = np.full(len(raws), -1, dtype=np.int32)
+        if not at:
+            return narrow(out)
+        keys = list(map(bytes, [raws[i] for i in at]))
         ids = self._raw_ids
         try:  # after the first batches, every text is already known
-            return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32,
-                                      count=len(keys)))
+            out[at] = np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
+            return narrow(out)
         except KeyError:
             pass
         for k in dict.fromkeys(keys).keys() - ids.keys():
             ids[k] = int(self._intern([k.decode("utf-8", "replace")])[0])
-        return narrow(np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys)))
+        out[at] = np.fromiter(map(ids.__getitem__, keys), dtype=np.int32, count=len(keys))
+        return narrow(out)
 
     def _tracks(self, events: list[Event]) -> tuple[np.ndarray, np.ndarray]:
         pids = [e.pid for e in events]
@@ -263,10 +286,14 @@ class TableBuilder:
         self, values: list[int | float], raw_ts: Callable[[], Sequence[msgspec.Raw]]
     ) -> np.ndarray:
         """µs since the origin; each value depends only on its own text, never on the batch."""
-        if set(map(type, values)) == {int}:
-            fast = self._int_ts(cast("list[int]", values))
-            if fast is not None:
-                return fast
+        if type(values[0]) is int:
+            # Ints that all fit int64 become an int64 array in C; a float, or an int beyond
+            # int64, gives another dtype, and the general path below decides.
+            ints = np.array(values)
+            if ints.dtype == np.int64:
+                fast = self._int_ts(ints)
+                if fast is not None:
+                    return fast
         try:
             ts = np.fromiter(values, dtype=np.float64, count=len(values))
         except OverflowError:  # an int beyond float range: not a time
@@ -298,13 +325,12 @@ class TableBuilder:
                 out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
         return out
 
-    def _int_ts(self, values: list[int]) -> np.ndarray | None:
+    def _int_ts(self, ints: np.ndarray) -> np.ndarray | None:
         """:meth:`_relative_ts` of a batch of integer stamps (what kineto writes), in numpy:
         the same values, exact ints subtracted before rounding. None when a value is too
         large for int64 arithmetic (then the general path decides)."""
-        if not (min(values) > -_INT_TS_LIMIT and max(values) < _INT_TS_LIMIT):
+        if not (int(ints.min()) > -_INT_TS_LIMIT and int(ints.max()) < _INT_TS_LIMIT):
             return None
-        ints = np.fromiter(values, dtype=np.int64, count=len(values))
         ts = ints.astype(np.float64)
         if self._origin is None:
             self._origin = math.floor(ts[0])
@@ -322,8 +348,12 @@ class TableBuilder:
         if not hits:
             return rows
         sel = [args[i] for i in hits]
+        grids, blocks = [a.grid for a in sel], [a.block for a in sel]
+        # What kernels write, [x, y, z] lists, become tuples in C; anything else via _triple.
+        triple: Callable[[Any], tuple[Any, ...]] = (
+            tuple if _all_triples(grids) and _all_triples(blocks) else _triple)
         keys = zip(
-            map(add, map(_triple, [a.grid for a in sel]), map(_triple, [a.block for a in sel])),
+            map(add, map(triple, grids), map(triple, blocks)),
             [a.registers_per_thread for a in sel],
             [a.shared_memory for a in sel],
             [a.blocks_per_sm for a in sel],
@@ -420,6 +450,21 @@ class TableBuilder:
 def _triple(value: Any) -> tuple[Any, ...]:
     """A grid or block as a 3-tuple (what a kernel writes), else via :func:`dims`."""
     return tuple(value) if type(value) is list and len(value) == 3 else dims(value)
+
+
+def _all_triples(values: list[Any]) -> bool:
+    """Whether every value is a list of three (ints, as the typed structs decode them)."""
+    return set(map(type, values)) == {list} and set(map(len, values)) == {3}
+
+
+def _memory_rows(addrs: list[int], copy_bytes: list[int | None]) -> list[int]:
+    """Positions of the memory records: allocations (an ``Addr``), copies and sets (``bytes``)."""
+    try:  # one numpy comparison instead of a Python one per row
+        allocs = np.flatnonzero(np.fromiter(addrs, np.int64, len(addrs)) != -1).tolist()
+    except OverflowError:  # an address beyond int64
+        allocs = list(compress(range(len(addrs)), map(ne, addrs, repeat(-1))))
+    copies = _present(copy_bytes)
+    return sorted({*allocs, *copies}) if allocs and copies else allocs or copies
 
 
 def _present(values: list[Any]) -> list[int]:

@@ -2,7 +2,7 @@
 
 Peak memory is bounded by ``chunk_bytes`` plus the columnar output, never the whole file
 nor its decoded JSON: the (decompressed) text is read into a buffer of about ``chunk_bytes``,
-the ``traceEvents`` array is cut at event boundaries into batches of at most 256 KiB, and
+the ``traceEvents`` array is cut at event boundaries into batches of at most 1 MiB, and
 each batch is decoded by msgspec straight into :mod:`attnprof.trace.schema` structs and
 turned into numpy columns (:class:`~attnprof.trace.builder.TableBuilder`) before the next.
 
@@ -34,7 +34,10 @@ from attnprof.trace.table import DistributedInfo, Trace, TraceMeta
 
 __all__ = ["load_trace"]
 
-_BATCH_BYTES = 256 << 10  # decode granularity: bounds the Python objects alive at once
+# Decode granularity: bounds the Python objects alive at once (a few MiB of structs for
+# 1 MiB of JSON). Each batch also pays a fixed cost (some 20 columns converted, narrowed and
+# appended); 1 MiB loads v100_training_large 5% faster than 256 KiB, 2 MiB no faster again.
+_BATCH_BYTES = 1 << 20
 _MAX_TRIES = 8  # wrong cuts are rare; after this many, widen the window or read more
 _MAX_EVENT_BYTES = 256 << 20  # no boundary in this much text: the file is broken
 _BYTE_AT = re.compile(r"\(byte (\d+)\)")
@@ -45,7 +48,15 @@ _loose = msgspec.json.Decoder(LooseEvent)
 _raw_ts = msgspec.json.Decoder(list[RawTs])
 
 
-def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> Trace:
+# The text buffer's size. Small enough that text decompressed into it is decoded while still
+# in the CPU caches: 4 MiB loads v100_training_large 5% faster than 16 MiB (and holds 12 MiB
+# less); 2 MiB is no faster again.
+DEFAULT_CHUNK_BYTES = 4 << 20
+
+
+def load_trace(
+    path: str | os.PathLike[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+) -> Trace:
     """Load a Chrome trace written by torch.profiler (or any Chrome trace-event JSON).
 
     ``path`` is a ``.json`` file or a gzip-compressed one (detected by content, not name),
@@ -56,7 +67,7 @@ def load_trace(path: str | os.PathLike[str], *, chunk_bytes: int = 16 << 20) -> 
     """
     if type(chunk_bytes) is not int or chunk_bytes < 1:  # bool is not a size
         raise UsageError(
-            f"chunk_bytes={chunk_bytes!r} is not a positive byte count; use e.g. 16 << 20"
+            f"chunk_bytes={chunk_bytes!r} is not a positive byte count; use e.g. 4 << 20"
         )
     src = Source(Path(path), chunk_bytes)
     try:

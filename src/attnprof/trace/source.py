@@ -2,7 +2,8 @@
 
 :class:`Source` reads the (decompressed) text; :class:`TextBuffer` holds the unread part in
 one ``bytearray`` that is filled in place with ``readinto``, so reading never holds more than
-that buffer plus one ``_PIECE`` (gzip decompresses at most that much per call).
+that buffer plus one ``_PIECE`` (a gzip file: plus the few pieces its background thread
+decompresses ahead, :class:`_Inflater`).
 
 The header (keys before ``"traceEvents"``) and trailer (keys after the array) are small in
 torch.profiler traces and are parsed whole; only :data:`~attnprof.trace.schema.HEADER_KEYS`
@@ -13,10 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import gzip
 import io
 import sys
+import threading
 import zlib
+from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +53,8 @@ class Source:
             self._file.close()
             raise
         self.gzipped = head == b"\x1f\x8b"  # by content: names lie
-        self._stream: io.BufferedIOBase = (
-            gzip.GzipFile(fileobj=self._file, mode="rb") if self.gzipped else self._file)
+        self._stream: io.BufferedIOBase | _Inflater = (
+            _Inflater(self._file) if self.gzipped else self._file)
 
     def _open(self, path: Path) -> io.BufferedIOBase:
         """The file, opened once: pipes (``/dev/stdin``, ``<(...)``) cannot be opened twice."""
@@ -166,6 +169,117 @@ class _Prefixed(io.RawIOBase):
     def close(self) -> None:
         self._rest.close()
         super().close()
+
+
+_AHEAD = 4  # pieces the inflater may decompress ahead of the reader: bounds its memory
+
+
+class _Inflater:
+    """The text of a gzip file, decompressed in a background thread while the caller decodes.
+
+    zlib releases the GIL while it inflates, so on a machine with a second core the
+    decompression (a tenth of loading a large trace) overlaps the decoding instead of adding
+    to it. Not :class:`gzip.GzipFile`: it inflates 8 KiB of input per call (Python 3.11),
+    and each call has to win the GIL back from the busy decoding thread (up to the 5 ms
+    switch interval), so it could not keep ahead; :func:`_inflate` makes a few large calls
+    instead. Errors reach the reader where they happen in the text, after the pieces before
+    them.
+    """
+
+    def __init__(self, file: io.BufferedIOBase) -> None:
+        self._file = file
+        self._ready: deque[bytes | BaseException] = deque()
+        self._changed = threading.Condition()
+        self._stop = False
+        self._held = memoryview(b"")  # the unread rest of the current piece
+        self._ended = False  # the whole text has been handed out
+        self._error: BaseException | None = None  # why the text stops short, once reached
+        self._thread = threading.Thread(target=self._run, name="attnprof-gunzip", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for piece in _inflate(self._file):
+                if not self._put(piece):
+                    return
+            self._put(b"")
+        except BaseException as e:  # the reader raises it (Source turns it into UsageError)
+            self._put(e)
+
+    def _put(self, item: bytes | BaseException) -> bool:
+        """Queue ``item`` once there is room; False when the reader has closed."""
+        with self._changed:
+            while len(self._ready) >= _AHEAD and not self._stop:
+                self._changed.wait()
+            if self._stop:
+                return False
+            self._ready.append(item)
+            self._changed.notify_all()
+            return True
+
+    def readinto(self, view: memoryview) -> int:
+        while not self._held:
+            if self._error is not None:
+                raise self._error
+            if self._ended:
+                return 0
+            with self._changed:
+                while not self._ready:
+                    self._changed.wait()
+                item = self._ready.popleft()
+                self._changed.notify_all()
+            if isinstance(item, BaseException):
+                self._error = item
+            elif not item:
+                self._ended = True
+            else:
+                self._held = memoryview(item)
+        n = min(len(view), len(self._held))
+        view[:n] = self._held[:n]
+        self._held = self._held[n:]
+        return n
+
+    def close(self) -> None:
+        """Stop the thread (it ends at its next piece) and wait for it."""
+        with self._changed:
+            self._stop = True
+            self._changed.notify_all()
+        self._thread.join()
+
+
+_COMPRESSED_READ = 1 << 20  # compressed bytes per read: about 5 MiB of JSON text
+
+
+def _inflate(file: io.BufferedIOBase) -> Iterator[bytes]:
+    """The decompressed text of a gzip file, in pieces of at most ``_PIECE`` bytes.
+
+    Reads every member in turn, as :mod:`gzip` does: zero bytes may pad the end of a member,
+    anything else after one must be another member. zlib's gzip mode (``wbits=31``) reads
+    each member's header and checks its CRC-32 and length (and the optional header CRC,
+    which :mod:`gzip` skips unchecked: a file whose header is damaged there is refused).
+    """
+    data = b""
+    while True:
+        data = data.lstrip(b"\x00")
+        while not data:
+            data = file.read(_COMPRESSED_READ)
+            if not data:
+                return
+            data = data.lstrip(b"\x00")
+        member = zlib.decompressobj(31)
+        more = False  # zlib may hold output beyond a full piece with no input left
+        while not member.eof:
+            if not data and not more:
+                data = file.read(_COMPRESSED_READ)
+                if not data:
+                    raise EOFError("Compressed file ended before the end-of-stream marker "
+                                   "was reached")
+            out = member.decompress(data, _PIECE)
+            more = len(out) == _PIECE
+            data = member.unconsumed_tail
+            if out:
+                yield out
+        data = member.unused_data
 
 
 class TextBuffer:

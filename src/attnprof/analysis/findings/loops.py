@@ -20,6 +20,7 @@ results gathered by one ``stack``/``cat`` of exactly that many tensors; or one t
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,29 +88,56 @@ def find_repeated_groups(names: np.ndarray, max_period: int = MAX_PERIOD
     """
     found: list[tuple[int, int, int]] = []
     m = len(names)
-    covered: list[tuple[int, int, int]] = []  # (start, end, period) of kept runs
+    # Kept runs by period: their starts and ends, in increasing start order. A long op
+    # list (a training step's thousands of siblings) keeps thousands of runs, and testing
+    # each new one against all of them was most of the analysis time.
+    kept: dict[int, tuple[list[int], list[int]]] = {}
     for p in range(1, min(max_period, m // 2) + 1):
         eq = np.concatenate(([False], names[:-p] == names[p:], [False]))
         edges = np.flatnonzero(np.diff(eq.astype(np.int8)))
-        for s, e in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+        # Stretches shorter than p are not repeats; most are, so drop them in numpy.
+        starts, ends = edges[::2], edges[1::2]
+        long = ends - starts >= p
+        divisors = [q for q in kept if p % q == 0]
+        starts_p: list[int] = []
+        ends_p: list[int] = []
+        for s, e in zip(starts[long].tolist(), ends[long].tolist(), strict=True):
             length = e - s
-            if length < p:
-                continue
             end = s + length + p
-            if any(a <= s and end <= b and p % q == 0 for a, b, q in covered):
+            if any(_within(kept[q], s, end) for q in divisors):
                 continue
-            covered.append((s, end, p))
+            starts_p.append(s)
+            ends_p.append(end)
             found.append((s, p, (length + p) // p))
+        if starts_p:
+            kept[p] = (starts_p, ends_p)
     return found
+
+
+def _within(runs: tuple[list[int], list[int]], s: int, end: int) -> bool:
+    """Whether ``[s, end)`` lies inside one of ``runs`` (kept at a period ``q`` dividing the
+    caller's ``p``, so ``end - s >= 2p > q``).
+
+    Only the last run starting at or before ``s`` can hold it: the runs of one period are
+    the maximal stretches of ``names[i] == names[i + q]``, separated by at least one
+    mismatch, so two of them overlap by less than ``q``, and a span of at least ``2p`` that
+    starts inside an earlier run and also after a later one's start would have to fit in
+    that overlap.
+    """
+    starts, ends = runs
+    i = bisect_right(starts, s) - 1
+    return i >= 0 and end <= ends[i]
 
 
 def detect_looped_attention(ctx: FindingContext) -> list[Finding]:
     """Attention's work repeated once per head, batch element or query block (module doc)."""
     findings = []
+    # Every step of a training loop has the same op sequences: their repeats are found once.
+    groups: _Groups = {}
     for region, view in ctx.regions():
         seen: dict[tuple[tuple[str, ...], int], list[tuple[int, LoopRun, str]]] = {}
         for k in range(view.n):
-            for run, how in _loops_in_instance(ctx, view, k):
+            for run, how in _loops_in_instance(ctx, view, k, groups):
                 key = (tuple(ctx.ops.names[i] for i in run.repetition(0)), run.repeats)
                 seen.setdefault(key, []).append((k, run, how))
         if seen:
@@ -118,7 +146,11 @@ def detect_looped_attention(ctx: FindingContext) -> list[Finding]:
     return findings
 
 
-def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int
+# find_repeated_groups of name-id sequences already seen, keyed by dtype and bytes.
+_Groups = dict[tuple[str, bytes], list[tuple[int, int, int]]]
+
+
+def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int, groups: _Groups
                        ) -> list[tuple[LoopRun, str]]:
     ops = ctx.ops
     positions = view.instance_ops(k)
@@ -136,17 +168,22 @@ def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int
                               for o in _LIBRARY_OWNERS):
             continue
         siblings = positions[parents == owner]
-        best = _best_loop(ctx, siblings)
+        best = _best_loop(ctx, siblings, groups)
         if best is not None:
             out.append(best)
     return out
 
 
-def _best_loop(ctx: FindingContext, siblings: np.ndarray) -> tuple[LoopRun, str] | None:
+def _best_loop(ctx: FindingContext, siblings: np.ndarray, groups: _Groups
+               ) -> tuple[LoopRun, str] | None:
     names = ctx.ops.names
     sib = tuple(siblings.tolist())
     candidates = []
-    for start, period, repeats in find_repeated_groups(ctx.ops.name[siblings]):
+    ids = ctx.ops.name[siblings]
+    key = (ids.dtype.str, ids.tobytes())
+    if key not in groups:
+        groups[key] = find_repeated_groups(ids)
+    for start, period, repeats in groups[key]:
         group = [names[i] for i in sib[start: start + period]]
         if not _is_attention_work(group):
             continue

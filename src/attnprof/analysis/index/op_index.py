@@ -72,8 +72,10 @@ class OpIndex:
     @cached_property
     def names(self) -> list[str]:
         """Every op's name, by position (for rules that scan many ops)."""
-        strings = self.trace.events.strings
-        return [strings[i] for i in self.name.tolist()]
+        # Id -1 (absent) indexes the "" appended at the end, as StringTable[-1] gives "";
+        # map over the tuple's own __getitem__ keeps the loop in C.
+        table = (*self.trace.events.strings.values, "")
+        return list(map(table.__getitem__, self.name.tolist()))
 
     @cached_property
     def paths(self) -> CallPaths:
