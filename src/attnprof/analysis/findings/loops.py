@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,10 +135,11 @@ def detect_looped_attention(ctx: FindingContext) -> list[Finding]:
     findings = []
     # Every step of a training loop has the same op sequences: their repeats are found once.
     groups: _Groups = {}
+    masks = _op_masks(ctx)
     for region, view in ctx.regions():
         seen: dict[tuple[tuple[str, ...], int], list[tuple[int, LoopRun, str]]] = {}
         for k in range(view.n):
-            for run, how in _loops_in_instance(ctx, view, k, groups):
+            for run, how in _loops_in_instance(ctx, view, k, groups, masks):
                 key = (tuple(ctx.ops.names[i] for i in run.repetition(0)), run.repeats)
                 seen.setdefault(key, []).append((k, run, how))
         if seen:
@@ -150,22 +152,35 @@ def detect_looped_attention(ctx: FindingContext) -> list[Finding]:
 _Groups = dict[tuple[str, bytes], list[tuple[int, int, int]]]
 
 
-def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int, groups: _Groups
-                       ) -> list[tuple[LoopRun, str]]:
+def _op_masks(ctx: FindingContext) -> tuple[np.ndarray, np.ndarray]:
+    """Per op, once per trace (a training trace has thousands of steps): whether it is
+    attention work, and whether it is a library's attention op or inside one, whose inner
+    ops (a fused kernel's decomposition, flex's blocks) are no user loop."""
+    ops = ctx.ops
+    strings = ops.trace.events.strings
+    work = np.isin(ops.name, [strings.id_of(name) for name in _WORK])
+    library_ids = [i for i, text in enumerate(strings.values)
+                   if any(o in text for o in _LIBRARY_OWNERS)]
+    marked = np.flatnonzero(np.isin(ops.name, library_ids))
+    # An op's subtree is the positions i .. last[i]: one difference array over those ranges.
+    cover = np.zeros(len(ops) + 1, dtype=np.int64)
+    np.add.at(cover, marked, 1)
+    np.add.at(cover, ops.last[marked] + 1, -1)
+    return work, np.cumsum(cover[:-1]) > 0
+
+
+def _loops_in_instance(ctx: FindingContext, view: RegionView, k: int, groups: _Groups,
+                       masks: tuple[np.ndarray, np.ndarray]) -> list[tuple[LoopRun, str]]:
     ops = ctx.ops
     positions = view.instance_ops(k)
     if len(positions) == 0:
         return []
-    strings = ops.trace.events.strings
-    is_work = np.isin(ops.name[positions], [strings.id_of(name) for name in _WORK])
+    work, in_library = masks
     parents = ops.parent[positions]
-    owners, counts = np.unique(parents[is_work], return_counts=True)
+    counts = Counter(parents[work[positions]].tolist())
     out = []
-    for owner in owners[counts >= 2].tolist():
-        if owner >= 0 and any(o in ops.names[owner] for o in _LIBRARY_OWNERS):
-            continue
-        if owner >= 0 and any(o in ops.names[j] for j in ops.ancestors(owner)
-                              for o in _LIBRARY_OWNERS):
+    for owner in sorted(o for o, c in counts.items() if c >= 2):
+        if owner >= 0 and in_library[owner]:
             continue
         siblings = positions[parents == owner]
         best = _best_loop(ctx, siblings, groups)
