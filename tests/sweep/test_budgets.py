@@ -83,6 +83,7 @@ latency_ms = { max = 10000 }
     ("[[budget]]\nvariant = 'sdpa'", "budget #1 bounds nothing"),
     ("title = 'nothing'", "states no budget"),
     ("[[budget]\n", "is not valid TOML"),
+    ("x = " + "[" * 5000, "nests arrays or tables too deeply to read"),
 ])
 def test_a_malformed_file_is_one_line_and_exit_2_before_running(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:

@@ -24,7 +24,6 @@ limit), and every bound must be finite and consistent.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,12 +32,8 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.spec.expectations import Bound, check_bound
 from attnprof.spec.grid import INTEGER_FIELDS
+from attnprof.spec.toml_file import read_toml
 from attnprof.spec.workload import MODES, Workload, canonical_dtype
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 __all__ = ["METRICS", "Budget", "Budgets", "Selector", "load_budgets"]
 
@@ -142,12 +137,7 @@ def load_budgets(path: str | Path) -> Budgets:
     the file and the key."""
     p = Path(path)
     source = f"budgets file {str(p)!r}"
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {source}: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{source} is not valid TOML: {exc}") from None
+    data = read_toml(p, source, "see the budgets format in README.md")
     try:
         budgets = msgspec.convert(data, type=Budgets)
     except msgspec.ValidationError as exc:

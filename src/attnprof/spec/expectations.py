@@ -32,17 +32,12 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from pathlib import Path
 
 import msgspec
 
 from attnprof.errors import UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from attnprof.spec.toml_file import read_toml
 
 
 class Bound(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -106,16 +101,8 @@ class Expectations(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 def load_expectations(path: str | Path) -> Expectations:
     """Parse and validate an expectations file; any problem is a one-line UsageError."""
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read expectations file {str(p)!r}: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"expectations file {str(p)!r} is not valid TOML: {exc}") from None
-    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
-        raise UsageError(f"expectations file {str(p)!r} nests arrays or tables too deeply "
-                         "to read; an expectations file needs two levels - see 'attnprof "
-                         "check --help' for the format") from None
+    data = read_toml(p, f"expectations file {str(p)!r}", "an expectations file needs two "
+                     "levels - see 'attnprof check --help' for the format")
     try:
         exp = msgspec.convert(data, type=Expectations)
     except msgspec.ValidationError as exc:
