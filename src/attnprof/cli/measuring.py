@@ -48,7 +48,7 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
     if trace_dir is not None:
         outputs.append(Output(trace_flag, trace_dir, folder=True,
                               files=tuple(trace_file_name(n) for n in names)))
-    check_outputs(outputs, inputs=_variant_files(names))
+    check_outputs(outputs, inputs=variant_files(names))
     workload, chosen = prepare(None, variants, **workload_fields(args))
     settings = settings_from_args(args, workload, trace_dir=trace_dir,
                                   trace_steps=trace_steps).validate()
@@ -88,7 +88,7 @@ def _variant_names(variants: list[str] | None) -> list[str]:
     return list(dict.fromkeys(n.strip() for n in variants if n.strip()))
 
 
-def _variant_files(names: list[str]) -> list[str]:
+def variant_files(names: list[str]) -> list[str]:
     """The user's variant files (``path/to/file.py:fn``): inputs no output may replace."""
     targets = (name.rpartition(":")[0] for name in names if ":" in name)
     return [t for t in targets if t and os.path.isfile(t)]

@@ -26,14 +26,15 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
     """Refuse bad output paths, a malformed budgets file or an unreadable record to
     resume before anything runs; return the budgets and the record to resume."""
     from attnprof.atomic import check_writable
+    from attnprof.cli.measuring import variant_files
     from attnprof.outputs import Output, check_outputs
 
     outputs = [Output(f"--{flag}", getattr(args, flag)) for flag in ("json", "csv", "plot")
                if getattr(args, flag, None) is not None]
-    inputs = [getattr(args, "budgets", None) or "",
-              *(name.rpartition(":")[0] for group in (getattr(args, "variants", None) or [])
-                for name in (group if isinstance(group, list) else [group]) if ":" in name)]
-    check_outputs(outputs, inputs=[p for p in inputs if p])
+    budgets_file = getattr(args, "budgets", None)
+    inputs = [*([budgets_file] if budgets_file else []),
+              *variant_files(getattr(args, "variants", None) or [])]
+    check_outputs(outputs, inputs=inputs)
     if getattr(args, "plot", None):
         from attnprof.render.plot import check_plot_path
 
