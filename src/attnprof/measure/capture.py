@@ -97,7 +97,8 @@ def capture_trace(
         faulted: list[int | None] = []
         with prof:
             for i in range(total):
-                t0, w0, f0 = time.perf_counter(), cpu_wait_s(), minor_faults()
+                if i >= first:  # the wait and warm-up steps' readings would be thrown away
+                    t0, w0, f0 = time.perf_counter(), cpu_wait_s(), minor_faults()
                 with record_function(label):
                     step()
                 # Kernels must finish inside the step that launched them.

@@ -28,17 +28,15 @@ from attnprof.measure.allocator import minor_faults, release_free_memory, set_cp
 from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.deadline import time_limit
 from attnprof.measure.device import check_against_device, default_device
-from attnprof.measure.environment import collect_environment
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
 from attnprof.measure.timer import Warmup, round_sizes, take_samples, warm_up
-from attnprof.record.compare import CompareRecord, ProfileRecord, VariantResult
+from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Ceilings
 from attnprof.run.guards import InputGuard, checked_call, isolated
 from attnprof.run.measurements import Candidate, Measurements
-from attnprof.run.point import Point, RecordKind
+from attnprof.run.point import Point, RecordKind, empty_record
 from attnprof.run.rows import failure_row, predicted_oom, result_row, status_row
-from attnprof.spec import costs
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
@@ -103,10 +101,7 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
     (resolved from its names when ``None``)."""
     workload, settings = point.workload, point.settings
     chosen = list(variants) if variants is not None else resolve_variants(point.variants)
-    record_type = ProfileRecord if point.kind == "profile" else CompareRecord
-    record = record_type(environment=collect_environment(workload.device),
-                         workload=workload.resolved(), settings=settings,
-                         flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)
+    record = empty_record(point)
     # Before anything allocates what it measures: the ceilings and the variants all run in
     # the stated allocator state (a no-op for "system").
     allocator_note = set_cpu_allocator(settings.cpu_allocator)

@@ -129,7 +129,7 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
                          model=model_info(loaded, default if loaded.is_transformers else None),
                          settings=settings, attention=attention_rows(located))
     with _trace_dir(settings.trace_dir) as folder:
-        ref_out = _output(loaded, reference, impls) if len(impls) > 1 else None
+        ref_out = _output(loaded, reference) if len(impls) > 1 else None
         for impl in impls:
             _run_implementation(loaded, located, spec, settings, impl, folder, record,
                                 (reference, ref_out), progress, on_record)
@@ -177,7 +177,7 @@ def _trace_dir(folder: str | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def _output(loaded: LoadedModel, impl: str, impls: list[str]) -> torch.Tensor | None:
+def _output(loaded: LoadedModel, impl: str) -> torch.Tensor | None:
     """The reference output (prefill inputs) under ``impl``; ``None`` if it cannot run."""
     import torch
 
@@ -202,7 +202,7 @@ def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
         refused = str(exc)
     error = None
     if refused is None and reference[1] is not None and impl != reference[0]:
-        out = _output(loaded, impl, [impl])
+        out = _output(loaded, impl)
         error = relative_error(out, reference[1]) if out is not None else None
     for phase in spec.phases:
         name = f"{impl}/{phase}"

@@ -16,7 +16,6 @@ from attnprof.measure.memory import MemoryProfile
 from attnprof.measure.stats import summarize
 from attnprof.models.loaded import LoadedModel
 from attnprof.models.locate import Located
-from attnprof.record.compare import Latency
 from attnprof.record.model import (
     AttentionModule,
     KvCacheReport,
@@ -25,7 +24,7 @@ from attnprof.record.model import (
     PhaseRun,
 )
 from attnprof.record.model_attribution import ModelAttribution
-from attnprof.run.rows import is_oom
+from attnprof.run.rows import is_oom, latency
 from attnprof.spec.workload import DTYPE_BYTES
 
 if TYPE_CHECKING:
@@ -116,9 +115,7 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
     tol = TOLERANCE.get(dtype) if m.error is not None else None
     return PhaseRun(
         implementation=implementation, phase=phase, status="ok",
-        latency_ms=Latency(median=stats.median, iqr=stats.iqr, q1=stats.q1, q3=stats.q3,
-                           min=stats.minimum, max=stats.maximum, count=stats.count,
-                           noisy=stats.noisy, samples=m.bare_ms),
+        latency_ms=latency(stats, m.bare_ms),
         tokens_per_step=m.tokens,
         tokens_per_s=m.tokens / (stats.median / 1e3) if stats.median > 0 and m.tokens
         else None,
@@ -142,7 +139,7 @@ def failed_run(implementation: str, phase: str, exc: BaseException,
     if isinstance(exc, NotImplementedError):
         status = "unsupported"
     return PhaseRun(implementation=implementation, phase=phase, status=status,  # type: ignore[arg-type]
-                    reason=f"{type(exc).__name__}: {one_line(str(exc))[:400]}",
+                    reason=f"{type(exc).__name__}: {one_line(str(exc))}",
                     warnings=warnings)
 
 

@@ -11,11 +11,12 @@ from typing import Literal
 
 import msgspec
 
+from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.environment import Ceilings
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["Point", "RecordKind"]
+__all__ = ["Point", "RecordKind", "empty_record"]
 
 #: The record kind a point's run produces.
 RecordKind = Literal["compare", "profile"]
@@ -35,3 +36,14 @@ class Point(msgspec.Struct, frozen=True, kw_only=True):
     def replace(self, **changes: object) -> Point:
         """A copy with ``changes`` applied."""
         return msgspec.structs.replace(self, **changes)
+
+
+def empty_record(point: Point) -> CompareRecord:
+    """A record of ``point`` with no rows yet: the header every way of running it fills."""
+    from attnprof.measure.environment import collect_environment
+    from attnprof.spec import costs
+
+    record_type = ProfileRecord if point.kind == "profile" else CompareRecord
+    return record_type(environment=collect_environment(point.workload.device),
+                       workload=point.workload.resolved(), settings=point.settings,
+                       flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)

@@ -16,7 +16,7 @@ from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.measure.deadline import TimeLimitExceeded
 from attnprof.measure.device import memory_shortfall
-from attnprof.measure.stats import summarize
+from attnprof.measure.stats import Summary, summarize
 from attnprof.record.compare import Latency, Status, VariantResult
 from attnprof.record.environment import Ceilings
 from attnprof.run.guards import WrongOutput
@@ -25,8 +25,8 @@ from attnprof.spec import costs
 from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 
-__all__ = ["failure_row", "impossible_shares", "is_oom", "predicted_oom", "result_row", "share",
-           "status_row"]
+__all__ = ["failure_row", "impossible_shares", "is_oom", "latency", "predicted_oom", "result_row",
+           "share", "status_row"]
 
 
 def share(rate: float | None, ceiling: float | None) -> float | None:
@@ -38,6 +38,13 @@ def status_row(variant: Variant, status: Status, reason: str, **fields: Any) -> 
     """The row of a variant that was not measured: its status and the reason."""
     return VariantResult(variant=variant.name, family=variant.family, summary=variant.summary,
                          status=status, reason=reason, **fields)
+
+
+def latency(stats: Summary, samples_ms: list[float]) -> Latency:
+    """The record's latency: ``stats`` (the summary of ``samples_ms``) and the samples."""
+    return Latency(median=stats.median, iqr=stats.iqr, q1=stats.q1, q3=stats.q3,
+                   min=stats.minimum, max=stats.maximum, count=stats.count,
+                   noisy=stats.noisy, samples=samples_ms)
 
 
 def result_row(variant: Variant, workload: Workload, measured: Measurements,
@@ -57,9 +64,7 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
     of_copy = share(gbps, ceilings.bandwidth_gbytes_per_s * 1e9 if ceilings else None)
     return VariantResult(
         variant=variant.name, family=variant.family, summary=variant.summary, status="ok",
-        latency_ms=Latency(median=stats.median, iqr=stats.iqr, q1=stats.q1, q3=stats.q3,
-                           min=stats.minimum, max=stats.maximum, count=stats.count,
-                           noisy=stats.noisy, samples=timing.samples_ms),
+        latency_ms=latency(stats, timing.samples_ms),
         timing="cuda-events" if device_timed else "wall",
         cpu_dispatch_ms=summarize(timing.dispatch_ms).median,
         device_ms=stats.median if device_timed else None,

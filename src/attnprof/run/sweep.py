@@ -227,8 +227,6 @@ class _State:
 
     def finish(self, index: int, result: CompareRecord, node: str | None) -> None:
         """Record a point whose comparison ended."""
-        if result.ceilings is not None:
-            self.ceilings.setdefault(result.workload.dtype, result.ceilings)
         self._append(index, list(result.results), node, result.environment, result.ceilings)
 
     def _append(self, index: int, rows: list[VariantResult], node: str | None,

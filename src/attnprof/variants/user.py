@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
+from attnprof.formatting import one_line
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
 
@@ -103,8 +104,7 @@ def explain_grouped_kv_failure(exc: BaseException, _warnings: list[str],
     message = " ".join(str(exc).split())
     if not _SHAPE_ERROR.search(message):
         return None
-    if len(message) > 200:
-        message = message[:199] + "…"
+    message = one_line(message, 200)
     return (f"it received K/V with {workload.num_kv_heads} heads for {workload.heads} query heads "
             f"(enable_gqa=True) and failed with {type(exc).__name__}: {message}; "
             f"pass --kv-heads {workload.heads} (equal to --heads), or honour enable_gqa=True "

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,7 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.record.compare import CompareRecord, ProfileRecord, Status, VariantResult
+from attnprof.run.point import empty_record
 from attnprof.run.rows import status_row
 from attnprof.variants import resolve_variants
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
 
-__all__ = ["ProcessExecutor", "empty_record"]
+__all__ = ["ProcessExecutor"]
 
 _Publish = Callable[[CompareRecord], object]
 #: The worker's last message, by its letter, and the field of _Attempt it sets.
@@ -55,7 +56,6 @@ _STDERR_TAIL = 1500
 class _Attempt:
     """How one worker ended: what it last said, and how it exited."""
 
-    records: list[CompareRecord] = field(default_factory=list)
     phase: tuple[str, str] | None = None  # (variant, phase) last reported
     done: bool = False
     usage_error: str | None = None
@@ -198,7 +198,6 @@ def _handle(message: bytes, ended: _Attempt, progress: Progress | None,
             progress(variant, phase)
     elif kind == b"R":
         record = msgspec.json.decode(body, type=CompareRecord | ProfileRecord)
-        ended.records.append(record)
         publish(record)
     elif kind in _LAST_WORDS:
         field_name = _LAST_WORDS[kind]
@@ -285,17 +284,6 @@ def _merge(header: CompareRecord, point: Point,
     point's variant order."""
     return msgspec.structs.replace(
         header, results=[rows[v] for v in point.variants if v in rows], status="partial")
-
-
-def empty_record(point: Point) -> CompareRecord:
-    """A record of ``point`` with no rows yet, for rows that no worker reported."""
-    from attnprof.measure.environment import collect_environment
-    from attnprof.spec import costs
-
-    record_type = ProfileRecord if point.kind == "profile" else CompareRecord
-    return record_type(environment=collect_environment(point.workload.device),
-                       workload=point.workload.resolved(), settings=point.settings,
-                       flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)
 
 
 def _worker_env(*, capped: bool = False) -> dict[str, str]:

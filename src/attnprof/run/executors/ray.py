@@ -203,7 +203,7 @@ def _slots(ray: Any, device_type: str) -> int:
 
 def _failed(point: Point, status: Status, reason: str) -> CompareRecord:
     """A record for a point whose task never reported: every variant has ``status``."""
-    from attnprof.run.executors.process import empty_record
+    from attnprof.run.point import empty_record
 
     record = empty_record(point)
     record.results = [status_row(v, status, reason) for v in resolve_variants(point.variants)]
