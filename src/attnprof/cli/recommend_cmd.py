@@ -55,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
         from attnprof.cli.sweeping import check_outputs, run_planned_sweep
         from attnprof.run.recommend import measure_batches
 
-        args.resume = None
         check_outputs(args)
         record = run_planned_sweep(args, None)
         source = "measured now"

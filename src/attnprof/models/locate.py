@@ -83,7 +83,7 @@ def locate(model: torch.nn.Module, pattern: str | None = None) -> Located:
         up = _promote(p, modules)
         promoted[up] = h if up == p else f"{h}, in {p}; its parent holds the output projection"
     attention = [Found(path=p, cls=type(modules[p]).__name__, recognised_by=h,
-                       layer=_layer_of(p, modules))
+                       layer=_layer_of(p))
                  for p, h in sorted(promoted.items(), key=lambda kv: _order(kv[0], modules))]
     layers = list(dict.fromkeys(f.layer for f in attention if f.layer is not None))
     located = Located(attention=attention, layers=layers, modules=modules)
@@ -153,7 +153,7 @@ def _has_role(root: str, role: str, modules: dict[str, torch.nn.Module]) -> bool
                for p in modules if p != root and _inside(p, root))
 
 
-def _layer_of(path: str, modules: dict[str, torch.nn.Module]) -> str | None:
+def _layer_of(path: str) -> str | None:
     """The path up to its first numeric component (the repeated block), else the parent."""
     parts = path.split(".") if path else []
     for i, part in enumerate(parts):
@@ -187,11 +187,11 @@ def _assign_roles(located: Located, modules: dict[str, torch.nn.Module]) -> None
                 roles[sub] = "norm"
     for layer in located.layers:
         roles.setdefault(layer, "layer")
-    _label_rest(located, modules, roles, attention, layers)
+    _label_rest(modules, roles, attention, layers)
     located.roles = {p: roles[p] for p in modules if p in roles}
 
 
-def _label_rest(located: Located, modules: dict[str, torch.nn.Module], roles: dict[str, str],
+def _label_rest(modules: dict[str, torch.nn.Module], roles: dict[str, str],
                 attention: list[str], layers: set[str]) -> None:
     """Label what is not attention: the rest of each layer, and outside the layers."""
     claimed = set(roles)

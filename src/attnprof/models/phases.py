@@ -14,13 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attnprof.errors import UsageError
 from attnprof.models.loaded import LoadedModel, first_tensor
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["PhaseStep", "build_step", "cache_bytes", "unsupported_phase"]
 

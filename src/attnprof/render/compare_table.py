@@ -9,15 +9,13 @@ from rich.text import Text
 
 from attnprof.formatting import format_bytes
 from attnprof.record.compare import CompareRecord, VariantResult
-from attnprof.render.trace_report import SEVERITY_STYLE
+from attnprof.render.styles import SEVERITY_STYLE, STATUS_STYLE
 from attnprof.variants.base import Variant
 
 #: What each CPU allocator state means, as the footer says it (see measure.allocator).
 _ALLOCATOR_STATES = {"reuse": "freed memory is reused, as CUDA's caching allocator does",
                      "fresh": "new pages every call, first touch paid each time",
                      "system": "malloc left as the process found it"}
-_STATUS_STYLE = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta",
-                 "crashed": "bold red", "timeout": "magenta", "skipped": "dim"}
 
 
 def fmt_ms(value: float | None) -> str:
@@ -103,7 +101,7 @@ def render_compare(record: CompareRecord, console: Console) -> None:
         lat = r.latency_ms
         # Variant names and reasons come from users and PyTorch: Text, never rich markup.
         row: list[Text | str] = [
-            Text(r.variant), Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
+            Text(r.variant), Text(r.status, style=STATUS_STYLE.get(r.status, "")),
             fmt_ms(lat.median if lat else None), _spread(r)]
         if cuda:
             row.append(fmt_ms(r.cpu_dispatch_ms))

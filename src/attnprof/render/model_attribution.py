@@ -12,11 +12,11 @@ from rich.text import Text
 
 from attnprof.formatting import format_bytes, format_us
 from attnprof.record.finding import Finding
-from attnprof.record.model_attribution import ComponentTime, LayerReport, ModelAttribution
+from attnprof.record.model_attribution import LayerReport, ModelAttribution
+from attnprof.render.styles import SEVERITY_STYLE
 
 __all__ = ["render_attribution", "render_model_findings"]
 
-_SEVERITY = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 #: What each time basis is, for captions.
@@ -97,7 +97,7 @@ def render_model_findings(findings: list[Finding], console: Console) -> None:
     if not findings:
         return
     for f in findings:
-        head = Text(f"  [{f.severity}] ", style=_SEVERITY.get(f.severity, ""))
+        head = Text(f"  [{f.severity}] ", style=SEVERITY_STYLE.get(f.severity, ""))
         head.append(f.title, style="bold")
         head.append(f"  ({f.rule})", style="dim")
         console.print(head)
@@ -105,7 +105,3 @@ def render_model_findings(findings: list[Finding], console: Console) -> None:
             console.print(Text(f"      • {line}"))
         console.print(Text(f"      fix: {f.fix}", style="green"))
 
-
-def component_names(components: list[ComponentTime]) -> list[str]:
-    """Names of components, in order (for CSV headers)."""
-    return [c.name for c in components]

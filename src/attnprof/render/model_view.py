@@ -13,10 +13,10 @@ from rich.text import Text
 from attnprof.formatting import format_bytes, format_us
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.render.model_attribution import render_attribution, render_model_findings
+from attnprof.render.styles import STATUS_STYLE
 
 __all__ = ["render_model"]
 
-_STATUS = {"ok": "green", "unsupported": "yellow", "error": "red", "oom": "magenta"}
 
 
 def _ms(value: float | None) -> str:
@@ -81,7 +81,7 @@ def _runs(record: ModelRecord, console: Console) -> None:
     for r in record.runs:
         lat = r.latency_ms
         table.add_row(Text(r.implementation), r.phase,
-                      Text(r.status, style=_STATUS.get(r.status, "")),
+                      Text(r.status, style=STATUS_STYLE.get(r.status, "")),
                       _ms(lat.median if lat else None),
                       f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
                       format_bytes(r.peak_memory_bytes), _pct(r.attention_share),

@@ -9,7 +9,8 @@ from rich.text import Text
 
 from attnprof.formatting import format_bytes, one_line
 from attnprof.record.sweep import Crossover, ScalingFit, SweepRecord
-from attnprof.render.compare_table import _STATUS_STYLE, fmt_ms
+from attnprof.render.compare_table import fmt_ms
+from attnprof.render.styles import STATUS_STYLE
 
 __all__ = ["describe_fit", "render_sweep"]
 
@@ -49,7 +50,7 @@ def render_sweep(record: SweepRecord, console: Console) -> None:
                     text.append("\nout of tolerance", style="bold red")
                 cells.append(text)
             else:
-                cells.append(Text(row.status, style=_STATUS_STYLE.get(row.status, "")))
+                cells.append(Text(row.status, style=STATUS_STYLE.get(row.status, "")))
         table.add_row(*cells)
     console.print(table)
     console.print(f"[dim]{len(points)} of {record.grid.size()} points · {env.device_name} · "
@@ -100,7 +101,7 @@ def _failures(record: SweepRecord, console: Console) -> None:
             where = " ".join(f"{k}={v}" for k, v in point.coords.items())
             line = Text(f"#{point.index} {where} ")
             line.append(row.variant, style="bold")
-            line.append(f" {row.status}", style=_STATUS_STYLE.get(row.status, ""))
+            line.append(f" {row.status}", style=STATUS_STYLE.get(row.status, ""))
             line.append(f": {one_line(row.reason, 300)}")
             lines.append(line)
     for variant, count in skipped.items():

@@ -17,10 +17,10 @@ from rich.text import Text
 from attnprof.formatting import counted, format_bytes, format_us
 from attnprof.record.trace_report import PATH_SEP, Finding, KernelStat, RegionReport, TraceReport
 from attnprof.render.model_attribution import render_attribution, render_model_findings
+from attnprof.render.styles import SEVERITY_STYLE
 
-__all__ = ["SEVERITY_STYLE", "fmt_size", "fmt_us", "render_trace_report"]
+__all__ = ["fmt_size", "fmt_us", "render_trace_report"]
 
-SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "cyan",
                   "unknown": "dim"}
 
