@@ -17,6 +17,8 @@ import re
 import sys
 from typing import Any
 
+from attnprof.cli.outcome import print_written
+
 NAME = "analyze"
 
 
@@ -38,7 +40,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _no_blas_threads()
-    from rich.text import Text
 
     from attnprof.analysis.analyze import analyze_files
     from attnprof.errors import UsageError
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     console = make_console()
     if args.json:
         record.save(args.json)
-        console.print(Text(f"analysis written to {safe_text(args.json)}", style="dim"))
+        print_written(console, [("analysis", args.json)])
     if record.unreadable:
         files = ", ".join(safe_text(bad.source) for bad in record.unreadable)
         print(f"attnprof: {len(record.unreadable)} file(s) could not be read as traces and "

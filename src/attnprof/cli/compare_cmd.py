@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.outcome import budget_status, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
@@ -34,10 +35,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.text import Text
 
     from attnprof.cli.measuring import measure
-    from attnprof.formatting import safe_text
     from attnprof.outputs import Output
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.terminal import make_console
@@ -60,14 +59,5 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
-    for what, path in (("record", args.json), ("CSV", args.csv)):
-        if path:
-            console.print(Text(f"{what} written to {safe_text(path)}", style="dim"))
-    if budgets is None:
-        return 0
-    from attnprof.analysis.budgets import check_budgets, measured_rows
-    from attnprof.render.budget_table import render_budgets
-
-    report = check_budgets(budgets, measured_rows(record))
-    render_budgets(report, console, args.budgets)
-    return 0 if report.ok else 1
+    print_written(console, [("record", args.json), ("CSV", args.csv)])
+    return budget_status(budgets, record, console, args.budgets)

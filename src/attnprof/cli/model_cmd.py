@@ -15,6 +15,7 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.outcome import print_written
 from attnprof.cli.parser import csv_list
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
@@ -126,9 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
-    for what, path in (("record", args.json), ("CSV", args.csv)):
-        if path:
-            console.print(f"[dim]{what} written to {path}[/dim]")
+    print_written(console, [("record", args.json), ("CSV", args.csv)])
     return 0
 
 

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.outcome import print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
@@ -40,11 +41,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.text import Text
 
     from attnprof.cli.measuring import measure
     from attnprof.errors import UsageError
-    from attnprof.formatting import safe_text
     from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
 
@@ -57,6 +56,5 @@ def run(args: argparse.Namespace) -> int:
     record = measure(args, console, variants=variants, kind="profile", json_path=args.json,
                      trace_dir=args.out, trace_steps=args.steps, trace_flag="--out")
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
-    if args.json:
-        console.print(Text(f"record written to {safe_text(args.json)}", style="dim"))
+    print_written(console, [("record", args.json)])
     return 0

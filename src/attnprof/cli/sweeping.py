@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from attnprof.cli.outcome import budget_status, print_written
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -104,21 +106,12 @@ def finish_outputs(args: argparse.Namespace, record: SweepRecord, budgets: Budge
 
         write_plot(record, args.plot)
     path = getattr(args, "json", None) or getattr(args, "resume", None)
-    for what, out in (("record", path), ("CSV", getattr(args, "csv", None)),
-                      ("plot", getattr(args, "plot", None))):
-        if out:
-            console.print(f"[dim]{what} written to {out}[/dim]")
+    print_written(console, [("record", path), ("CSV", getattr(args, "csv", None)),
+                            ("plot", getattr(args, "plot", None))])
     if not path:
         console.print("[dim]add --json PATH to keep the record (and to resume an "
                       "interrupted sweep)[/dim]")
-    if budgets is None:
-        return 0
-    from attnprof.analysis.budgets import check_budgets, measured_rows
-    from attnprof.render.budget_table import render_budgets
-
-    report = check_budgets(budgets, measured_rows(record))
-    render_budgets(report, console, args.budgets)
-    return 0 if report.ok else 1
+    return budget_status(budgets, record, console, args.budgets)
 
 
 @contextlib.contextmanager

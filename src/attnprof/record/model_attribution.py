@@ -148,3 +148,13 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
     #: (the profiler's own allocations pushing large tensors onto fresh pages); ``None``
     #: when the trace does not say.
     extra_fault_bytes: float | None = None
+
+    def attention_components(self) -> dict[str, float]:
+        """Each attention component's time summed over the layers, µs on ``time_basis``,
+        in the order components first appear."""
+        totals: dict[str, float] = {}
+        for layer in self.layers:
+            for c in layer.components:
+                if c.group == "attention":
+                    totals[c.name] = totals.get(c.name, 0.0) + c.on(self.time_basis)
+        return totals

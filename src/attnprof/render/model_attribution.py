@@ -79,11 +79,7 @@ def _ran(layer: LayerReport) -> str:
 
 
 def _components(att: ModelAttribution) -> str:
-    totals: dict[str, float] = {}
-    for layer in att.layers:
-        for c in layer.components:
-            if c.group == "attention":
-                totals[c.name] = totals.get(c.name, 0.0) + c.on(att.time_basis)
+    totals = att.attention_components()
     whole = sum(totals.values())
     parts = []
     for name, value in totals.items():
