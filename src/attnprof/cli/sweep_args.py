@@ -17,7 +17,7 @@ from attnprof.cli.parser import csv_list
 from attnprof.errors import UsageError
 from attnprof.spec.grid import INTEGER_FIELDS, Axis, Grid, flag_of, parse_axis, parse_choices
 from attnprof.spec.quantities import parse_bytes, parse_seconds
-from attnprof.spec.settings import Settings, check_seconds
+from attnprof.spec.settings import Settings, check_seconds, default_min_time
 
 if TYPE_CHECKING:
     from attnprof.record.sweep import SweepRecord
@@ -120,7 +120,7 @@ def _settings(args: argparse.Namespace, device: str, recorded: Settings | None) 
     min_time = args.min_time
     if min_time is None:
         min_time = (recorded.plan.min_time_s if recorded
-                    else 1.0 if device.startswith("cuda") else 0.4)
+                    else default_min_time(device))
     check_seconds("--min-time", min_time)
     plan = msgspec.structs.replace(
         base.plan, min_time_s=min_time,

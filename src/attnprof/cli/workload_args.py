@@ -12,6 +12,7 @@ from attnprof.spec.settings import (
     Settings,
     TimingPlan,
     check_seconds,
+    default_min_time,
 )
 from attnprof.spec.workload import MODES, Workload
 
@@ -73,7 +74,7 @@ def settings_from_args(args: argparse.Namespace, workload: Workload, *,
     """The run's :class:`Settings` from the timing flags (not yet validated)."""
     min_time = args.min_time
     if min_time is None:
-        min_time = 1.0 if workload.device_type == "cuda" else 0.4
+        min_time = default_min_time(workload.device_type)
     check_seconds("--min-time", min_time)
     timeout = args.variant_timeout
     check_seconds("--variant-timeout", timeout, allow_zero=True)

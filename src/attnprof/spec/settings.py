@@ -19,7 +19,7 @@ import msgspec
 from attnprof.errors import UsageError
 
 __all__ = ["CPU_ALLOCATOR_STATES", "DEFAULT_VARIANT_TIMEOUT_S", "CaptureSpec", "CpuAllocator",
-           "Settings", "TimingPlan", "check_seconds"]
+           "Settings", "TimingPlan", "check_seconds", "default_min_time"]
 
 #: The state of the host's allocator (glibc malloc) while CPU variants are measured; see
 #: :mod:`attnprof.measure.allocator`. ``reuse``: freed memory is kept and reused, as CUDA's
@@ -126,6 +126,12 @@ def _check_count(flag: str, value: object, *, least: int) -> None:
         raise UsageError(f"{flag} must be {kind}, got {value!r}")
     if value >= _INT_LIMIT:
         raise UsageError(f"{flag} must be below 2**63, got {value}")
+
+
+def default_min_time(device: str) -> float:
+    """Seconds of samples per variant when ``--min-time`` is not given: a GPU's short,
+    steady calls want more samples per round than a CPU's long ones can afford."""
+    return 1.0 if device.startswith("cuda") else 0.4
 
 
 def check_seconds(flag: str, value: float, *, allow_zero: bool = False) -> None:
