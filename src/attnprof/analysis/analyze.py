@@ -18,7 +18,7 @@ from typing import Any
 
 from attnprof.analysis.attribution import attribute_model
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
-from attnprof.analysis.index.device_events import DeviceEvents, link_device_events
+from attnprof.analysis.index.device_events import link_device_events
 from attnprof.analysis.index.device_kind import identify_device
 from attnprof.analysis.index.op_index import index_cpu_ops
 from attnprof.analysis.index.regions import find_regions
@@ -32,7 +32,7 @@ from attnprof.record.trace_report import (
 from attnprof.spec.workload import Workload
 from attnprof.trace import Trace
 
-__all__ = ["analyze_files", "analyze_trace", "trace_device"]
+__all__ = ["analyze_files", "analyze_trace"]
 
 def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None = None,
                   region_pattern: str | None = None,
@@ -79,19 +79,8 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
                          workload=workload or _workload(meta), result=result)
     report.findings = run_rules(ctx, rules)
     # A model trace (attnprof's model labels): where each layer's time went.
-    report.model = attribute_model(ops, devices, views)
+    report.model = attribute_model(ops, devices, views, report.breakdown)
     return report
-
-
-def trace_device(trace: Trace, devices: DeviceEvents | None = None) -> str:
-    """The device kind ``trace`` was recorded on: ``"cpu"``, ``"cuda"``, ``"rocm"``, ``"xpu"``,
-    ``"mtia"``, ... as the trace says (see :mod:`attnprof.analysis.index.device_kind`).
-
-    ``devices`` is accepted for callers of the earlier signature and not needed: the kind is
-    told by categories, runtime call names and device properties, never by assumption.
-    """
-    del devices
-    return identify_device(trace).kind
 
 
 def _workload(meta: dict[str, Any] | None) -> Workload | None:

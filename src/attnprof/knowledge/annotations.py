@@ -30,7 +30,6 @@ __all__ = [
     "PART_PREFIX",
     "REGION_PREFIX",
     "Label",
-    "model_step_name",
     "module_label",
     "parse_label",
     "part_label",
@@ -66,11 +65,6 @@ class Label(NamedTuple):
 def region_name(variant: str) -> str:
     """The ``record_function`` label of one step of ``variant``."""
     return f"{REGION_PREFIX}{variant}"
-
-
-def model_step_name(implementation: str, phase: str) -> str:
-    """The region of one step of a model: ``attnprof::model/sdpa/prefill``."""
-    return region_name(f"model/{implementation}/{phase}")
 
 
 def module_label(role: str, path: str) -> str:

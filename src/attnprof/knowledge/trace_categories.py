@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Literal, get_args
 
-__all__ = ["CATEGORIES", "DEVICE_CATEGORIES", "DEVICE_KINDS", "DEVICE_KIND_CATEGORIES",
+__all__ = ["CATEGORIES", "DEVICE_CATEGORIES", "DEVICE_KIND_CATEGORIES",
            "FLOW_CATEGORIES", "NON_DEVICE_CATEGORIES", "OP_CATEGORIES",
            "RUNTIME_CALL_KINDS", "RUNTIME_CATEGORIES", "Category", "DeviceKind"]
 
@@ -47,7 +47,6 @@ FLOW_CATEGORIES = ("ac2g", "async_cpu_to_gpu")
 OP_CATEGORIES = ("cpu_op", "user_annotation")
 
 DeviceKind = Literal["cpu", "cuda", "rocm", "xpu", "mtia", "hpu", "privateuse1", "accelerator"]
-DEVICE_KINDS: tuple[DeviceKind, ...] = get_args(DeviceKind)
 
 #: Categories that name the device they come from (checked in this order).
 DEVICE_KIND_CATEGORIES: tuple[tuple[DeviceKind, tuple[str, ...]], ...] = (

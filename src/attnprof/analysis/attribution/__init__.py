@@ -41,6 +41,7 @@ from attnprof.record.model_attribution import (
     LayerReport,
     ModelAttribution,
 )
+from attnprof.record.trace_report import BreakdownReport
 
 __all__ = ["attribute_model"]
 
@@ -49,8 +50,9 @@ _MODEL_PARTS = ("layers", "embedding", "position", "head", "other", "unattribute
 
 
 def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView],
-                    *, findings: bool = True) -> ModelAttribution | None:
-    """The attribution of the trace's model step region (``None`` without model labels)."""
+                    breakdown: BreakdownReport) -> ModelAttribution | None:
+    """The attribution of the trace's model step region (``None`` without model labels);
+    ``breakdown`` is the trace's, already computed by the caller."""
     index = index_labels(ops, devices)
     if not index:
         return None
@@ -77,9 +79,8 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
     whole = total.on(basis)
     found = implementation_findings(requested, [(lay.name, lay.actual) for lay in layers])
     wait, extra_faults = capture_noise(ops.trace.meta.attnprof)
-    if findings:
-        found += layer_findings(ops, devices, view.trace_device)
-        found += capture_noise_findings(wait, extra_faults, view.name)
+    found += layer_findings(ops, devices, view.trace_device, breakdown)
+    found += capture_noise_findings(wait, extra_faults, view.name)
     for p in parts:
         p.share = p.on(basis) / whole if whole > 0 else 0.0
     return ModelAttribution(

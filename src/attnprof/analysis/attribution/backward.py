@@ -39,7 +39,7 @@ def book_backward(index: LabelIndex, booking: Booking) -> bool:
         forward_of.setdefault(int(seq[k]), k + lo)
     outer = [i for i in backward if not any(names[j].startswith(_BACKWARD)
                                             for j in ops.ancestors(i, root))]
-    attributed = 0.0
+    attributed_cpu = attributed_device = attributed_work = 0.0
     any_booked = False
     for i in outer:
         s = int(seq[i - lo])
@@ -55,20 +55,14 @@ def book_backward(index: LabelIndex, booking: Booking) -> bool:
         entry.cpu_us += cpu
         entry.device_us += dev
         entry.work_us += work
-        entry.backward_cpu_us += cpu
-        attributed += cpu
+        attributed_cpu += cpu
+        attributed_device += dev
+        attributed_work += work
         any_booked = True
         if layer >= 0:
             booking.backward_of_layer[layer] = booking.backward_of_layer.get(layer, 0.0) + cpu
-            booking.backward_device_of_layer[layer] = (
-                booking.backward_device_of_layer.get(layer, 0.0) + dev)
-            booking.backward_work_of_layer[layer] = (
-                booking.backward_work_of_layer.get(layer, 0.0) + work)
-        booking.backward_device += dev
-        booking.backward_work += work
     rest = booking.booked[(-1, "unattributed")]
-    rest.cpu_us = max(rest.cpu_us - attributed, 0.0)
-    rest.device_us = max(rest.device_us - booking.backward_device, 0.0)
-    rest.work_us = max(rest.work_us - booking.backward_work, 0.0)
-    booking.backward_total += attributed
+    rest.cpu_us = max(rest.cpu_us - attributed_cpu, 0.0)
+    rest.device_us = max(rest.device_us - attributed_device, 0.0)
+    rest.work_us = max(rest.work_us - attributed_work, 0.0)
     return any_booked

@@ -19,17 +19,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from attnprof.analysis.attribution.labels import LabelIndex
-from attnprof.knowledge.annotations import Label
+from attnprof.knowledge.annotations import MODULE_ROLES, PARTS, Label
 
 __all__ = ["Booked", "Booking", "book_step", "component_of"]
 
-#: Module roles inside a layer -> component; parts -> component.
-_LEAF_MODULE = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj",
-                "qkv_proj": "qkv_proj", "o_proj": "o_proj", "mlp": "mlp", "norm": "norm",
-                "other": "other", "embedding": "embedding", "position": "position",
-                "head": "head"}
-_PART = {"core": "core", "position": "position", "kv_cache": "kv_cache",
-         "qkv_proj": "qkv_proj"}
+#: Module roles that are components of their own (a layer and an attention module are
+#: split into theirs); a part is its own component.
+_LEAF_ROLES = frozenset(MODULE_ROLES) - {"layer", "attention"}
 #: Components of the attention group (the rest of a layer is "rest").
 ATTENTION_GROUP = frozenset({"q_proj", "k_proj", "v_proj", "qkv_proj", "position", "kv_cache",
                              "core", "o_proj", "attention_other"})
@@ -38,8 +34,8 @@ ATTENTION_GROUP = frozenset({"q_proj", "k_proj", "v_proj", "qkv_proj", "position
 def component_of(label: Label, in_layer: bool) -> str:
     """The component a leaf label's time goes to."""
     if label.family == "part":
-        return _PART.get(label.role, "other")
-    comp = _LEAF_MODULE.get(label.role, "other")
+        return label.role if label.role in PARTS else "other"
+    comp = label.role if label.role in _LEAF_ROLES else "other"
     if in_layer and comp in ("embedding", "head"):
         return "other"
     return comp
@@ -53,7 +49,6 @@ class Booked:
     device_us: float = 0.0
     work_us: float = 0.0
     labels: list[int] = field(default_factory=list)
-    backward_cpu_us: float = 0.0
 
 
 @dataclass
@@ -69,13 +64,8 @@ class Booking:
     inferred_core: set[int] = field(default_factory=set)  # layers whose core is inferred
     #: Layer -> the attention module labels in it.
     attention: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
-    #: Backward time booked (see :mod:`.backward`), in all and per layer.
-    backward_total: float = 0.0
-    backward_device: float = 0.0
-    backward_work: float = 0.0
+    #: Backward CPU time booked to each layer (see :mod:`.backward`).
     backward_of_layer: dict[int, float] = field(default_factory=dict)
-    backward_device_of_layer: dict[int, float] = field(default_factory=dict)
-    backward_work_of_layer: dict[int, float] = field(default_factory=dict)
 
     def add(self, layer: int, comp: str, times: tuple[float, float, float],
             label: int) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.record.finding import Finding
 
-__all__ = ["actual_implementation", "implementation_findings", "matches_request",
+__all__ = ["actual_implementation", "implementation_findings", "layer_list", "matches_request",
            "requested_of"]
 
 _FLEX = re.compile(r"flex_attention|FlexAttention", re.IGNORECASE)
@@ -80,7 +80,7 @@ def implementation_findings(requested: str | None,
             rule="attention-fallback", severity="warning",
             title=f"{requested} was requested but {actual} ran",
             evidence=[f"requested {requested}; the trace's attention core ran {actual}",
-                      f"in {len(layers)} layer(s): {_layer_list(layers)}"],
+                      f"in {len(layers)} layer(s): {layer_list(layers)}"],
             fix=_fix(requested, actual), data={"layers": layers, "requested": requested,
                                                "actual": actual}))
     return out
@@ -97,6 +97,7 @@ def _fix(requested: str, actual: str) -> str:
             "head mask, or an implementation the model does not support")
 
 
-def _layer_list(layers: list[str], keep: int = 6) -> str:
+def layer_list(layers: list[str], keep: int = 6) -> str:
+    """The first ``keep`` layer names, and how many more: "0, 1, 2 and 29 more"."""
     shown = ", ".join(layers[:keep])
     return shown + (f" and {len(layers) - keep} more" if len(layers) > keep else "")

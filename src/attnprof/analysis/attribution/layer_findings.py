@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import re
 
+from attnprof.analysis.attribution.implementation import layer_list
 from attnprof.analysis.findings import FindingContext, run_rules
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
 from attnprof.analysis.index.regions import find_regions
 from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import build_region_report
-from attnprof.analysis.passes.breakdown import kernel_breakdown
+from attnprof.errors import UsageError
 from attnprof.knowledge.annotations import MODULE_PREFIX, module_label
 from attnprof.record.finding import Finding
-from attnprof.record.trace_report import TraceReport
+from attnprof.record.trace_report import BreakdownReport, TraceReport
 
 __all__ = ["LAYER_PATTERN", "layer_findings"]
 
@@ -27,17 +28,19 @@ LAYER_PATTERN = "^" + re.escape(module_label("layer", ""))
 _LAYER_NAME = len(MODULE_PREFIX + "layer::")
 
 
-def layer_findings(ops: OpIndex, devices: DeviceEvents, trace_device: str) -> list[Finding]:
-    """Every rule's findings over the layers, one per rule and title, with the layers."""
+def layer_findings(ops: OpIndex, devices: DeviceEvents, trace_device: str,
+                   breakdown: BreakdownReport) -> list[Finding]:
+    """Every rule's findings over the layers, one per rule and title, with the layers
+    (``breakdown``: the trace's kernel breakdown, which the rules' report carries)."""
     try:
         regions = find_regions(ops, LAYER_PATTERN)
-    except Exception:  # no layer label: nothing to run per layer
+    except UsageError:  # no layer label: nothing to run per layer
         return []
     views, _ = view_regions(ops, devices, regions, trace_device)
     report = TraceReport(source=ops.trace.meta.source, device=trace_device, device_names=[],
                          rank=None, world_size=None, events=ops.trace.meta.n_events,
                          regions=[build_region_report(v) for v in views],
-                         breakdown=kernel_breakdown(ops.trace), findings=[])
+                         breakdown=breakdown, findings=[])
     ctx = FindingContext(report=report, views=tuple(views), ops=ops, devices=devices)
     merged: dict[tuple[str, str], Finding] = {}
     layers_of: dict[tuple[str, str], list[str]] = {}
@@ -52,8 +55,7 @@ def layer_findings(ops: OpIndex, devices: DeviceEvents, trace_device: str) -> li
     out = []
     for key, f in merged.items():
         layers = layers_of[key]
-        shown = ", ".join(layers[:6]) + (f" and {len(layers) - 6} more" if len(layers) > 6
-                                          else "")
+        shown = layer_list(layers)
         out.append(Finding(rule=f.rule, severity=f.severity, title=f.title,
                            evidence=[*f.evidence, f"fires in {len(layers)} of {len(views)} "
                                                   f"layers: {shown}"],

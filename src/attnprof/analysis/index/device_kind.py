@@ -45,11 +45,6 @@ class TraceDevice:
     #: Events of categories attnprof reads but does not model, per trace category.
     unmodelled_categories: dict[str, int]
 
-    @property
-    def modelled(self) -> bool:
-        """Whether attnprof reads every device event of the trace (False: some it cannot)."""
-        return not self.unmodelled_categories
-
 
 def identify_device(trace: Trace) -> TraceDevice:
     """The :class:`TraceDevice` of ``trace`` (see the module doc for the order of evidence)."""
