@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "MEMORY_CPU",
+    "MEMORY_CUDA",
     "ROW_COLUMNS",
     "DistributedInfo",
     "EventTable",
@@ -92,6 +94,10 @@ class MemoryRecords:
     total_allocated: np.ndarray
     addr: np.ndarray
     device_type: np.ndarray
+
+
+#: ``MemoryRecords.device_type`` of host and CUDA allocations.
+MEMORY_CPU, MEMORY_CUDA = 0, 1
 
 
 def _gather(rows: np.ndarray, values: np.ndarray, fill: float) -> np.ndarray:

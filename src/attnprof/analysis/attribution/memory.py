@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.passes.allocations import memory_rows
+from attnprof.trace.table import MEMORY_CPU, MEMORY_CUDA
 
 __all__ = ["MemoryTimeline", "memory_timeline"]
-
-_CPU, _CUDA = 0, 1
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,10 @@ class MemoryTimeline:
 def memory_timeline(ops: OpIndex) -> MemoryTimeline:
     """The trace's allocations (device ones when there are any) as a running sum."""
     t = ops.trace.events
-    rows = np.flatnonzero(t.mask_named("[memory]") & (t.memory >= 0) & np.isfinite(t.ts))
+    rows = memory_rows(ops.trace)  # in time order; filtering keeps it
     if len(rows):
         kinds = t.memory_records.device_type[t.memory[rows]]
-        rows = rows[kinds == (_CUDA if np.any(kinds == _CUDA) else _CPU)]
-    rows = rows[np.argsort(t.ts[rows], kind="stable")]
+        rows = rows[kinds == (MEMORY_CUDA if np.any(kinds == MEMORY_CUDA) else MEMORY_CPU)]
     sizes = t.memory_records.bytes[t.memory[rows]] if len(rows) else np.empty(0)
     sizes = np.where(np.isfinite(sizes), sizes, 0.0)
     return MemoryTimeline(ts=t.ts[rows], running=np.cumsum(sizes))

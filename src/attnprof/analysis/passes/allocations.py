@@ -21,10 +21,10 @@ import numpy as np
 from attnprof.analysis.index.compute_ops import METADATA_OPS
 from attnprof.analysis.index.views import RegionView, flat_ranges
 from attnprof.trace import Trace
+from attnprof.trace.table import MEMORY_CPU, MEMORY_CUDA
 
-__all__ = ["measure_memory"]
+__all__ = ["measure_memory", "memory_rows"]
 
-_CPU, _CUDA = 0, 1
 _EXACT = float(2**53)
 
 
@@ -32,7 +32,7 @@ def measure_memory(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any
     """Fields ``peak_memory_bytes``, ``largest_allocation_*`` and ``memory_device``."""
     none = {"peak_memory_bytes": None, "largest_allocation_bytes": None,
             "largest_allocation_op": None, "memory_device": None}
-    rows = _memory_rows(view.ops.trace)
+    rows = memory_rows(view.ops.trace)
     if len(rows) == 0:
         return none
     t = view.ops.trace.events
@@ -47,7 +47,7 @@ def measure_memory(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any
     mine = rows[at]
     records = t.memory_records
     kinds = records.device_type[t.memory[mine]]
-    kind = _CUDA if np.any(kinds == _CUDA) else _CPU
+    kind = MEMORY_CUDA if np.any(kinds == MEMORY_CUDA) else MEMORY_CPU
     chosen = kinds == kind
     mine, owner = mine[chosen], owner[chosen]
     sizes = records.bytes[t.memory[mine]]
@@ -70,7 +70,8 @@ def measure_memory(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any
         op = view.ops.name_of(at_op) if at_op >= 0 else None
     return {"peak_memory_bytes": int(max(peak, 0.0)),
             "largest_allocation_bytes": int(largest) if largest_row >= 0 else None,
-            "largest_allocation_op": op, "memory_device": "cuda" if kind == _CUDA else "cpu"}
+            "largest_allocation_op": op,
+            "memory_device": "cuda" if kind == MEMORY_CUDA else "cpu"}
 
 
 def _peak(sizes: np.ndarray, owner: np.ndarray) -> float:
@@ -92,7 +93,7 @@ def _peak(sizes: np.ndarray, owner: np.ndarray) -> float:
                       zip(starts.tolist(), ends.tolist(), strict=True)))
 
 
-def _memory_rows(trace: Trace) -> np.ndarray:
+def memory_rows(trace: Trace) -> np.ndarray:
     """Rows of the trace's ``[memory]`` events with a byte count, in time order."""
     t = trace.events
     rows = np.flatnonzero(t.mask_named("[memory]") & (t.memory >= 0) & t.mask_timed())
