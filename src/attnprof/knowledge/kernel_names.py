@@ -89,12 +89,13 @@ _FAMILY_RULES: tuple[tuple[Family, re.Pattern[str]], ...] = (
 
 _MATMUL_FAMILIES = ATTENTION_FAMILIES | {"gemm", "conv"}
 _NO_DIRECTION = frozenset({"memcpy", "memset", "gemm", "nccl"})
+_TENSILE_RE = _regex(r"(?:^|_)Cijk_")
 _FIXED_LIBRARY: dict[str, str] = {
     "mem_efficient": "xformers", "cudnn_attention": "cuDNN",
     "flex_attention": "Triton", "triton": "Triton", "cpu_flash": "PyTorch", "nccl": "NCCL",
 }  # fmt: skip
 _GEMM_LIBRARY: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Tensile", _regex(r"(?:^|_)Cijk_")),
+    ("Tensile", _TENSILE_RE),
     ("CK", _regex(r"\bck(?:_tile)?::")),
     ("cuDNN", _regex(r"cudnn")),
     ("CUTLASS", _regex(r"cutlass")),
@@ -130,7 +131,6 @@ _TC_YES_RE = _regex(
     r"|tensor\d+x\d+x\d+|_MI[1-9]\d*x|nvjet|_xdl|(?i:mfma)"
 )
 _TC_NO_RE = _regex(r"sgemm|dgemm|simt|scudnn|gemv|gemmk1|[gcz]gemm")
-_TENSILE_RE = _regex(r"(?:^|_)Cijk_")
 _CK_FLASH_RE = _regex(r"ck_tile::|^aiter::")
 # Flash kernels by generation or role, first match wins (FA4 is CuTe DSL, FA3 CUTLASS 3).
 _FLASH_KINDS = (

@@ -21,7 +21,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from attnprof.analysis.findings.context import FindingContext
+from attnprof.analysis.findings.context import SCORE_PRODUCTS, FindingContext
 from attnprof.analysis.index.tensor_args import TensorArg, tensor_args
 from attnprof.analysis.index.views import RegionView
 
@@ -33,7 +33,6 @@ _SDPA_OPS = frozenset({
     "aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention",
     "aten::_scaled_dot_product_attention_math",
 })  # fmt: skip
-_PRODUCTS = frozenset({"aten::matmul", "aten::bmm", "aten::baddbmm"})
 _SOFTMAX = frozenset({"aten::softmax", "aten::_softmax", "aten::_safe_softmax"})
 
 
@@ -84,7 +83,7 @@ def _from_ops(ctx: FindingContext, view: RegionView) -> list[tuple[str, tuple[in
         read = tensor_args(ctx.ops, i)
         if read and len(read[0].dims) >= 3:
             scores.add((read[0].dims[-2], read[0].dims[-1]))
-    for i in ctx.ops_named(view, _PRODUCTS):
+    for i in ctx.ops_named(view, SCORE_PRODUCTS):
         args = tensor_args(ctx.ops, i)
         if len(args) < 2 or len(args[0].dims) < 3 or len(args[1].dims) != len(args[0].dims):
             continue

@@ -27,7 +27,13 @@ from attnprof.knowledge.annotations import REGION_PREFIX
 from attnprof.record.trace_report import RegionReport, TraceReport
 from attnprof.spec.workload import Workload
 
-__all__ = ["FindingContext", "bytes_text", "us_text"]
+__all__ = ["LIBRARY_ATTENTION", "SCORE_PRODUCTS", "FindingContext", "bytes_text", "us_text"]
+
+#: The ops that multiply q by k (or the scores by v) in an unfused attention.
+SCORE_PRODUCTS = frozenset({"aten::matmul", "aten::bmm", "aten::baddbmm"})
+#: Names of libraries' attention ops: what happens inside them (their math path, flex's
+#: vmap) is the library's doing, not the user's code.
+LIBRARY_ATTENTION = ("scaled_dot_product", "FlexAttention", "flex_attention")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,12 @@ from collections import defaultdict
 import numpy as np
 
 from attnprof.analysis.findings.attention_tensors import AttentionTensors, attention_tensors
-from attnprof.analysis.findings.context import FindingContext, bytes_text, us_text
+from attnprof.analysis.findings.context import (
+    LIBRARY_ATTENTION,
+    FindingContext,
+    bytes_text,
+    us_text,
+)
 from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.knowledge.kernel_names import decode_kernel_name
@@ -39,8 +44,6 @@ _NOT_HIDDEN = frozenset({
 })  # fmt: skip
 _REPEATS = frozenset({"aten::repeat_interleave", "aten::repeat", "aten::reshape", "aten::flatten"})
 _ANY_REPEAT = re.compile("^(?:" + "|".join(re.escape(n) for n in sorted(_REPEATS)) + ")$")
-# K/V expansion inside these is the library's own (reported by the SDPA and flex rules).
-_LIBRARY_OWNERS = ("scaled_dot_product", "FlexAttention", "flex_attention")
 # Ops that copy only because a layout cannot be viewed (reshape, flatten) or on request.
 _LAYOUT_CAUSES = frozenset({
     "aten::contiguous", "aten::clone", "aten::reshape", "aten::flatten", "aten::unflatten",
@@ -143,7 +146,7 @@ def detect_kv_expansion(ctx: FindingContext) -> list[Finding]:
     for region, view in ctx.regions():
         hits = []
         for i in ctx.ops_named(view, _REPEATS):
-            if any(ctx.under(i, owner) for owner in _LIBRARY_OWNERS):
+            if any(ctx.under(i, owner) for owner in LIBRARY_ATTENTION):
                 continue
             if ctx.under_matching(i, _ANY_REPEAT):
                 continue  # counted at the outermost repeat
@@ -241,7 +244,7 @@ def _layout_path(ctx: FindingContext, copy_op: int) -> str | None:
     chain = [j for j in reversed(list(ctx.ops.ancestors(copy_op)))
              if not ctx.ops.annotation[j]]
     chain_names = [names[j] for j in chain]
-    if any(owner in n for n in chain_names for owner in _LIBRARY_OWNERS):
+    if any(owner in n for n in chain_names for owner in LIBRARY_ATTENTION):
         return None
     if any(n.startswith("autograd::") or "Backward" in n for n in chain_names):
         return None  # backward: not the forward's layout

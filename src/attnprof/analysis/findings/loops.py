@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnprof.analysis.findings.context import FindingContext, us_text
+from attnprof.analysis.findings.context import LIBRARY_ATTENTION, FindingContext, us_text
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.analysis.index.views import RegionView
 from attnprof.formatting import counted
@@ -47,8 +47,6 @@ _GATHER = frozenset({"aten::stack", "aten::cat", "aten::concat", "aten::concaten
                      "aten::hstack", "aten::vstack"})
 _SPLIT = frozenset({"aten::unbind", "aten::split", "aten::split_with_sizes", "aten::chunk",
                     "aten::tensor_split", "aten::unsafe_split"})
-# Inside these the repetition is the library's (flex's vmap, SDPA's math path).
-_LIBRARY_OWNERS = ("scaled_dot_product", "FlexAttention", "flex_attention")
 #: Longest op group considered (top-level ops of one loop body).
 MAX_PERIOD = 64
 # Where the gather or split is looked for, in sibling ops after or before the loop.
@@ -160,7 +158,7 @@ def _op_masks(ctx: FindingContext) -> tuple[np.ndarray, np.ndarray]:
     strings = ops.trace.events.strings
     work = np.isin(ops.name, [strings.id_of(name) for name in _WORK])
     library_ids = [i for i, text in enumerate(strings.values)
-                   if any(o in text for o in _LIBRARY_OWNERS)]
+                   if any(o in text for o in LIBRARY_ATTENTION)]
     marked = np.flatnonzero(np.isin(ops.name, library_ids))
     # An op's subtree is the positions i .. last[i]: one difference array over those ranges.
     cover = np.zeros(len(ops) + 1, dtype=np.int64)

@@ -11,7 +11,7 @@ reads.
 
 from __future__ import annotations
 
-from attnprof.analysis.findings.context import FindingContext, bytes_text
+from attnprof.analysis.findings.context import SCORE_PRODUCTS, FindingContext, bytes_text
 from attnprof.analysis.index.tensor_args import TensorArg, tensor_args
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name
@@ -20,7 +20,6 @@ from attnprof.record.trace_report import Finding, RegionReport
 
 __all__ = ["detect_materialised_scores"]
 
-_PRODUCTS = frozenset({"aten::matmul", "aten::bmm", "aten::baddbmm"})
 _SOFTMAX = frozenset({"aten::softmax", "aten::_softmax", "aten::_safe_softmax",
                       "aten::logsumexp"})
 _SCORE_READERS = _SOFTMAX | {"aten::masked_fill", "aten::masked_fill_"}
@@ -97,7 +96,7 @@ def _is_fused_attention(op: str | None) -> bool:
 def _from_shapes(ctx: FindingContext, view: RegionView) -> tuple[list[str], int] | None:
     names = ctx.ops.names
     products: dict[tuple[int, int], tuple[int, list[int]]] = {}
-    for i in ctx.ops_named(view, _PRODUCTS):
+    for i in ctx.ops_named(view, SCORE_PRODUCTS):
         args = tensor_args(ctx.ops, i)
         if len(args) >= 2 and _is_qk(args[0], args[1]):
             key = (args[0].dims[-2], args[1].dims[-1])
