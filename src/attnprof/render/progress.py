@@ -71,7 +71,8 @@ class SweepProgress:
         self._progress.update(self._task, description=self._current)
 
     def phase(self, variant: str, phase: str) -> None:
-        self._progress.update(self._task, description=f"{self._current}: {variant} {phase}")
+        text = escape(safe_text(f"{variant} {phase}", limit=120))
+        self._progress.update(self._task, description=f"{self._current}: {text}")
 
     def point_done(self, point: object) -> None:
         self._progress.advance(self._task)
