@@ -36,7 +36,8 @@ from attnprof.trace.columns import (
     ints_minus,
     narrow,
 )
-from attnprof.trace.schema import Args, Event
+from attnprof.trace.scan import F_ALLOC, F_ARGS, F_BLOCK, F_COPY, F_TOTAL, F_TS_INT, TokenIds
+from attnprof.trace.schema import NAN, Args, Event
 from attnprof.trace.table import (
     ROW_COLUMNS,
     EventTable,
@@ -81,6 +82,7 @@ class TableBuilder:
         self.process_sort_index: dict[int, int] = {}
         self.thread_names: dict[tuple[int, int], str] = {}
         self.thread_sort_index: dict[tuple[int, int], int] = {}
+        self._token_ids: TokenIds | None = None
 
     # ---- per batch -------------------------------------------------------------------
     def add(
@@ -160,6 +162,137 @@ class TableBuilder:
         }
         for column, values in cols.items():
             self._cols[column].append(values)
+
+    def add_records(
+        self,
+        cols: dict[str, np.ndarray],
+        tokens: list[bytes],
+        raw_ts: Callable[[], Sequence[msgspec.Raw]],
+    ) -> None:
+        """Append one batch read by the C scanner (:func:`attnprof.trace.scan.scan`), giving
+        the same columns as :meth:`add` of the same events; ``tokens`` is the scanner's token
+        list and ``raw_ts()`` each event's ``ts`` as written, as for :meth:`add`.
+
+        The scanner reads no metadata events, no string pids/tids/ids/streams and no
+        integer beyond 18 digits, so only :meth:`add`'s typed, all-numeric cases occur. Its
+        columns hold every args field's absent value on events without args, which is what
+        :meth:`add` spreads there, so no per-args subset is needed.
+        """
+        n = len(cols["flags"])
+        if n == 0:
+            return
+        flags = cols["flags"]
+        is_int = (flags & F_TS_INT) != 0
+        ts = self._int_ts(cols["ts_i"]) if is_int.all() else self._small_ts(cols["ts_f"])
+        if ts is None:  # epoch-scale stamps: add's exact path, from the values as written
+            values: list[int | float] = cols["ts_f"].tolist()
+            for i, v in zip(np.flatnonzero(is_int).tolist(), cols["ts_i"][is_int].tolist(),
+                            strict=True):
+                values[i] = v
+            ts = self._relative_ts(values, raw_ts)
+        if self._token_ids is None:
+            self._token_ids = TokenIds(tokens)
+        names = self._token_ids
+        codes = cols["ph"].copy()
+        dur = cols["dur"].copy()
+        self._count_skipped(codes, ts, dur, None, None)
+        # Events without args have addr -1 and no "bytes", so these find args rows only.
+        memory = np.flatnonzero((cols["addr"] != -1) | ((flags & F_COPY) != 0))
+        device = narrow(cols["device"])
+        if memory.size:  # as add: [memory] events say "Device Id" instead of "device"
+            ids = narrow(cols["device_id"][memory])
+            device = device.astype(np.result_type(device, ids))  # a copy: writable
+            device[memory] = np.where(device[memory] == -1, ids, device[memory])
+        out = {
+            "ph": codes,
+            "cat": narrow(names.texts(cols["cat"], self._intern_text)),
+            "name": narrow(names.texts(cols["name"], self._intern_text)),
+            "pid": narrow(cols["pid"]),
+            "tid": narrow(cols["tid"]),
+            "ts": ts,
+            "dur": dur,
+            "correlation": narrow(cols["correlation"]),
+            "external_id": narrow(cols["external_id"]),
+            "flow_id": narrow(cols["flow_id"]),
+            "flow_bp": cols["bp"],
+            "device": device,
+            "stream": narrow(cols["stream"]),
+            "sequence_number": narrow(cols["sequence_number"]),
+            "input_dims": narrow(names.raws(cols["input_dims"], self._raw_id)),
+            "input_types": narrow(names.raws(cols["input_types"], self._raw_id)),
+            "launch": narrow(self._launch_records(cols, np.flatnonzero(flags & F_BLOCK))),
+            "memory": narrow(self._memory_records(cols, memory)),
+        }
+        for column, values in out.items():
+            self._cols[column].append(values)
+
+    def _small_ts(self, raw: np.ndarray) -> np.ndarray | None:
+        """:meth:`_relative_ts` of float stamps when none is epoch-scale (else None)."""
+        finite = np.isfinite(raw)
+        if (np.abs(raw[finite]) >= _EXACT_TS_ABOVE).any():
+            return None
+        if self._origin is None:
+            if not finite.any():
+                return raw.copy()
+            self._origin = math.floor(raw[np.argmax(finite)])
+        return raw - self._origin
+
+    def _launch_records(self, cols: dict[str, np.ndarray], hits: np.ndarray) -> np.ndarray:
+        """:meth:`_launches` for scanned columns: each distinct configuration is looked up
+        once, in order of first appearance, so the launch table's rows come out the same."""
+        rows = np.full(len(cols["flags"]), -1, dtype=np.int32)
+        if not hits.size:
+            return rows
+        keys = np.empty(len(hits), dtype=_LAUNCH_KEY)
+        keys["ints"] = np.concatenate(
+            [cols["grid"][hits], cols["block"][hits], cols["regs"][hits, None],
+             cols["smem"][hits, None]], axis=1)
+        keys["floats"] = np.stack([cols["bps"][hits], cols["wps"][hits], cols["occ"][hits]],
+                                  axis=1)
+        # Equal bytes <=> equal keys: the scanner gives no -0.0, and nan only as the absent
+        # value, which the key holds as the schema's one NAN object, as Args() does.
+        first, inverse = _distinct_rows(keys.view(np.dtype((np.void, _LAUNCH_KEY.itemsize))))
+        ids = self._launch_ids
+        found = np.empty(len(first), dtype=np.int32)
+        ints, floats = keys["ints"][first].tolist(), keys["floats"][first].tolist()
+        for u in np.argsort(first, kind="stable").tolist():
+            i, f = ints[u], floats[u]
+            key = (tuple(i[:6]), i[6], i[7], *(NAN if v != v else v for v in f))
+            found[u] = ids.setdefault(key, len(ids))
+        rows[hits] = found[inverse]
+        return rows
+
+    def _memory_records(self, cols: dict[str, np.ndarray], hits: np.ndarray) -> np.ndarray:
+        """:meth:`_memory` for scanned columns."""
+        rows = np.full(len(cols["flags"]), -1, dtype=np.int32)
+        if hits.size:
+            kind = cols["flags"][hits]
+            nbytes = np.where(kind & F_ALLOC, cols["alloc"][hits],
+                              np.where(kind & F_COPY, cols["copy"][hits], np.nan))
+            total = np.where(kind & F_TOTAL, cols["total"][hits], np.nan)
+            nbytes_col, total_col, addr_col, kind_col = self._mem
+            nbytes_col.append(nbytes.astype(np.float64))
+            total_col.append(total.astype(np.float64))
+            addr_col.append(cols["addr"][hits])
+            kind_col.append(narrow(cols["device_type"][hits]))
+            n = nbytes_col.n
+            rows[hits] = np.arange(n - len(hits), n, dtype=np.int32)
+        return rows
+
+    def _intern_text(self, text: str) -> int:
+        """The provisional id of one string (see :meth:`_intern`)."""
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = len(self._strs)
+            self._strs.append(text)
+        return found
+
+    def _raw_id(self, raw: bytes) -> int:
+        """The provisional id of one raw JSON text, as :meth:`_intern_raw` assigns it."""
+        found = self._raw_ids.get(raw)
+        if found is None:
+            found = self._raw_ids[raw] = self._intern_text(raw.decode("utf-8", "replace"))
+        return found
 
     def _codes(self, texts: list[str]) -> np.ndarray:
         """One-character codes as an ``S1`` array (see :func:`char_code`)."""
@@ -257,7 +390,7 @@ class TableBuilder:
         codes: np.ndarray,
         ts: np.ndarray,
         dur: np.ndarray,
-        ts_values: list[int | float],
+        ts_values: Sequence[int | float] | None,
         written: tuple[list[bool], list[bool]] | None,
     ) -> None:
         """Count the events the analysis cannot place in time, by why: a ``ts`` that is
@@ -270,8 +403,12 @@ class TableBuilder:
             return
         skipped = self.skipped_events
         for i in np.flatnonzero(bad_ts).tolist():
-            # Typed, only an integer beyond float range is a written non-number.
-            given = written[0][i] if written is not None else type(ts_values[i]) is int
+            # Typed, only an integer beyond float range is a written non-number (and the C
+            # scanner, ts_values None, reads no integer that large).
+            if written is not None:
+                given = written[0][i]
+            else:
+                given = ts_values is not None and type(ts_values[i]) is int
             reason = "ts not a number" if given else "missing ts"
             skipped[reason] = skipped.get(reason, 0) + 1
         for i in np.flatnonzero(bad_dur).tolist():
@@ -447,6 +584,17 @@ class TableBuilder:
         return MemoryRecords(bytes=nbytes, total_allocated=total, addr=addr, device_type=kind)
 
 
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first index of each distinct value, each value's distinct one) of a void array: what
+    ``np.unique(return_index, return_inverse)`` gives, without importing ``numpy.ma``."""
+    order = np.argsort(rows, kind="stable")  # stable: a group's first row is its earliest
+    ordered = rows[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    inverse = np.empty(len(rows), dtype=np.intp)
+    inverse[order] = np.cumsum(starts) - 1
+    return order[starts], inverse
+
+
 def _triple(value: Any) -> tuple[Any, ...]:
     """A grid or block as a 3-tuple (what a kernel writes), else via :func:`dims`."""
     return tuple(value) if type(value) is list and len(value) == 3 else dims(value)
@@ -481,5 +629,8 @@ def _spread(n: int, at: np.ndarray, values: np.ndarray) -> np.ndarray:
     out[at] = values
     return out
 
+
+# A launch configuration as bytes: grid, block, registers, shared memory; the three floats.
+_LAUNCH_KEY = np.dtype([("ints", np.int64, (8,)), ("floats", np.float64, (3,))])
 
 _EMPTY_DTYPES: dict[str, Any] = {"ph": "S1", "flow_bp": "S1", "ts": np.float64, "dur": np.float64}

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.trace import scan
 from attnprof.trace.builder import TableBuilder
 from attnprof.trace.schema import NO_RAW, Event, LooseEvent, RawTs, to_event
 from attnprof.trace.source import WS, Source, TextBuffer, parse_trailer, read_header
@@ -74,7 +75,7 @@ def load_trace(
         text = TextBuffer(src)
         header, bare = read_header(src, text)
         builder = TableBuilder()
-        dropped, trailer = _read_events(text, builder, bare)
+        dropped, trailer = _read_events(text, builder, bare, scan.new_scanner())
         del text
         if not bare:
             header.update(parse_trailer(trailer, src))
@@ -97,14 +98,22 @@ def load_trace(
 
 # ---- the event array -------------------------------------------------------------------
 class _Piece(msgspec.Struct):
-    """A decodable JSON array of events, and the typed events if they typed."""
+    """A decodable JSON array of events: the C scanner's records, else the typed events if
+    they typed, else neither (to be re-read loosely)."""
 
     data: bytes
     events: list[Event] | None
+    records: Any = None  # np.ndarray of scan.RECORD
 
 
-def _read_events(text: TextBuffer, builder: TableBuilder, bare: bool) -> tuple[int, bytes]:
-    """Feed every event to ``builder``; return (entries dropped, text after the array)."""
+def _read_events(
+    text: TextBuffer, builder: TableBuilder, bare: bool, scanner: Any | None
+) -> tuple[int, bytes]:
+    """Feed every event to ``builder``; return (entries dropped, text after the array).
+
+    ``scanner`` (:func:`scan.new_scanner`), when there is one, reads each batch first; a batch
+    it declines is decoded by msgspec as without it.
+    """
     src = text.src
     batch = min(src.chunk_bytes, _BATCH_BYTES)
     dropped = 0
@@ -114,11 +123,12 @@ def _read_events(text: TextBuffer, builder: TableBuilder, bare: bool) -> tuple[i
         buf, pos, end, base = text.buf, text.start, text.end, text.base
         found = None
         if not src.eof or end - pos > batch:
-            found = _cut(src, buf, pos, min(pos + batch, end), end, base) or _cut(
-                src, buf, pos, end, end, base
+            found = _cut(src, buf, pos, min(pos + batch, end), end, base, scanner) or _cut(
+                src, buf, pos, end, end, base, scanner
             )
         if found is None and src.eof:
-            return _last_piece(src, bytes(buf[pos:end]), base + pos, builder, dropped, bare)
+            return _last_piece(
+                src, bytes(buf[pos:end]), base + pos, builder, dropped, bare, scanner)
         if found is None:
             # No boundary in what we hold: the next event is larger than the buffer.
             if end - pos > _MAX_EVENT_BYTES:
@@ -126,14 +136,14 @@ def _read_events(text: TextBuffer, builder: TableBuilder, bare: bool) -> tuple[i
             text.fill(2 * (end - pos) + src.chunk_bytes)
             continue
         piece, next_pos, at_array_end = found
-        dropped += _feed(piece, builder)
+        dropped += _feed(piece, builder, scanner)
         if at_array_end:
             return dropped, bytes(buf[next_pos:end]) + src.rest()
         text.start = next_pos
 
 
 def _cut(
-    src: Source, buf: bytearray, pos: int, hi: int, end: int, base: int
+    src: Source, buf: bytearray, pos: int, hi: int, end: int, base: int, scanner: Any | None
 ) -> tuple[_Piece, int, bool] | None:
     """Try the last few candidate cuts before ``hi``: (piece, next position, array ended)."""
     with memoryview(buf) as view:
@@ -141,11 +151,11 @@ def _cut(
             if tries == _MAX_TRIES:
                 return None
             data = b"".join((b"[", view[pos : close + 1], b"]"))
-            piece, (kind, at) = _attempt(data)
+            piece, (kind, at) = _attempt(data, scanner)
             if piece is not None:
                 return piece, comma + 1, False
             if kind == "array_end":
-                piece, size = _array_end(src, data, at, base + pos)
+                piece, size = _array_end(src, data, at, base + pos, scanner)
                 return piece, pos + size - 1, True
             if kind == "bad":
                 raise src.malformed("invalid JSON", base + pos + at - 1)
@@ -164,12 +174,17 @@ def _candidates(buf: bytearray, lo: int, hi: int, end: int) -> Iterator[tuple[in
         close = buf.rfind(b"}", lo, close)
 
 
-def _attempt(data: bytes) -> tuple[_Piece | None, tuple[str, int]]:
+def _attempt(data: bytes, scanner: Any | None = None) -> tuple[_Piece | None, tuple[str, int]]:
     """Decode ``data`` as one array of events, or say why not: ("cut"|"bad"|"array_end", byte).
 
-    Valid JSON whose events fail to type (a wrong-typed field) comes back with
-    ``events=None``, to be re-read loosely.
+    The scanner's records when it reads the batch (it accepts only valid JSON that msgspec
+    would type); otherwise valid JSON whose events fail to type (a wrong-typed field) comes
+    back with ``events=None``, to be re-read loosely.
     """
+    if scanner is not None:
+        records = scan.scan(scanner, data)
+        if records is not None:
+            return _Piece(data, None, records), ("", 0)
     try:
         return _Piece(data, _strict.decode(data)), ("", 0)
     except msgspec.ValidationError:
@@ -192,7 +207,9 @@ def _fault(error: msgspec.DecodeError, size: int) -> tuple[str, int]:
     return "bad", int(m.group(1))
 
 
-def _array_end(src: Source, data: bytes, at: int, offset: int) -> tuple[_Piece, int]:
+def _array_end(
+    src: Source, data: bytes, at: int, offset: int, scanner: Any | None
+) -> tuple[_Piece, int]:
     """The events array that ends just before the trailing text msgspec found at ``at``.
 
     msgspec's offset for "trailing characters" is the offending byte or the one after it,
@@ -201,38 +218,48 @@ def _array_end(src: Source, data: bytes, at: int, offset: int) -> tuple[_Piece, 
     for end in (at, at - 1):
         text = data[:end].rstrip(WS)
         if text.endswith(b"]"):
-            piece, _ = _attempt(text)
+            piece, _ = _attempt(text, scanner)
             if piece is not None:
                 return piece, len(text)
     raise src.malformed("invalid JSON", offset)
 
 
 def _last_piece(
-    src: Source, rest: bytes, offset: int, builder: TableBuilder, dropped: int, bare: bool
+    src: Source,
+    rest: bytes,
+    offset: int,
+    builder: TableBuilder,
+    dropped: int,
+    bare: bool,
+    scanner: Any | None,
 ) -> tuple[int, bytes]:
     """At end of input: what is left is the last events, ``]`` and the trailer."""
     data = b"[" + rest
-    piece, (kind, at) = _attempt(data)
+    piece, (kind, at) = _attempt(data, scanner)
     if piece is not None:
-        return dropped + _feed(piece, builder), b""
+        return dropped + _feed(piece, builder, scanner), b""
     if kind == "array_end":
-        piece, size = _array_end(src, data, at, offset)
-        return dropped + _feed(piece, builder), data[size:]
+        piece, size = _array_end(src, data, at, offset, scanner)
+        return dropped + _feed(piece, builder, scanner), data[size:]
     if kind == "cut" and bare:
         # The bare-list format may omit its closing bracket (Chrome's rule); try that.
         body = data.rstrip(WS)
-        piece, _ = _attempt((body[:-1] if body.endswith(b",") else body) + b"]")
+        piece, _ = _attempt((body[:-1] if body.endswith(b",") else body) + b"]", scanner)
         if piece is not None:
-            return dropped + _feed(piece, builder), b""
+            return dropped + _feed(piece, builder, scanner), b""
     if kind == "cut":
         raise src.malformed("the event list is cut off (truncated JSON)", offset + len(rest))
     raise src.malformed("invalid JSON", offset + at - 1)
 
 
-def _feed(piece: _Piece, builder: TableBuilder) -> int:
+def _feed(piece: _Piece, builder: TableBuilder, scanner: Any | None) -> int:
     """Add one decoded piece to ``builder``; return how many entries were dropped."""
+    data = piece.data
+    if piece.records is not None:
+        builder.add_records(
+            piece.records, scanner.tokens, lambda: [r.ts for r in _raw_ts.decode(data)])
+        return 0
     if piece.events is not None:
-        data = piece.data
         builder.add(piece.events, lambda: [r.ts for r in _raw_ts.decode(data)])
         return 0
     # One event at a time: odd values become absent, entries that are not events drop.

@@ -1,0 +1,795 @@
+/* attnprof.trace._scan: one batch of torch.profiler trace events, JSON text -> fixed records.
+ *
+ * The fast path of the trace loader (see scan.py). It reads ``[event, event, ...]`` in one
+ * pass, without building a Python object per event or per field, into an array of fixed
+ * ``Rec`` records that numpy views as a structured array. Strings (cat, name) and the raw
+ * text of "Input Dims"/"Input type" are interned by their exact JSON text: a token id per
+ * distinct text, the text itself handed to Python once.
+ *
+ * It is deliberately narrow. It accepts only what the typed msgspec path (schema.Event)
+ * accepts *and* what it can reproduce exactly: ASCII strings without \u escapes, integers of
+ * at most 18 digits, finite floats, no metadata ("M") events, no string pids/tids/ids/streams,
+ * grids and blocks of exactly three ints, no -0.0 in the launch floats. On anything else
+ * it returns None and the loader decodes that batch with msgspec as before, so a batch's
+ * columns never depend on which path read it (the tests compare both on every trace).
+ *
+ * No GIL is held while scanning: a gzip file is inflated by another thread meanwhile.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* ---- the record ---------------------------------------------------------------------- */
+typedef struct {
+    int64_t pid, tid, ts_i, flow_id;
+    int64_t correlation, external_id, sequence_number, device, device_id, stream;
+    int64_t grid[3], block[3];
+    int64_t regs, smem, alloc, copy, total, addr, device_type;
+    double ts_f, dur, bps, wps, occ;
+    int32_t cat, name, input_dims, input_types;
+    uint8_t ph, bp, flags, pad[5];
+} Rec;
+
+/* Every field of Rec but the padding, in memory order (the columns' order and sizes). */
+static const struct {
+    size_t offset, size;
+} FIELD_LAYOUT[] = {
+#define L(f) {offsetof(Rec, f), sizeof(((Rec *)0)->f)}
+    L(pid), L(tid), L(ts_i), L(flow_id), L(correlation), L(external_id), L(sequence_number),
+    L(device), L(device_id), L(stream), L(grid), L(block), L(regs), L(smem), L(alloc), L(copy),
+    L(total), L(addr), L(device_type), L(ts_f), L(dur), L(bps), L(wps), L(occ), L(cat), L(name),
+    L(input_dims), L(input_types), L(ph), L(bp), L(flags),
+#undef L
+};
+
+enum {
+    F_ARGS = 1,   /* the event has an "args" object */
+    F_TS_INT = 2, /* ts was written as an integer (ts_i exact, ts_f its float64) */
+    F_BLOCK = 4,  /* args.block present (a kernel launch) */
+    F_ALLOC = 8,  /* args."Bytes" present */
+    F_COPY = 16,  /* args."bytes" present */
+    F_TOTAL = 32  /* args."Total Allocated" present */
+};
+
+static void rec_init(Rec *r) {
+    r->pid = r->tid = -1;
+    r->ts_i = 0;
+    r->flow_id = -1;
+    r->correlation = r->external_id = r->sequence_number = -1;
+    r->device = r->device_id = r->stream = -1;
+    for (int i = 0; i < 3; i++) r->grid[i] = r->block[i] = -1;
+    r->regs = r->smem = -1;
+    r->alloc = r->copy = r->total = 0;
+    r->addr = r->device_type = -1;
+    r->ts_f = r->dur = r->bps = r->wps = r->occ = NAN;
+    r->cat = r->name = r->input_dims = r->input_types = -1;
+    r->ph = r->bp = r->flags = 0;
+    memset(r->pad, 0, sizeof r->pad);
+}
+
+/* ---- the token table ----------------------------------------------------------------- */
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t off, len; /* the token's text in the arena */
+    int32_t id;          /* -1: empty slot */
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    Slot *slots;
+    Py_ssize_t cap, count; /* cap: a power of two */
+    char *arena;
+    Py_ssize_t arena_len, arena_cap;
+    Py_ssize_t *offsets;  /* token id -> its offset in the arena */
+    Py_ssize_t offsets_cap;
+    Py_ssize_t published; /* tokens already handed to Python */
+    int busy;             /* a scan is running (the GIL is released meanwhile) */
+    PyObject *tokens;     /* list[bytes]: token id -> its JSON text */
+} Scanner;
+
+static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
+    /* 8 bytes a step, multiply-xorshift mixing: enough for a hash table's buckets. */
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, (size_t)n);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    h ^= h >> 29;
+    return h;
+}
+
+static int table_grow(Scanner *sc) {
+    Py_ssize_t cap = sc->cap ? sc->cap * 2 : 1024;
+    Slot *slots = malloc((size_t)cap * sizeof(Slot));
+    if (!slots) return -1;
+    for (Py_ssize_t i = 0; i < cap; i++) slots[i].id = -1;
+    for (Py_ssize_t i = 0; i < sc->cap; i++) {
+        if (sc->slots[i].id < 0) continue;
+        Py_ssize_t j = (Py_ssize_t)(sc->slots[i].hash & (uint64_t)(cap - 1));
+        while (slots[j].id >= 0) j = (j + 1) & (cap - 1);
+        slots[j] = sc->slots[i];
+    }
+    free(sc->slots);
+    sc->slots = slots;
+    sc->cap = cap;
+    return 0;
+}
+
+/* The token id of text[0:n], adding it if new; -2 when out of memory or ids. */
+static int32_t intern(Scanner *sc, const char *text, Py_ssize_t n) {
+    if ((sc->count + 1) * 2 > sc->cap && table_grow(sc) < 0) return -2;
+    uint64_t h = hash_bytes(text, n);
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)(sc->cap - 1));
+    while (sc->slots[j].id >= 0) {
+        Slot *s = &sc->slots[j];
+        if (s->hash == h && s->len == n && memcmp(sc->arena + s->off, text, (size_t)n) == 0)
+            return s->id;
+        j = (j + 1) & (sc->cap - 1);
+    }
+    if (sc->count >= INT32_MAX - 1) return -2;
+    if (sc->count == sc->offsets_cap) {
+        Py_ssize_t cap = sc->offsets_cap ? sc->offsets_cap * 2 : 1024;
+        Py_ssize_t *offsets = realloc(sc->offsets, (size_t)cap * sizeof(Py_ssize_t));
+        if (!offsets) return -2;
+        sc->offsets = offsets;
+        sc->offsets_cap = cap;
+    }
+    if (sc->arena_len + n > sc->arena_cap) {
+        Py_ssize_t cap = sc->arena_cap ? sc->arena_cap : 1 << 16;
+        while (cap < sc->arena_len + n) cap *= 2;
+        char *arena = realloc(sc->arena, (size_t)cap);
+        if (!arena) return -2;
+        sc->arena = arena;
+        sc->arena_cap = cap;
+    }
+    memcpy(sc->arena + sc->arena_len, text, (size_t)n);
+    Slot *s = &sc->slots[j];
+    s->hash = h;
+    s->off = sc->arena_len;
+    s->len = n;
+    sc->offsets[sc->count] = sc->arena_len;
+    s->id = (int32_t)sc->count++;
+    sc->arena_len += n;
+    return s->id;
+}
+
+/* ---- the JSON reader ----------------------------------------------------------------- */
+/* Every reader returns the position after what it read, or NULL for "not the fast path"
+ * (malformed, unusual or out of memory: the msgspec path decides which and says so). */
+typedef struct {
+    Scanner *sc;
+    const char *end;
+    int oom;
+} Ctx;
+
+#define MAX_DEPTH 64 /* deeper values go to msgspec (which reports real nesting faults) */
+
+static inline const char *ws(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+/* A string token starting at its opening quote; *escaped says whether it has a backslash. */
+static const char *string_token(const char *p, const char *end, int *escaped) {
+    *escaped = 0;
+    p++; /* the opening quote */
+    for (;;) {
+        const char *q = p;
+#ifdef __SSE2__
+        /* 16 bytes a step while they are plain printable ASCII: no quote, no backslash, no
+         * control character and no byte >= 0x80 (negative as signed: below 0x20 too). */
+        const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'),
+                      space = _mm_set1_epi8(0x20);
+        while (end - q >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)q);
+            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+                                                    _mm_cmpeq_epi8(x, slash)),
+                                       _mm_cmplt_epi8(x, space));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask) {
+                q += __builtin_ctz((unsigned)mask);
+                break;
+            }
+            q += 16;
+        }
+#endif
+        /* Plain printable ASCII runs: the common case, one comparison chain per byte. */
+        while (q < end && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80 && *q != '"' &&
+               *q != '\\')
+            q++;
+        if (q >= end) return NULL;
+        if (*q == '"') return q + 1;
+        if (*q != '\\') return NULL; /* a control character or non-ASCII byte */
+        if (q + 1 >= end) return NULL;
+        switch (q[1]) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            break;
+        default:
+            return NULL; /* \u escapes (surrogates...) and invalid escapes */
+        }
+        *escaped = 1;
+        p = q + 2;
+    }
+}
+
+/* A JSON number; *is_int, and its value in *ival (integers) or *dval (always). */
+static const char *number(const char *p, const char *end, int *is_int, int64_t *ival,
+                          double *dval) {
+    const char *start = p;
+    int neg = 0;
+    if (p < end && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= end || *p < '0' || *p > '9') return NULL;
+    const char *digits = p;
+    if (*p == '0') {
+        p++;
+    } else {
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    Py_ssize_t ndigits = p - digits;
+    int frac = 0;
+    if (p < end && *p == '.') {
+        frac = 1;
+        p++;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        frac = 1;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && *p >= '0' && *p <= '9') return NULL; /* "01": a leading zero */
+    if (!frac) {
+        if (ndigits > 18) return NULL; /* beyond what int64 surely holds: msgspec decides */
+        int64_t v = 0;
+        for (const char *d = digits; d < digits + ndigits; d++) v = v * 10 + (*d - '0');
+        *ival = neg ? -v : v;
+        *dval = (double)*ival; /* exact below 2**53, correctly rounded above */
+        *is_int = 1;
+        return p;
+    }
+    char buf[72];
+    Py_ssize_t n = p - start;
+    if (n >= (Py_ssize_t)sizeof buf) return NULL;
+    memcpy(buf, start, (size_t)n);
+    buf[n] = 0;
+    /* The grammar is checked above, so strtod sees a plain decimal and rounds it correctly
+     * (C locale: Python never changes LC_NUMERIC for its own process). */
+    char *stop;
+    double v = strtod(buf, &stop);
+    if (stop != buf + n || !isfinite(v)) return NULL;
+    *dval = v;
+    *is_int = 0;
+    return p;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth);
+
+static const char *skip_container(const char *p, const char *end, int depth, char close) {
+    if (depth >= MAX_DEPTH) return NULL;
+    p = ws(p + 1, end);
+    if (p < end && *p == close) return p + 1;
+    for (;;) {
+        if (close == '}') {
+            int esc;
+            if (p >= end || *p != '"') return NULL;
+            p = string_token(p, end, &esc);
+            if (!p) return NULL;
+            p = ws(p, end);
+            if (p >= end || *p != ':') return NULL;
+            p = ws(p + 1, end);
+        }
+        p = skip_value(p, end, depth + 1);
+        if (!p) return NULL;
+        p = ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == close) return p + 1;
+        if (*p != ',') return NULL;
+        p = ws(p + 1, end);
+    }
+}
+
+static const char *literal(const char *p, const char *end, const char *word, size_t n) {
+    return (size_t)(end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth) {
+    if (p >= end) return NULL;
+    switch (*p) {
+    case '"': {
+        int esc;
+        return string_token(p, end, &esc);
+    }
+    case '{': return skip_container(p, end, depth, '}');
+    case '[': return skip_container(p, end, depth, ']');
+    case 't': return literal(p, end, "true", 4);
+    case 'f': return literal(p, end, "false", 5);
+    case 'n': return literal(p, end, "null", 4);
+    default: {
+        int is_int;
+        int64_t i;
+        double d;
+        return number(p, end, &is_int, &i, &d);
+    }
+    }
+}
+
+static inline int is_null(const char *p, const char *end) { return literal(p, end, "null", 4) != NULL; }
+
+/* An int field (msgspec: int; floats, strings and null are type errors). */
+static const char *int_field(const char *p, const char *end, int64_t *out) {
+    int is_int;
+    double d;
+    p = number(p, end, &is_int, out, &d);
+    return p && is_int ? p : NULL;
+}
+
+/* A float field (msgspec: float, ints accepted). */
+static const char *float_field(const char *p, const char *end, double *out) {
+    int is_int;
+    int64_t i;
+    return number(p, end, &is_int, &i, out);
+}
+
+/* int | None: null leaves the field absent. */
+static const char *opt_int_field(const char *p, const char *end, int64_t *out, uint8_t *flags,
+                                 uint8_t flag) {
+    if (is_null(p, end)) return p + 4;
+    p = int_field(p, end, out);
+    if (p) *flags |= flag;
+    return p;
+}
+
+/* A list of exactly three ints (what kernels write for grid and block). */
+static const char *triple(const char *p, const char *end, int64_t out[3]) {
+    if (p >= end || *p != '[') return NULL;
+    p = ws(p + 1, end);
+    for (int i = 0; i < 3; i++) {
+        p = int_field(p, end, &out[i]);
+        if (!p) return NULL;
+        p = ws(p, end);
+        if (p >= end || *p != (i < 2 ? ',' : ']')) return NULL;
+        p = ws(p + 1, end);
+    }
+    return p;
+}
+
+/* A launch float: -0.0 would compare equal to 0.0 in the launch table's keys but keep its
+ * sign if it came first; too rare to reproduce, so it goes to msgspec. */
+static const char *launch_float(const char *p, const char *end, double *out) {
+    p = float_field(p, end, out);
+    return p && !(*out == 0.0 && signbit(*out)) ? p : NULL;
+}
+
+#define KEY(s) (klen == (Py_ssize_t)(sizeof(s) - 1) && memcmp(key, s, sizeof(s) - 1) == 0)
+
+static const char *args_object(Ctx *c, const char *p, Rec *r) {
+    const char *end = c->end;
+    uint32_t seen = 0;
+    p = ws(p + 1, end);
+    if (p < end && *p == '}') return p + 1;
+    for (;;) {
+        int esc;
+        if (p >= end || *p != '"') return NULL;
+        const char *key = p + 1;
+        p = string_token(p, end, &esc);
+        if (!p || esc) return NULL; /* an escaped key might spell a known one */
+        Py_ssize_t klen = p - 1 - key;
+        p = ws(p, end);
+        if (p >= end || *p != ':') return NULL;
+        p = ws(p + 1, end);
+        int field = -1;
+        const char *v = p;
+        if (KEY("correlation")) { field = 0; p = int_field(p, end, &r->correlation); }
+        else if (KEY("External id")) { field = 1; p = int_field(p, end, &r->external_id); }
+        else if (KEY("Sequence number")) { field = 2; p = int_field(p, end, &r->sequence_number); }
+        else if (KEY("device")) { field = 3; p = int_field(p, end, &r->device); }
+        else if (KEY("Device Id")) { field = 4; p = int_field(p, end, &r->device_id); }
+        else if (KEY("stream")) { field = 5; p = int_field(p, end, &r->stream); }
+        else if (KEY("grid")) {
+            field = 6;
+            p = is_null(p, end) ? p + 4 : triple(p, end, r->grid);
+        } else if (KEY("block")) {
+            field = 7;
+            if (is_null(p, end)) {
+                p += 4;
+            } else {
+                p = triple(p, end, r->block);
+                r->flags |= F_BLOCK;
+            }
+        }
+        else if (KEY("registers per thread")) { field = 8; p = int_field(p, end, &r->regs); }
+        else if (KEY("shared memory")) { field = 9; p = int_field(p, end, &r->smem); }
+        else if (KEY("blocks per SM")) { field = 10; p = launch_float(p, end, &r->bps); }
+        else if (KEY("warps per SM")) { field = 11; p = launch_float(p, end, &r->wps); }
+        else if (KEY("est. achieved occupancy %")) { field = 12; p = launch_float(p, end, &r->occ); }
+        else if (KEY("Bytes")) { field = 13; p = opt_int_field(p, end, &r->alloc, &r->flags, F_ALLOC); }
+        else if (KEY("bytes")) { field = 14; p = opt_int_field(p, end, &r->copy, &r->flags, F_COPY); }
+        else if (KEY("Total Allocated")) { field = 15; p = opt_int_field(p, end, &r->total, &r->flags, F_TOTAL); }
+        else if (KEY("Addr")) { field = 16; p = int_field(p, end, &r->addr); }
+        else if (KEY("Device Type")) { field = 17; p = int_field(p, end, &r->device_type); }
+        else if (KEY("Input Dims") || KEY("Input type")) {
+            field = KEY("Input Dims") ? 18 : 19;
+            p = skip_value(p, end, 2);
+            if (p) {
+                int32_t id = intern(c->sc, v, p - v); /* the raw text, as msgspec.Raw keeps it */
+                if (id == -2) { c->oom = 1; return NULL; }
+                if (field == 18) r->input_dims = id; else r->input_types = id;
+            }
+        }
+        else { p = skip_value(p, end, 2); } /* name/labels/sort_index: metadata events only */
+        if (!p) return NULL;
+        if (field >= 0) {
+            if (seen & (1u << field)) return NULL; /* a repeated key: msgspec's rule decides */
+            seen |= 1u << field;
+        }
+        p = ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == '}') return p + 1;
+        if (*p != ',') return NULL;
+        p = ws(p + 1, end);
+    }
+}
+
+/* A one-character code ("X"), or "" when allow_empty; anything else is not the fast path. */
+static const char *code_field(const char *p, const char *end, uint8_t *out, int allow_empty) {
+    if (end - p >= 3 && p[0] == '"' && p[2] == '"' && p[1] != '\\' && p[1] != '"' &&
+        (unsigned char)p[1] >= 0x20 && (unsigned char)p[1] < 0x80) {
+        *out = (uint8_t)p[1];
+        return p + 3;
+    }
+    if (allow_empty && end - p >= 2 && p[0] == '"' && p[1] == '"') {
+        *out = 0;
+        return p + 2;
+    }
+    return NULL;
+}
+
+static const char *text_field(Ctx *c, const char *p, int32_t *out) {
+    int esc;
+    if (p >= c->end || *p != '"') return NULL;
+    const char *q = string_token(p, c->end, &esc);
+    if (!q) return NULL;
+    if (q - p == 2) { /* "": the absent string */
+        *out = -1;
+        return q;
+    }
+    int32_t id = intern(c->sc, p, q - p);
+    if (id == -2) {
+        c->oom = 1;
+        return NULL;
+    }
+    *out = id;
+    return q;
+}
+
+static const char *event(Ctx *c, const char *p, Rec *r) {
+    const char *end = c->end;
+    uint32_t seen = 0;
+    rec_init(r);
+    if (p >= end || *p != '{') return NULL;
+    p = ws(p + 1, end);
+    if (p < end && *p == '}') return NULL; /* no "ph": not an event (msgspec path drops it) */
+    for (;;) {
+        int esc;
+        if (p >= end || *p != '"') return NULL;
+        const char *key = p + 1;
+        p = string_token(p, end, &esc);
+        if (!p || esc) return NULL;
+        Py_ssize_t klen = p - 1 - key;
+        p = ws(p, end);
+        if (p >= end || *p != ':') return NULL;
+        p = ws(p + 1, end);
+        int field = -1;
+        if (KEY("ph")) {
+            field = 0;
+            p = code_field(p, end, &r->ph, 0);
+            if (p && r->ph == 'M') return NULL; /* metadata: the msgspec path takes it */
+        } else if (KEY("cat")) {
+            field = 1;
+            p = text_field(c, p, &r->cat);
+        } else if (KEY("name")) {
+            field = 2;
+            p = text_field(c, p, &r->name);
+        } else if (KEY("pid")) {
+            field = 3;
+            p = int_field(p, end, &r->pid);
+        } else if (KEY("tid")) {
+            field = 4;
+            p = int_field(p, end, &r->tid);
+        } else if (KEY("ts")) {
+            field = 5;
+            int is_int;
+            p = number(p, end, &is_int, &r->ts_i, &r->ts_f);
+            if (p && is_int) r->flags |= F_TS_INT;
+        } else if (KEY("dur")) {
+            field = 6;
+            p = float_field(p, end, &r->dur);
+        } else if (KEY("id")) {
+            field = 7;
+            p = int_field(p, end, &r->flow_id);
+        } else if (KEY("bp")) {
+            field = 8;
+            p = code_field(p, end, &r->bp, 1);
+        } else if (KEY("args")) {
+            field = 9;
+            if (p < end && *p == '{') {
+                r->flags |= F_ARGS;
+                p = args_object(c, p, r);
+            } else {
+                p = NULL; /* null or another type: msgspec decides */
+            }
+        } else {
+            p = skip_value(p, end, 1);
+        }
+        if (!p) return NULL;
+        if (field >= 0) {
+            if (seen & (1u << field)) return NULL;
+            seen |= 1u << field;
+        }
+        p = ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == '}') break;
+        if (*p != ',') return NULL;
+        p = ws(p + 1, end);
+    }
+    if (!(seen & 1u)) return NULL; /* no "ph" */
+    return p + 1;
+}
+
+/* ---- the Python type ----------------------------------------------------------------- */
+static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "", kwlist)) return -1;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.scan is running in another thread");
+        return -1;
+    }
+    /* (Re)start empty: token ids and the tokens list must agree. */
+    free(self->slots);
+    free(self->arena);
+    free(self->offsets);
+    self->slots = NULL;
+    self->arena = NULL;
+    self->offsets = NULL;
+    self->cap = self->count = self->arena_len = self->arena_cap = 0;
+    self->offsets_cap = self->published = 0;
+    Py_XSETREF(self->tokens, PyList_New(0));
+    return self->tokens ? 0 : -1;
+}
+
+static void Scanner_dealloc(Scanner *self) {
+    free(self->slots);
+    free(self->arena);
+    free(self->offsets);
+    Py_XDECREF(self->tokens);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Hand the tokens interned since the last call to Python (as bytes, in id order). Ids are
+ * given in arena order, so token k's text runs from its offset to the next token's. */
+static int publish(Scanner *sc) {
+    for (Py_ssize_t id = sc->published; id < sc->count; id++) {
+        Py_ssize_t off = sc->offsets[id];
+        Py_ssize_t len = (id + 1 < sc->count ? sc->offsets[id + 1] : sc->arena_len) - off;
+        PyObject *b = PyBytes_FromStringAndSize(sc->arena + off, len);
+        if (!b || PyList_Append(sc->tokens, b) < 0) {
+            Py_XDECREF(b);
+            return -1;
+        }
+        Py_DECREF(b);
+        sc->published = id + 1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(scan_doc,
+"scan(data) -> (n, records) | None\n\n"
+"Read ``data``, the bytes of one JSON array of trace events, into ``n`` fixed records\n"
+"(see FIELDS). None when the batch is not one the fast path reproduces exactly; the\n"
+"caller then decodes it with msgspec. New token texts are appended to ``tokens``.");
+
+static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
+    Py_buffer view;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.scan is already running in another thread");
+        return NULL;
+    }
+    if (self->tokens == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    self->busy = 1;
+    const char *p = view.buf, *end = p + view.len;
+    Rec *recs = NULL;
+    Py_ssize_t n = 0, cap = 0;
+    Ctx c = {self, end, 0};
+    int ok = 0;
+    Py_BEGIN_ALLOW_THREADS
+    p = ws(p, end);
+    if (p < end && *p == '[') {
+        p = ws(p + 1, end);
+        if (p < end && *p == ']') {
+            ok = 1;
+            p++;
+        }
+        while (!ok && p) {
+            if (n == cap) {
+                Py_ssize_t ncap = cap ? cap * 2 : 1024;
+                Rec *grown = realloc(recs, (size_t)ncap * sizeof(Rec));
+                if (!grown) {
+                    c.oom = 1;
+                    break;
+                }
+                recs = grown;
+                cap = ncap;
+            }
+            p = event(&c, p, &recs[n]);
+            if (!p) break;
+            n++;
+            p = ws(p, end);
+            if (p >= end) break;
+            if (*p == ']') {
+                ok = 1;
+                p++;
+            } else if (*p == ',') {
+                p = ws(p + 1, end);
+            } else {
+                break;
+            }
+        }
+        if (ok) ok = ws(p, end) == end; /* trailing text: msgspec finds the array's end */
+    }
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    PyBuffer_Release(&view);
+    if (c.oom) {
+        free(recs);
+        return PyErr_NoMemory();
+    }
+    if (publish(self) < 0) {
+        free(recs);
+        return NULL;
+    }
+    if (!ok) {
+        free(recs);
+        Py_RETURN_NONE;
+    }
+    /* Columns, not records: field f's n values start at n * offsetof(Rec, f), so numpy reads
+     * each contiguously (strided reads of 248-byte records cost more than this copy). */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(Rec));
+    if (!out) {
+        free(recs);
+        return NULL;
+    }
+    char *cols = PyBytes_AS_STRING(out);
+    for (size_t f = 0; f < sizeof FIELD_LAYOUT / sizeof FIELD_LAYOUT[0]; f++) {
+        size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
+        char *dst = cols + (size_t)n * off;
+        const char *src = (const char *)recs + off;
+        switch (size) {
+        case 8:
+            for (Py_ssize_t i = 0; i < n; i++) memcpy(dst + 8 * i, src + i * sizeof(Rec), 8);
+            break;
+        case 4:
+            for (Py_ssize_t i = 0; i < n; i++) memcpy(dst + 4 * i, src + i * sizeof(Rec), 4);
+            break;
+        case 1:
+            for (Py_ssize_t i = 0; i < n; i++) dst[i] = src[i * sizeof(Rec)];
+            break;
+        default:
+            for (Py_ssize_t i = 0; i < n; i++) memcpy(dst + size * i, src + i * sizeof(Rec), size);
+        }
+    }
+    free(recs);
+    return Py_BuildValue("(nN)", n, out);
+}
+
+static PyMethodDef Scanner_methods[] = {
+    {"scan", (PyCFunction)Scanner_scan, METH_O, scan_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *Scanner_get_tokens(Scanner *self, void *closure) {
+    (void)closure;
+    return Py_NewRef(self->tokens);
+}
+
+static PyGetSetDef Scanner_getset[] = {
+    {"tokens", (getter)Scanner_get_tokens, NULL, "list[bytes]: each token id's JSON text", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "attnprof.trace._scan.Scanner",
+    .tp_basicsize = sizeof(Scanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Reads batches of trace events into records; interns tokens across batches.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Scanner_init,
+    .tp_dealloc = (destructor)Scanner_dealloc,
+    .tp_methods = Scanner_methods,
+    .tp_getset = Scanner_getset,
+};
+
+/* FIELDS: (name, offset, numpy type code) of each record field, for numpy's dtype. */
+#define FIELD(f, code) Py_BuildValue("(sns)", #f, (Py_ssize_t)offsetof(Rec, f), code)
+
+static PyObject *fields(void) {
+    PyObject *items[] = {
+        FIELD(pid, "<i8"), FIELD(tid, "<i8"), FIELD(ts_i, "<i8"), FIELD(flow_id, "<i8"),
+        FIELD(correlation, "<i8"), FIELD(external_id, "<i8"), FIELD(sequence_number, "<i8"),
+        FIELD(device, "<i8"), FIELD(device_id, "<i8"), FIELD(stream, "<i8"),
+        Py_BuildValue("(sns)", "grid", (Py_ssize_t)offsetof(Rec, grid), "(3,)<i8"),
+        Py_BuildValue("(sns)", "block", (Py_ssize_t)offsetof(Rec, block), "(3,)<i8"),
+        FIELD(regs, "<i8"), FIELD(smem, "<i8"), FIELD(alloc, "<i8"), FIELD(copy, "<i8"),
+        FIELD(total, "<i8"), FIELD(addr, "<i8"), FIELD(device_type, "<i8"),
+        FIELD(ts_f, "<f8"), FIELD(dur, "<f8"), FIELD(bps, "<f8"), FIELD(wps, "<f8"),
+        FIELD(occ, "<f8"), FIELD(cat, "<i4"), FIELD(name, "<i4"), FIELD(input_dims, "<i4"),
+        FIELD(input_types, "<i4"), FIELD(ph, "S1"), FIELD(bp, "S1"), FIELD(flags, "u1"),
+    };
+    Py_ssize_t n = (Py_ssize_t)(sizeof items / sizeof items[0]);
+    PyObject *tuple = PyTuple_New(n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!items[i] || !tuple) {
+            for (Py_ssize_t k = i; k < n; k++) Py_XDECREF(items[k]);
+            Py_XDECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, i, items[i]);
+    }
+    return tuple;
+}
+
+static struct PyModuleDef scan_module = {
+    PyModuleDef_HEAD_INIT, "_scan",
+    "The trace loader's fast path: JSON trace events to fixed records (see scan.py).",
+    -1, NULL, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&scan_module);
+    if (!m) return NULL;
+    PyObject *f = fields();
+    if (!f || PyModule_AddObject(m, "FIELDS", f) < 0 ||
+        PyModule_AddIntConstant(m, "RECORD_SIZE", (long)sizeof(Rec)) < 0 ||
+        PyModule_AddIntConstant(m, "F_ARGS", F_ARGS) < 0 ||
+        PyModule_AddIntConstant(m, "F_TS_INT", F_TS_INT) < 0 ||
+        PyModule_AddIntConstant(m, "F_BLOCK", F_BLOCK) < 0 ||
+        PyModule_AddIntConstant(m, "F_ALLOC", F_ALLOC) < 0 ||
+        PyModule_AddIntConstant(m, "F_COPY", F_COPY) < 0 ||
+        PyModule_AddIntConstant(m, "F_TOTAL", F_TOTAL) < 0) {
+        Py_XDECREF(f);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ScannerType);
+    if (PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
+        Py_DECREF(&ScannerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,106 @@
+"""The loader's fast path: the C scanner (``_scan.c``) and the ids of the texts it interns.
+
+``_scan.Scanner.scan(data)`` reads one batch of events (``[event, ...]``) in C into one
+column per field (:func:`scan` views them as numpy arrays), and returns None for a batch it does not reproduce exactly (metadata events, string pids, \\u escapes, epoch-scale
+ints, ...); the loader then decodes that batch with msgspec, as it does every batch when the
+extension is missing (a build without a C compiler) or ``ATTNPROF_PURE_PYTHON_LOADER=1``
+is set. Either way the table is the same: the tests load every trace both ways.
+
+The scanner interns strings by their JSON text (``"aten::mm"`` with its quotes) and the
+"Input Dims"/"Input type" values by their raw text; :class:`TokenIds` turns those token ids
+into the :class:`~attnprof.trace.builder.TableBuilder`'s string ids, decoding each token
+once, and only in the meaning a column uses it in (a name is decoded JSON, a raw value is
+kept as written), so the string table holds exactly what the msgspec path would put there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import numpy as np
+
+try:
+    from attnprof.trace import _scan  # type: ignore[attr-defined]
+except ImportError:  # installed without a C compiler: msgspec reads every batch
+    _scan = None
+
+__all__ = ["F_ALLOC", "F_ARGS", "F_BLOCK", "F_COPY", "F_TOTAL", "F_TS_INT", "TokenIds",
+           "new_scanner", "scan"]
+
+# Opting out is for bisecting a suspected fast-path difference; the result must not change.
+PURE_PYTHON_ENV = "ATTNPROF_PURE_PYTHON_LOADER"
+
+if _scan is not None:
+    # (name, offset in the C record, numpy type): field f's column starts at n * offset.
+    _FIELDS: tuple[tuple[str, int, str], ...] = _scan.FIELDS
+    F_ARGS, F_TS_INT, F_BLOCK = _scan.F_ARGS, _scan.F_TS_INT, _scan.F_BLOCK
+    F_ALLOC, F_COPY, F_TOTAL = _scan.F_ALLOC, _scan.F_COPY, _scan.F_TOTAL
+else:
+    _FIELDS = ()
+    F_ARGS, F_TS_INT, F_BLOCK, F_ALLOC, F_COPY, F_TOTAL = 1, 2, 4, 8, 16, 32
+
+
+def new_scanner() -> Any | None:
+    """A fresh scanner for one trace, or None when batches are to be read by msgspec."""
+    if _scan is None or os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+        return None
+    return _scan.Scanner()
+
+
+def scan(scanner: Any, data: bytes) -> dict[str, np.ndarray] | None:
+    """The columns of one batch (read-only views of the scanner's output, by field name:
+    ``grid`` and ``block`` are ``(n, 3)``), or None when msgspec must read it."""
+    found = scanner.scan(data)
+    if found is None:
+        return None
+    n, buf = found
+    columns = {}
+    for name, offset, kind in _FIELDS:
+        width = 3 if kind.startswith("(3,)") else 1
+        column = np.frombuffer(buf, dtype=kind[4:] if width == 3 else kind,
+                               count=n * width, offset=n * offset)
+        columns[name] = column.reshape(n, 3) if width == 3 else column
+    return columns
+
+
+_UNKNOWN = -2  # a token not yet given an id in this meaning
+
+
+class TokenIds:
+    """String ids of a scanner's tokens, per meaning (decoded text, or raw JSON text)."""
+
+    def __init__(self, tokens: list[bytes]) -> None:
+        self.tokens = tokens
+        # One slot per token plus a last one for the absent id -1, which maps to itself.
+        self._maps = {"text": _fresh(0), "raw": _fresh(0)}
+
+    def texts(self, ids: np.ndarray, intern: Callable[[str], int]) -> np.ndarray:
+        """String ids of JSON string tokens (``-1``, absent, stays ``-1``)."""
+        return self._lookup("text", ids, lambda t: intern(msgspec.json.decode(t, type=str)))
+
+    def raws(self, ids: np.ndarray, intern_raw: Callable[[bytes], int]) -> np.ndarray:
+        """String ids of raw JSON texts, as :meth:`TableBuilder._intern_raw` assigns them."""
+        return self._lookup("raw", ids, intern_raw)
+
+    def _lookup(self, meaning: str, ids: np.ndarray, make: Callable[[bytes], int]) -> np.ndarray:
+        table = self._maps[meaning]
+        if len(table) <= len(self.tokens):
+            grown = _fresh(max(len(self.tokens), 2 * (len(table) - 1)))
+            grown[: len(table) - 1] = table[:-1]
+            self._maps[meaning] = table = grown
+        found = table[ids]
+        missing = ids[found == _UNKNOWN]
+        if missing.size:
+            for token in set(missing.tolist()):  # few: each token is new once
+                table[token] = make(self.tokens[token])
+            found = table[ids]
+        return found
+
+
+def _fresh(size: int) -> np.ndarray:
+    table = np.full(size + 1, _UNKNOWN, dtype=np.int32)
+    table[-1] = -1
+    return table
