@@ -27,10 +27,7 @@ from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
 from attnprof.record.model import ModelRecord
 from attnprof.record.sweep import SweepRecord
-from attnprof.render.compare_table import render_compare, render_findings_by_variant
-from attnprof.render.model_view import render_model
 from attnprof.render.safe import terminal_safe
-from attnprof.render.sweep_table import render_sweep
 from attnprof.render.trace_report import render_trace_report
 
 __all__ = ["TerminalRenderer", "make_console"]
@@ -79,12 +76,18 @@ class TerminalRenderer:
         raise TypeError(f"no terminal view of {type(record).__name__}")
 
 
+# Each view imports its tables when used: `attnprof analyze`, where start-up counts, needs
+# only the trace report.
 def _compare(record: CompareRecord, console: Console, top: int) -> None:
+    from attnprof.render.compare_table import render_compare, render_findings_by_variant
+
     render_compare(record, console)
     render_findings_by_variant(record, console)
 
 
 def _profile(record: ProfileRecord, console: Console, top: int) -> None:
+    from attnprof.render.compare_table import render_compare
+
     render_compare(record, console)
     for row in record.results:
         if row.analysis is not None:
@@ -104,7 +107,15 @@ def _analyze(record: AnalyzeRecord, console: Console, top: int) -> None:
 
 
 def _sweep(record: SweepRecord, console: Console, top: int) -> None:
+    from attnprof.render.sweep_table import render_sweep
+
     render_sweep(record, console)
+
+
+def _model(record: ModelRecord, console: Console, top: int) -> None:
+    from attnprof.render.model_view import render_model
+
+    render_model(record, console, top)
 
 
 _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
@@ -112,5 +123,5 @@ _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
     SweepRecord: _sweep,
-    ModelRecord: render_model,
+    ModelRecord: _model,
 }

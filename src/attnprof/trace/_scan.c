@@ -92,6 +92,8 @@ typedef struct {
     Py_ssize_t published; /* tokens already handed to Python */
     int busy;             /* a scan is running (the GIL is released meanwhile) */
     PyObject *tokens;     /* list[bytes]: token id -> its JSON text */
+    Rec *recs;            /* the batch being read, kept between calls (no page faults) */
+    Py_ssize_t recs_cap;
 } Scanner;
 
 static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
@@ -581,6 +583,7 @@ static void Scanner_dealloc(Scanner *self) {
     free(self->slots);
     free(self->arena);
     free(self->offsets);
+    free(self->recs);
     Py_XDECREF(self->tokens);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -603,12 +606,16 @@ static int publish(Scanner *sc) {
 }
 
 PyDoc_STRVAR(scan_doc,
-"scan(data) -> (n, records) | None\n\n"
-"Read ``data``, the bytes of one JSON array of trace events, into ``n`` fixed records\n"
-"(see FIELDS). None when the batch is not one the fast path reproduces exactly; the\n"
-"caller then decodes it with msgspec. New token texts are appended to ``tokens``.");
+"scan(data, out=None) -> (n, columns) | None\n\n"
+"Read ``data``, the bytes of one JSON array of trace events, into one column per field of\n"
+"FIELDS (field f's n values from byte n * offset), written into ``out`` (a writable\n"
+"buffer, returned) when it holds them, else into new bytes. None when the batch is not\n"
+"one the fast path reproduces exactly; the caller then decodes it with msgspec. New\n"
+"token texts are appended to ``tokens``.");
 
-static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
+static PyObject *Scanner_scan(Scanner *self, PyObject *args) {
+    PyObject *arg, *out_arg = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O:scan", &arg, &out_arg)) return NULL;
     Py_buffer view;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "Scanner.scan is already running in another thread");
@@ -621,8 +628,8 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     self->busy = 1;
     const char *p = view.buf, *end = p + view.len;
-    Rec *recs = NULL;
-    Py_ssize_t n = 0, cap = 0;
+    Rec *recs = self->recs;
+    Py_ssize_t n = 0, cap = self->recs_cap;
     Ctx c = {self, end, 0};
     int ok = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -641,8 +648,8 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
                     c.oom = 1;
                     break;
                 }
-                recs = grown;
-                cap = ncap;
+                self->recs = recs = grown;
+                self->recs_cap = cap = ncap;
             }
             p = event(&c, p, &recs[n]);
             if (!p) break;
@@ -663,26 +670,29 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
     Py_END_ALLOW_THREADS
     self->busy = 0;
     PyBuffer_Release(&view);
-    if (c.oom) {
-        free(recs);
-        return PyErr_NoMemory();
-    }
-    if (publish(self) < 0) {
-        free(recs);
-        return NULL;
-    }
-    if (!ok) {
-        free(recs);
-        Py_RETURN_NONE;
-    }
+    if (c.oom) return PyErr_NoMemory();
+    if (publish(self) < 0) return NULL;
+    if (!ok) Py_RETURN_NONE;
     /* Columns, not records: field f's n values start at n * offsetof(Rec, f), so numpy reads
-     * each contiguously (strided reads of 248-byte records cost more than this copy). */
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(Rec));
-    if (!out) {
-        free(recs);
-        return NULL;
+     * each contiguously (strided reads of 248-byte records cost more than this copy). They
+     * go into ``out`` when it is given and large enough (reused: no fresh pages to fault). */
+    Py_ssize_t need = n * (Py_ssize_t)sizeof(Rec);
+    PyObject *target = NULL;
+    Py_buffer out_view;
+    char *cols = NULL;
+    if (out_arg != Py_None) {
+        if (PyObject_GetBuffer(out_arg, &out_view, PyBUF_WRITABLE) < 0) return NULL;
+        if (out_view.len >= need) {
+            cols = out_view.buf;
+            target = Py_NewRef(out_arg);
+        }
+        PyBuffer_Release(&out_view); /* the caller keeps ``out`` alive while it uses it */
     }
-    char *cols = PyBytes_AS_STRING(out);
+    if (!target) {
+        target = PyBytes_FromStringAndSize(NULL, need);
+        if (!target) return NULL;
+        cols = PyBytes_AS_STRING(target);
+    }
     for (size_t f = 0; f < sizeof FIELD_LAYOUT / sizeof FIELD_LAYOUT[0]; f++) {
         size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
         char *dst = cols + (size_t)n * off;
@@ -701,12 +711,11 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
             for (Py_ssize_t i = 0; i < n; i++) memcpy(dst + size * i, src + i * sizeof(Rec), size);
         }
     }
-    free(recs);
-    return Py_BuildValue("(nN)", n, out);
+    return Py_BuildValue("(nN)", n, target);
 }
 
 static PyMethodDef Scanner_methods[] = {
-    {"scan", (PyCFunction)Scanner_scan, METH_O, scan_doc},
+    {"scan", (PyCFunction)Scanner_scan, METH_VARARGS, scan_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -169,7 +169,7 @@ class TableBuilder:
         tokens: list[bytes],
         raw_ts: Callable[[], Sequence[msgspec.Raw]],
     ) -> None:
-        """Append one batch read by the C scanner (:func:`attnprof.trace.scan.scan`), giving
+        """Append one batch read by the C scanner (:meth:`attnprof.trace.scan.Scanner.scan`), giving
         the same columns as :meth:`add` of the same events; ``tokens`` is the scanner's token
         list and ``raw_ts()`` each event's ``ts`` as written, as for :meth:`add`.
 

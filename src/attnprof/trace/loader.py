@@ -103,11 +103,12 @@ class _Piece(msgspec.Struct):
 
     data: bytes
     events: list[Event] | None
-    records: Any = None  # np.ndarray of scan.RECORD
+    # The scanner's columns: views into its output memory, fed before the next scan.
+    records: dict[str, Any] | None = None
 
 
 def _read_events(
-    text: TextBuffer, builder: TableBuilder, bare: bool, scanner: Any | None
+    text: TextBuffer, builder: TableBuilder, bare: bool, scanner: scan.Scanner | None
 ) -> tuple[int, bytes]:
     """Feed every event to ``builder``; return (entries dropped, text after the array).
 
@@ -143,7 +144,13 @@ def _read_events(
 
 
 def _cut(
-    src: Source, buf: bytearray, pos: int, hi: int, end: int, base: int, scanner: Any | None
+    src: Source,
+    buf: bytearray,
+    pos: int,
+    hi: int,
+    end: int,
+    base: int,
+    scanner: scan.Scanner | None,
 ) -> tuple[_Piece, int, bool] | None:
     """Try the last few candidate cuts before ``hi``: (piece, next position, array ended)."""
     with memoryview(buf) as view:
@@ -174,7 +181,9 @@ def _candidates(buf: bytearray, lo: int, hi: int, end: int) -> Iterator[tuple[in
         close = buf.rfind(b"}", lo, close)
 
 
-def _attempt(data: bytes, scanner: Any | None = None) -> tuple[_Piece | None, tuple[str, int]]:
+def _attempt(
+    data: bytes, scanner: scan.Scanner | None = None
+) -> tuple[_Piece | None, tuple[str, int]]:
     """Decode ``data`` as one array of events, or say why not: ("cut"|"bad"|"array_end", byte).
 
     The scanner's records when it reads the batch (it accepts only valid JSON that msgspec
@@ -182,7 +191,7 @@ def _attempt(data: bytes, scanner: Any | None = None) -> tuple[_Piece | None, tu
     back with ``events=None``, to be re-read loosely.
     """
     if scanner is not None:
-        records = scan.scan(scanner, data)
+        records = scanner.scan(data)
         if records is not None:
             return _Piece(data, None, records), ("", 0)
     try:
@@ -208,7 +217,7 @@ def _fault(error: msgspec.DecodeError, size: int) -> tuple[str, int]:
 
 
 def _array_end(
-    src: Source, data: bytes, at: int, offset: int, scanner: Any | None
+    src: Source, data: bytes, at: int, offset: int, scanner: scan.Scanner | None
 ) -> tuple[_Piece, int]:
     """The events array that ends just before the trailing text msgspec found at ``at``.
 
@@ -231,7 +240,7 @@ def _last_piece(
     builder: TableBuilder,
     dropped: int,
     bare: bool,
-    scanner: Any | None,
+    scanner: scan.Scanner | None,
 ) -> tuple[int, bytes]:
     """At end of input: what is left is the last events, ``]`` and the trailer."""
     data = b"[" + rest
@@ -252,10 +261,11 @@ def _last_piece(
     raise src.malformed("invalid JSON", offset + at - 1)
 
 
-def _feed(piece: _Piece, builder: TableBuilder, scanner: Any | None) -> int:
+def _feed(piece: _Piece, builder: TableBuilder, scanner: scan.Scanner | None) -> int:
     """Add one decoded piece to ``builder``; return how many entries were dropped."""
     data = piece.data
     if piece.records is not None:
+        assert scanner is not None  # only a scanner makes records
         builder.add_records(
             piece.records, scanner.tokens, lambda: [r.ts for r in _raw_ts.decode(data)])
         return 0

@@ -1,7 +1,7 @@
 """The loader's fast path: the C scanner (``_scan.c``) and the ids of the texts it interns.
 
 ``_scan.Scanner.scan(data)`` reads one batch of events (``[event, ...]``) in C into one
-column per field (:func:`scan` views them as numpy arrays), and returns None for a batch it does not reproduce exactly (metadata events, string pids, \\u escapes, epoch-scale
+column per field (:meth:`Scanner.scan` views them as numpy arrays), and returns None for a batch it does not reproduce exactly (metadata events, string pids, \\u escapes, epoch-scale
 ints, ...); the loader then decodes that batch with msgspec, as it does every batch when the
 extension is missing (a build without a C compiler) or ``ATTNPROF_PURE_PYTHON_LOADER=1``
 is set. Either way the table is the same: the tests load every trace both ways.
@@ -15,6 +15,7 @@ kept as written), so the string table holds exactly what the msgspec path would 
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Callable
 from typing import Any
@@ -27,8 +28,8 @@ try:
 except ImportError:  # installed without a C compiler: msgspec reads every batch
     _scan = None
 
-__all__ = ["F_ALLOC", "F_ARGS", "F_BLOCK", "F_COPY", "F_TOTAL", "F_TS_INT", "TokenIds",
-           "new_scanner", "scan"]
+__all__ = ["F_ALLOC", "F_ARGS", "F_BLOCK", "F_COPY", "F_TOTAL", "F_TS_INT", "Scanner",
+           "TokenIds", "new_scanner"]
 
 # Opting out is for bisecting a suspected fast-path difference; the result must not change.
 PURE_PYTHON_ENV = "ATTNPROF_PURE_PYTHON_LOADER"
@@ -43,27 +44,46 @@ else:
     F_ARGS, F_TS_INT, F_BLOCK, F_ALLOC, F_COPY, F_TOTAL = 1, 2, 4, 8, 16, 32
 
 
-def new_scanner() -> Any | None:
+def new_scanner() -> Scanner | None:
     """A fresh scanner for one trace, or None when batches are to be read by msgspec."""
     if _scan is None or os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
         return None
-    return _scan.Scanner()
+    return Scanner()
 
 
-def scan(scanner: Any, data: bytes) -> dict[str, np.ndarray] | None:
-    """The columns of one batch (read-only views of the scanner's output, by field name:
-    ``grid`` and ``block`` are ``(n, 3)``), or None when msgspec must read it."""
-    found = scanner.scan(data)
-    if found is None:
-        return None
-    n, buf = found
-    columns = {}
-    for name, offset, kind in _FIELDS:
-        width = 3 if kind.startswith("(3,)") else 1
-        column = np.frombuffer(buf, dtype=kind[4:] if width == 3 else kind,
-                               count=n * width, offset=n * offset)
-        columns[name] = column.reshape(n, 3) if width == 3 else column
-    return columns
+# Room for the columns of ~34k events (248 bytes each): a 1 MiB batch holds 3k-10k. A larger
+# batch gets fresh memory from the scanner instead.
+_OUT_BYTES = 8 << 20
+
+
+class Scanner:
+    """The C scanner and the memory its columns are written into, reused batch after batch
+    (anonymous map: pages are faulted in once, not per batch)."""
+
+    def __init__(self) -> None:
+        self._c = _scan.Scanner()
+        self._out = mmap.mmap(-1, _OUT_BYTES)
+
+    @property
+    def tokens(self) -> list[bytes]:
+        """Each token id's JSON text (grows as batches bring new ones)."""
+        return self._c.tokens  # type: ignore[no-any-return]
+
+    def scan(self, data: bytes) -> dict[str, np.ndarray] | None:
+        """The columns of one batch by field name (``grid`` and ``block`` are ``(n, 3)``),
+        or None when msgspec must read it. The arrays are views valid until the next call:
+        the caller copies what it keeps before scanning again."""
+        found = self._c.scan(data, self._out)
+        if found is None:
+            return None
+        n, buf = found
+        columns = {}
+        for name, offset, kind in _FIELDS:
+            width = 3 if kind.startswith("(3,)") else 1
+            column = np.frombuffer(buf, dtype=kind[4:] if width == 3 else kind,
+                                   count=n * width, offset=n * offset)
+            columns[name] = column.reshape(n, 3) if width == 3 else column
+        return columns
 
 
 _UNKNOWN = -2  # a token not yet given an id in this meaning
