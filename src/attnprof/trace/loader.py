@@ -157,8 +157,12 @@ def _cut(
         for tries, (close, comma) in enumerate(_candidates(buf, pos, hi, end)):
             if tries == _MAX_TRIES:
                 return None
+            if scanner is not None:
+                scanned = _scanned(scanner, view[pos : close + 1])
+                if scanned is not None:
+                    return scanned, comma + 1, False
             data = b"".join((b"[", view[pos : close + 1], b"]"))
-            piece, (kind, at) = _attempt(data, scanner)
+            piece, (kind, at) = _attempt(data)
             if piece is not None:
                 return piece, comma + 1, False
             if kind == "array_end":
@@ -167,6 +171,17 @@ def _cut(
             if kind == "bad":
                 raise src.malformed("invalid JSON", base + pos + at - 1)
     return None
+
+
+def _scanned(scanner: scan.Scanner, body: memoryview) -> _Piece | None:
+    """The batch ``body`` (events without the array's brackets) read by the scanner in place,
+    or None. Its text is copied out only when the builder will need it (epoch-scale float
+    stamps); msgspec's pieces need the brackets around a copy."""
+    records = scanner.scan(body, body=True)
+    if records is None:
+        return None
+    text = b"".join((b"[", body, b"]")) if scan.needs_text(records) else b""
+    return _Piece(text, None, records)
 
 
 def _candidates(buf: bytearray, lo: int, hi: int, end: int) -> Iterator[tuple[int, int]]:

@@ -29,7 +29,7 @@ except ImportError:  # installed without a C compiler: msgspec reads every batch
     _scan = None
 
 __all__ = ["F_ALLOC", "F_ARGS", "F_BLOCK", "F_COPY", "F_TOTAL", "F_TS_INT", "Scanner",
-           "TokenIds", "new_scanner"]
+           "TokenIds", "needs_text", "new_scanner"]
 
 # Opting out is for bisecting a suspected fast-path difference; the result must not change.
 PURE_PYTHON_ENV = "ATTNPROF_PURE_PYTHON_LOADER"
@@ -69,11 +69,13 @@ class Scanner:
         """Each token id's JSON text (grows as batches bring new ones)."""
         return self._c.tokens  # type: ignore[no-any-return]
 
-    def scan(self, data: bytes) -> dict[str, np.ndarray] | None:
+    def scan(self, data: bytes | memoryview, *, body: bool = False
+             ) -> dict[str, np.ndarray] | None:
         """The columns of one batch by field name (``grid`` and ``block`` are ``(n, 3)``),
-        or None when msgspec must read it. The arrays are views valid until the next call:
-        the caller copies what it keeps before scanning again."""
-        found = self._c.scan(data, self._out)
+        or None when msgspec must read it. ``data`` is a JSON array of events, or with
+        ``body`` its elements without the brackets. The arrays are views valid until the
+        next call: the caller copies what it keeps before scanning again."""
+        found = self._c.scan(data, self._out, body)
         if found is None:
             return None
         n, buf = found
@@ -84,6 +86,17 @@ class Scanner:
                                    count=n * width, offset=n * offset)
             columns[name] = column.reshape(n, 3) if width == 3 else column
         return columns
+
+
+# Beyond this a float64 µs stamp has lost digits: the loader keeps the batch's text so that
+# TableBuilder can read such stamps exactly (builder._EXACT_TS_ABOVE).
+_EPOCH_SCALE = float(2**40)
+
+
+def needs_text(columns: dict[str, np.ndarray]) -> bool:
+    """Whether a batch has float stamps that only the JSON text gives exactly."""
+    floats = (columns["flags"] & F_TS_INT) == 0
+    return bool((np.abs(columns["ts_f"][floats]) >= _EPOCH_SCALE).any())
 
 
 _UNKNOWN = -2  # a token not yet given an id in this meaning
