@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import json
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attnprof.trace import ROW_COLUMNS, EventTable, load_trace
+from attnprof.trace import ROW_COLUMNS, EventTable, Trace, load_trace
 
 # <repo>/../shared/traces/public; the root conftest's ``public_traces`` fixture skips cleanly
 # when it is absent. Names are listed here because parametrization happens at collection.
@@ -35,6 +36,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(
             "rechunk",
             [(n, 65536 if n in MID else 4096) for n in PUBLIC_NAMES if n not in LARGE],
+            ids=lambda p: f"{p[0]}-{p[1]}",
+        )
+    if "scan_chunk" in metafunc.fixturenames:
+        # Both loader paths in small chunks (test_scan.py): 4 KiB for the small traces,
+        # 64 KiB for the others but the three largest, in ten batches or more already.
+        metafunc.parametrize(
+            "scan_chunk",
+            [(n, 4096 if (PUBLIC / n).stat().st_size < 100_000 else 65536)
+             for n in PUBLIC_NAMES if n not in LARGE],
             ids=lambda p: f"{p[0]}-{p[1]}",
         )
 
@@ -89,22 +99,50 @@ def json_summary() -> Any:
     return _json_summary
 
 
+def _assert_same_array(x: np.ndarray, y: np.ndarray, what: object) -> None:
+    """Same dtype, shape and values; floats also the same nans and the same signed zeros."""
+    assert x.dtype == y.dtype, (what, x.dtype, y.dtype)
+    assert x.shape == y.shape, (what, x.shape, y.shape)
+    if x.dtype.kind != "f":
+        assert np.array_equal(x, y), what
+        return
+    nan_x, nan_y = np.isnan(x), np.isnan(y)
+    assert np.array_equal(nan_x, nan_y), (what, "nan")
+    assert np.array_equal(x[~nan_x], y[~nan_y]), what
+    # == says 0.0 == -0.0; the tables must agree on the sign too.
+    assert np.array_equal(np.signbit(x[~nan_x]), np.signbit(y[~nan_y])), (what, "signbit")
+
+
+_SIDE = ("strings", "launches", "memory_records")  # an EventTable's fields besides its rows
+
+
 def _assert_same_table(a: EventTable, b: EventTable) -> None:
+    assert {f.name for f in dataclasses.fields(a)} == {*ROW_COLUMNS, *_SIDE}  # all compared
     for c in ROW_COLUMNS:
-        x, y = getattr(a, c), getattr(b, c)
-        assert x.dtype == y.dtype, c
-        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), c
-    assert a.strings == b.strings
-    for side in ("launches", "memory_records"):
+        _assert_same_array(getattr(a, c), getattr(b, c), c)
+    assert a.strings.values == b.strings.values
+    for side in _SIDE[1:]:
         sa, sb = getattr(a, side), getattr(b, side)
-        for f in vars(sa):
-            assert np.array_equal(getattr(sa, f), getattr(sb, f), equal_nan=True), (side, f)
+        for f in dataclasses.fields(sa):
+            _assert_same_array(getattr(sa, f.name), getattr(sb, f.name), (side, f.name))
+
+
+def _assert_same_trace(a: Trace, b: Trace) -> None:
+    _assert_same_table(a.events, b.events)
+    assert a.meta == b.meta
 
 
 @pytest.fixture(scope="session")
 def assert_same_table() -> Any:
-    """``assert_same_table(a, b)``: every column, dtype, string and side table identical."""
+    """``assert_same_table(a, b)``: every column and side-table array with the same dtype,
+    shape and values (nans and signed zeros included), and the same strings."""
     return _assert_same_table
+
+
+@pytest.fixture(scope="session")
+def assert_same_trace() -> Any:
+    """``assert_same_trace(a, b)``: :func:`assert_same_table` of the events, and equal meta."""
+    return _assert_same_trace
 
 
 #: The "attnprof" header block the capture carries.
