@@ -36,7 +36,7 @@ from attnprof.trace.columns import (
     ints_minus,
     narrow,
 )
-from attnprof.trace.scan import F_ALLOC, F_ARGS, F_BLOCK, F_COPY, F_TOTAL, F_TS_INT, TokenIds
+from attnprof.trace.scan import F_ALLOC, F_BLOCK, F_COPY, F_TOTAL, F_TS_INT, TokenIds
 from attnprof.trace.schema import NAN, Args, Event
 from attnprof.trace.table import (
     ROW_COLUMNS,
@@ -223,8 +223,8 @@ class TableBuilder:
             "launch": narrow(self._launch_records(cols, np.flatnonzero(flags & F_BLOCK))),
             "memory": narrow(self._memory_records(cols, memory)),
         }
-        for column, values in out.items():
-            self._cols[column].append(values)
+        for column, array in out.items():
+            self._cols[column].append(array)
 
     def _small_ts(self, raw: np.ndarray) -> np.ndarray | None:
         """:meth:`_relative_ts` of float stamps when none is epoch-scale (else None)."""

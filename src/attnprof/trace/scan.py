@@ -1,10 +1,11 @@
 """The loader's fast path: the C scanner (``_scan.c``) and the ids of the texts it interns.
 
 ``_scan.Scanner.scan(data)`` reads one batch of events (``[event, ...]``) in C into one
-column per field (:meth:`Scanner.scan` views them as numpy arrays), and returns None for a batch it does not reproduce exactly (metadata events, string pids, \\u escapes, epoch-scale
-ints, ...); the loader then decodes that batch with msgspec, as it does every batch when the
-extension is missing (a build without a C compiler) or ``ATTNPROF_PURE_PYTHON_LOADER=1``
-is set. Either way the table is the same: the tests load every trace both ways.
+column per field (:meth:`Scanner.scan` views them as numpy arrays), and returns None for a
+batch it does not reproduce exactly (metadata events, string pids, \\u escapes, ints of
+more than 18 digits, ...); the loader then decodes that batch with msgspec, as it does
+every batch when the extension is missing (a build without a C compiler) or
+``ATTNPROF_PURE_PYTHON_LOADER=1`` is set. Either way the table is the same: the tests load every trace both ways.
 
 The scanner interns strings by their JSON text (``"aten::mm"`` with its quotes) and the
 "Input Dims"/"Input type" values by their raw text; :class:`TokenIds` turns those token ids
@@ -18,7 +19,6 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 import numpy as np
@@ -67,7 +67,7 @@ class Scanner:
     @property
     def tokens(self) -> list[bytes]:
         """Each token id's JSON text (grows as batches bring new ones)."""
-        return self._c.tokens  # type: ignore[no-any-return]
+        return self._c.tokens
 
     def scan(self, data: bytes | memoryview, *, body: bool = False
              ) -> dict[str, np.ndarray] | None:

@@ -9,9 +9,9 @@ unit and absent-value sentinel, and how timestamps keep nanoseconds, are in
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ ROW_COLUMNS = (
 )  # fmt: skip
 
 
-def member(column: np.ndarray, values: Sequence[Any]) -> np.ndarray:
+def member(column: np.ndarray, values: Sequence[Any] | np.ndarray) -> np.ndarray:
     """``np.isin(column, values)``, faster for what the masks ask: a few values (a phase, a
     category) compare directly; more ids look up a table as long as the column's ids."""
     if len(values) <= 4:

@@ -19,6 +19,7 @@ results gathered by one ``stack``/``cat`` of exactly that many tensors; or one t
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_right
 from collections import Counter
@@ -197,7 +198,7 @@ def _best_loop(ctx: FindingContext, siblings: np.ndarray, groups: _Groups
     if key not in groups:
         groups[key] = find_repeated_groups(ids)
     for start, period, repeats in groups[key]:
-        group = [names[i] for i in sib[start: start + period]]
+        group = tuple(names[i] for i in sib[start: start + period])
         if not _is_attention_work(group):
             continue
         # Start each repetition at its first index op, the way a loop body reads.
@@ -217,7 +218,8 @@ def _best_loop(ctx: FindingContext, siblings: np.ndarray, groups: _Groups
     return run, how
 
 
-def _is_attention_work(group: list[str]) -> bool:
+@functools.lru_cache(maxsize=4096)  # the same few op sequences recur in every step
+def _is_attention_work(group: tuple[str, ...]) -> bool:
     products = sum(n in _PRODUCTS for n in group)
     return bool((products and (products >= 2 or any(n in _SOFTMAX | _SDPA for n in group)))
                 or any(n in _SDPA for n in group))
