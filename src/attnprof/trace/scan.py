@@ -5,7 +5,8 @@ column per field (:meth:`Scanner.scan` views them as numpy arrays), and returns 
 batch it does not reproduce exactly (metadata events, string pids, \\u escapes, ints of
 more than 18 digits, ...); the loader then decodes that batch with msgspec, as it does
 every batch when the extension is missing (a build without a C compiler) or
-``ATTNPROF_PURE_PYTHON_LOADER=1`` is set. Either way the table is the same: the tests load every trace both ways.
+``ATTNPROF_PURE_PYTHON_LOADER=1`` is set. Either way the table is the same: the tests load
+every trace both ways.
 
 The scanner interns strings by their JSON text (``"aten::mm"`` with its quotes) and the
 "Input Dims"/"Input type" values by their raw text; :class:`TokenIds` turns those token ids
