@@ -634,6 +634,17 @@ def test_scanner_takes_bytes_only(value: Any) -> None:
 
 
 @needs_scanner
+def test_scanner_without_init_raises_instead_of_crashing() -> None:
+    """``Scanner.__new__`` alone leaves no token list: reading it or scanning is an error
+    (it dereferenced NULL before; found by fuzzing the extension under AddressSanitizer)."""
+    raw = scan._scan.Scanner.__new__(scan._scan.Scanner)
+    with pytest.raises(RuntimeError, match="__init__"):
+        raw.tokens  # noqa: B018
+    with pytest.raises(RuntimeError, match="__init__"):
+        raw.scan(b"[]")
+
+
+@needs_scanner
 def test_scanner_reads_empty_and_declines_trailing_text() -> None:
     scanner = scan.new_scanner()
     assert scanner is not None

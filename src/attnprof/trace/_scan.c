@@ -729,6 +729,10 @@ static PyMethodDef Scanner_methods[] = {
 
 static PyObject *Scanner_get_tokens(Scanner *self, void *closure) {
     (void)closure;
+    if (self->tokens == NULL) { /* Scanner.__new__ without __init__ */
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
+        return NULL;
+    }
     return Py_NewRef(self->tokens);
 }
 
