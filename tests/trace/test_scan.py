@@ -645,6 +645,18 @@ def test_scanner_without_init_raises_instead_of_crashing() -> None:
 
 
 @needs_scanner
+def test_scanner_output_has_no_stale_bytes() -> None:
+    """Every byte scan() returns is written: the record's padding, which no column covers,
+    comes back zeroed rather than as leftover heap memory (found under AddressSanitizer)."""
+    raw = scan._scan.Scanner()
+    raw.scan(b'[{"ph": "X", "name": "' + b"x" * 5000 + b'"}]')  # leave text in the heap
+    n, columns = raw.scan(b"[" + b",".join([b'{"ph":"X","ts":1}'] * 4) + b"]")
+    covered = max(offset for _, offset, _ in scan._scan.FIELDS) + 1  # "flags", one byte
+    assert n == 4 and len(columns) == n * scan._scan.RECORD_SIZE
+    assert bytes(columns[n * covered:]) == bytes(len(columns) - n * covered)
+
+
+@needs_scanner
 def test_scanner_reads_empty_and_declines_trailing_text() -> None:
     scanner = scan.new_scanner()
     assert scanner is not None

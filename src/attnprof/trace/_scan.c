@@ -701,7 +701,9 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *args, PyObject *kwds) {
         if (!target) return NULL;
         cols = PyBytes_AS_STRING(target);
     }
-    for (size_t f = 0; f < sizeof FIELD_LAYOUT / sizeof FIELD_LAYOUT[0]; f++) {
+    /* The padding's share of the output is no column: zeroed, so no stale memory leaks out. */
+    memset(cols + (size_t)n * offsetof(Rec, pad), 0, (size_t)n * sizeof(((Rec *)0)->pad));
+    for (size_t f = 0; n > 0 && f < sizeof FIELD_LAYOUT / sizeof FIELD_LAYOUT[0]; f++) {
         size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
         char *dst = cols + (size_t)n * off;
         const char *src = (const char *)recs + off;
@@ -737,7 +739,9 @@ static PyObject *Scanner_get_tokens(Scanner *self, void *closure) {
 }
 
 static PyGetSetDef Scanner_getset[] = {
-    {"tokens", (getter)Scanner_get_tokens, NULL, "list[bytes]: each token id's JSON text", NULL},
+    {"tokens", (getter)Scanner_get_tokens, NULL,
+     "list[bytes]: each token id's JSON text (the scanner's own list: read, never change it)",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -794,15 +798,18 @@ PyMODINIT_FUNC PyInit__scan(void) {
     PyObject *m = PyModule_Create(&scan_module);
     if (!m) return NULL;
     PyObject *f = fields();
-    if (!f || PyModule_AddObject(m, "FIELDS", f) < 0 ||
-        PyModule_AddIntConstant(m, "RECORD_SIZE", (long)sizeof(Rec)) < 0 ||
+    if (!f || PyModule_AddObject(m, "FIELDS", f) < 0) {
+        Py_XDECREF(f); /* AddObject steals the reference only when it succeeds */
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "RECORD_SIZE", (long)sizeof(Rec)) < 0 ||
         PyModule_AddIntConstant(m, "F_ARGS", F_ARGS) < 0 ||
         PyModule_AddIntConstant(m, "F_TS_INT", F_TS_INT) < 0 ||
         PyModule_AddIntConstant(m, "F_BLOCK", F_BLOCK) < 0 ||
         PyModule_AddIntConstant(m, "F_ALLOC", F_ALLOC) < 0 ||
         PyModule_AddIntConstant(m, "F_COPY", F_COPY) < 0 ||
         PyModule_AddIntConstant(m, "F_TOTAL", F_TOTAL) < 0) {
-        Py_XDECREF(f);
         Py_DECREF(m);
         return NULL;
     }
