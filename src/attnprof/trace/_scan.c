@@ -237,49 +237,46 @@ static const char *number(const char *p, const char *end, int *is_int, int64_t *
         neg = 1;
         p++;
     }
-    if (p >= end || *p < '0' || *p > '9') return NULL;
+    if (p >= end || (unsigned)(*p - '0') > 9) return NULL;
     const char *digits = p;
+    uint64_t v = 0; /* wraps past 20 digits: only used up to 18 */
     if (*p == '0') {
         p++;
     } else {
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        while (p < end && (unsigned)(*p - '0') <= 9) v = v * 10 + (unsigned)(*p++ - '0');
     }
     Py_ssize_t ndigits = p - digits;
-    int frac = 0;
-    if (p < end && *p == '.') {
-        frac = 1;
-        p++;
-        if (p >= end || *p < '0' || *p > '9') return NULL;
-        while (p < end && *p >= '0' && *p <= '9') p++;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        frac = 1;
-        p++;
-        if (p < end && (*p == '+' || *p == '-')) p++;
-        if (p >= end || *p < '0' || *p > '9') return NULL;
-        while (p < end && *p >= '0' && *p <= '9') p++;
-    }
-    if (p < end && *p >= '0' && *p <= '9') return NULL; /* "01": a leading zero */
-    if (!frac) {
+    if (p >= end || (*p != '.' && *p != 'e' && *p != 'E')) { /* an integer: the common case */
+        if (p < end && (unsigned)(*p - '0') <= 9) return NULL; /* "01": a leading zero */
         if (ndigits > 18) return NULL; /* beyond what int64 surely holds: msgspec decides */
-        int64_t v = 0;
-        for (const char *d = digits; d < digits + ndigits; d++) v = v * 10 + (*d - '0');
-        *ival = neg ? -v : v;
+        *ival = neg ? -(int64_t)v : (int64_t)v;
         *dval = (double)*ival; /* exact below 2**53, correctly rounded above */
         *is_int = 1;
         return p;
+    }
+    if (*p == '.') {
+        p++;
+        if (p >= end || (unsigned)(*p - '0') > 9) return NULL;
+        while (p < end && (unsigned)(*p - '0') <= 9) p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || (unsigned)(*p - '0') > 9) return NULL;
+        while (p < end && (unsigned)(*p - '0') <= 9) p++;
     }
     char buf[72];
     Py_ssize_t n = p - start;
     if (n >= (Py_ssize_t)sizeof buf) return NULL;
     memcpy(buf, start, (size_t)n);
     buf[n] = 0;
-    /* The grammar is checked above, so strtod sees a plain decimal and rounds it correctly
-     * (C locale: Python never changes LC_NUMERIC for its own process). */
+    /* The grammar is checked above, so strtod sees a plain decimal and rounds it correctly.
+     * Under a locale whose decimal point is not "." (a host program's setlocale) it stops
+     * early, and the batch goes to msgspec. */
     char *stop;
-    double v = strtod(buf, &stop);
-    if (stop != buf + n || !isfinite(v)) return NULL;
-    *dval = v;
+    double d = strtod(buf, &stop);
+    if (stop != buf + n || !isfinite(d)) return NULL;
+    *dval = d;
     *is_int = 0;
     return p;
 }

@@ -167,22 +167,28 @@ class Column:
         self.n = 0
         self._map: mmap.mmap | None = None
         self._capacity = 0  # in elements
+        # A view of the whole capacity, made once per growth rather than per batch; dropped
+        # before the map is resized (a map with a live view cannot be).
+        self._view: np.ndarray | None = None
 
     def append(self, values: np.ndarray) -> None:
         # A wider part (an id column past int8, say) widens the column: the same result as
         # concatenating, so the dtype does not depend on batching.
-        dtype = np.result_type(self.dtype, values.dtype)
         end = self.n + len(values)
-        if dtype != self.dtype:
-            self._rewrite(dtype, max(end, 2 * self._capacity, 4096))
+        if values.dtype != self.dtype and np.result_type(self.dtype, values.dtype) != self.dtype:
+            self._rewrite(np.result_type(self.dtype, values.dtype),
+                          max(end, 2 * self._capacity, 4096))
         elif end > self._capacity:
             self._grow(max(end, 2 * self._capacity, 4096))
         if len(values):
-            assert self._map is not None
-            np.frombuffer(self._map, self.dtype, count=end)[self.n :] = values
+            if self._view is None:
+                assert self._map is not None
+                self._view = np.frombuffer(self._map, self.dtype, count=self._capacity)
+            self._view[self.n : end] = values
         self.n = end
 
     def _grow(self, capacity: int) -> None:
+        self._view = None
         size = capacity * self.dtype.itemsize
         if self._map is not None:
             try:
@@ -194,6 +200,7 @@ class Column:
         self._rewrite(self.dtype, capacity)
 
     def _rewrite(self, dtype: np.dtype[Any], capacity: int) -> None:
+        self._view = None
         new = _anonymous_map(capacity * dtype.itemsize)
         if self._map is not None and self.n:
             np.frombuffer(new, dtype, count=self.n)[:] = np.frombuffer(
@@ -205,4 +212,5 @@ class Column:
         """The column (a view: untouched capacity costs address space, not memory)."""
         if self._map is None:
             return np.empty(0, dtype=self.dtype)
+        self._view = None  # the column is done growing: no view of its spare capacity
         return np.frombuffer(self._map, self.dtype, count=self.n)
