@@ -11,14 +11,17 @@ the code region an op ran in, never by its name. It needs nothing but the trace,
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
 from attnprof.analysis.attribution.backward import book_backward
 from attnprof.analysis.attribution.booking import ATTENTION_GROUP, Booking, book_step
-from attnprof.analysis.attribution.capture_noise import capture_noise, capture_noise_findings
+from attnprof.analysis.attribution.capture_noise import (
+    capture_noise,
+    capture_noise_findings,
+    median,
+)
 from attnprof.analysis.attribution.implementation import (
     actual_implementation,
     implementation_findings,
@@ -112,7 +115,7 @@ def _medians(per_step: list[Times]) -> Times:
     """Each component's median over the steps (0 in a step that lacked it): one step
     slowed by another process, or by a page fault, does not skew the figure."""
     names = list(dict.fromkeys(n for step in per_step for n in step))
-    return {n: [statistics.median(step.get(n, [0.0, 0.0, 0.0])[k] for step in per_step)
+    return {n: [median(step.get(n, [0.0, 0.0, 0.0])[k] for step in per_step)
                 for k in range(3)] for n in names}
 
 
@@ -219,12 +222,12 @@ def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]
         attention_work_us=None if on_device else att.work_us,
         attention_share=att.on(basis) / total.on(basis) if total.on(basis) > 0 else None,
         components=comps, top_component=top.name if top else None,
-        core_kernels=float(statistics.median(core_kernels)),
+        core_kernels=float(median(core_kernels)),
         core_kernel_names=list(dict.fromkeys(kernel_names)),
         attention_modules=modules,
         actual=actual_implementation(dispatched, core_ops, inferred),
         core_source="inferred" if inferred else "label",
-        backward_cpu_us=statistics.median(backward) if any(backward) else None)
+        backward_cpu_us=median(backward) if any(backward) else None)
 
 
 def _core_work(index: LabelIndex, label: int, on_device: bool) -> tuple[int, list[str]]:

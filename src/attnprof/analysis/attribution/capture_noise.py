@@ -9,13 +9,12 @@ for that moment, so the attribution keeps them, and says what the moment was.
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from attnprof.knowledge.capture_noise import CONTENDED, EXTRA_FAULT_BYTES, contended, faulted
 from attnprof.record.finding import Finding
 
-__all__ = ["capture_noise", "capture_noise_findings"]
+__all__ = ["capture_noise", "capture_noise_findings", "median"]
 
 
 def capture_noise(block: dict[str, Any] | None) -> tuple[float | None, float | None]:
@@ -28,8 +27,8 @@ def capture_noise(block: dict[str, Any] | None) -> tuple[float | None, float | N
     page = _numbers([block.get("page_size")])
     extra = None
     if faults and untraced and page:
-        extra = max(statistics.median(faults) - untraced[0], 0.0) * page[0]
-    return (statistics.median(waits) if waits else None), extra
+        extra = max(median(faults) - untraced[0], 0.0) * page[0]
+    return (median(waits) if waits else None), extra
 
 
 def _numbers(values: Any) -> list[float]:
@@ -72,3 +71,11 @@ def capture_noise_findings(cpu_wait: float | None, extra_fault_bytes: float | No
                 "more steps and read the medians",
             data={"extra_fault_bytes": extra_fault_bytes}))
     return found
+
+
+def median(values: Any) -> float:
+    """:func:`statistics.median`, imported only when a model's trace is attributed: the
+    module (with ``fractions``) would cost every ``attnprof analyze`` 4 ms of start-up."""
+    import statistics
+
+    return statistics.median(values)
