@@ -1,7 +1,5 @@
 """``python -m attnprof`` is the ``attnprof`` command."""
 
-import sys
+from attnprof.cli.main import console_main
 
-from attnprof.cli.main import main
-
-sys.exit(main())
+console_main()
