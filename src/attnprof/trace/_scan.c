@@ -704,18 +704,19 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *args, PyObject *kwds) {
         size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
         char *dst = cols + (size_t)n * off;
         const char *src = (const char *)recs + off;
+        size_t rows = (size_t)n;
         switch (size) {
         case 8:
-            for (Py_ssize_t i = 0; i < n; i++) memcpy(dst + 8 * i, src + i * sizeof(Rec), 8);
+            for (size_t i = 0; i < rows; i++) memcpy(dst + 8 * i, src + i * sizeof(Rec), 8);
             break;
         case 4:
-            for (Py_ssize_t i = 0; i < n; i++) memcpy(dst + 4 * i, src + i * sizeof(Rec), 4);
+            for (size_t i = 0; i < rows; i++) memcpy(dst + 4 * i, src + i * sizeof(Rec), 4);
             break;
         case 1:
-            for (Py_ssize_t i = 0; i < n; i++) dst[i] = src[i * sizeof(Rec)];
+            for (size_t i = 0; i < rows; i++) dst[i] = src[i * sizeof(Rec)];
             break;
         default:
-            for (Py_ssize_t i = 0; i < n; i++) memcpy(dst + size * i, src + i * sizeof(Rec), size);
+            for (size_t i = 0; i < rows; i++) memcpy(dst + size * i, src + i * sizeof(Rec), size);
         }
     }
     return Py_BuildValue("(nN)", n, target);
