@@ -207,19 +207,13 @@ def _deep(depth: int, opening: str = "[", closing: str = "]") -> str:
 
 # (id, events after BASE). The scanner leaves each of these batches to msgspec.
 DECLINED: list[tuple[str, list[str]]] = [
-    ("metadata", [
-        '{"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "python"}}',
-        '{"ph": "M", "name": "process_labels", "pid": 7, "args": {"labels": "CPU"}}',
-        '{"ph": "M", "name": "process_sort_index", "pid": 7, "args": {"sort_index": 3}}',
-        '{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "main"}}',
-        '{"ph": "M", "name": "thread_sort_index", "pid": 7, "tid": 9,'
-        ' "args": {"sort_index": 1}}',
-        '{"ph": "M", "name": "process_name", "pid": "Spans", "tid": "PyTorch Profiler",'
-        ' "args": {"name": "spans"}}',
-    ]),
-    ("string-pid", [_x().replace('"pid": 1', '"pid": "Spans"')]),
-    ("digit-string-pid", [_x().replace('"pid": 1', '"pid": "12"')]),
-    ("string-tid", [_x().replace('"tid": 2', '"tid": "stream 7 "')]),
+    ("metadata-name-number", [
+        '{"ph": "M", "name": "process_name", "pid": 7, "args": {"name": 5}}']),
+    ("metadata-labels-list", [
+        '{"ph": "M", "name": "process_labels", "pid": 7, "args": {"labels": ["CPU"]}}']),
+    ("metadata-sort-index-float", [
+        '{"ph": "M", "name": "thread_sort_index", "pid": 7, "tid": 1,'
+        ' "args": {"sort_index": 1.5}}']),
     ("string-flow-id", ['{"ph": "s", "id": "0x1f", "pid": 1, "tid": 2, "ts": 10}']),
     ("string-stream", [_x(args='{"stream": "0x0", "correlation": 4}')]),
     ("u-escape-name", [_x().replace('"name": "op"', r'"name": "caf\u00e9"')]),
@@ -293,6 +287,29 @@ DECLINED: list[tuple[str, list[str]]] = [
 
 # (id, events after BASE). The scanner reads each of these batches itself.
 ACCEPTED: list[tuple[str, list[str]]] = [
+    ("metadata", [
+        '{"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "python"}}',
+        '{"ph": "M", "name": "process_labels", "pid": 7, "args": {"labels": "CPU"}}',
+        '{"ph": "M", "name": "process_sort_index", "pid": 7, "args": {"sort_index": 3}}',
+        '{"ph": "M", "name": "thread_name", "pid": 7, "tid": 9, "args": {"name": "main"}}',
+        '{"ph": "M", "name": "thread_sort_index", "pid": 7, "tid": 9,'
+        ' "args": {"sort_index": 1}}',
+        '{"ph": "M", "name": "process_name", "pid": "Spans", "tid": "PyTorch Profiler",'
+        ' "args": {"name": "spans"}}',
+    ]),
+    ("string-pid", [_x().replace('"pid": 1', '"pid": "Spans"')]),
+    ("digit-string-pid", [_x().replace('"pid": 1', '"pid": "12"')]),
+    ("string-tid", [_x().replace('"tid": 2', '"tid": "stream 7 "')]),
+    ("metadata-empty-and-null", [
+        '{"ph": "M", "name": "process_name", "pid": 8, "args": {"name": ""}}',
+        '{"ph": "M", "name": "thread_name", "pid": 8, "tid": 3, "args": {"name": null}}',
+        '{"ph": "M", "name": "process_sort_index", "pid": 8, "args": {"sort_index": null}}',
+        '{"ph": "M", "name": "thread_sort_index", "pid": 8, "tid": 3, "args": {}}',
+        '{"ph": "M", "name": "process_labels", "pid": 8}',
+        '{"ph": "M", "name": "unknown_meta", "pid": 8, "args": {"name": "x", "sort_index": 2}}',
+    ]),
+    ("metadata-only", [
+        '{"ph": "M", "name": "process_name", "pid": 9, "ts": 0.5, "args": {"name": "p"}}']),
     ("int-dur", [_x().replace('"dur": 1', '"dur": 5')]),
     ("float-ts", [_x(ts="20.5"), _x(ts="21.125")]),
     ("mixed-int-float-ts", [_x(ts="20"), _x(ts="20.25"), _x(ts="21"), _x(ts="19.999")]),
@@ -458,7 +475,8 @@ def test_accepted_batches_same_both_ways(
     tmp_path: Path, load_both: Callable[..., Loaded], case: str, events: list[str], bare: bool
 ) -> None:
     loaded = load_both(_write(tmp_path / "t.json", _trace_text([*BASE, *events], bare)))
-    assert len(loaded.trace.events) == len(BASE) + len(events)
+    rows = [e for e in events if '"ph": "M"' not in e]  # metadata goes to TraceMeta
+    assert len(loaded.trace.events) == len(BASE) + len(rows)
     if HAS_SCANNER:
         assert loaded.counts["fast"] == 1 and loaded.counts["msgspec"] == 0, dict(loaded.counts)
         assert _fast_batch([*BASE, *events])
@@ -699,7 +717,7 @@ def test_tokens_of_declined_batches_stay_usable(
     """A batch declined after its first events were interned: those tokens are reused by a
     later batch the scanner reads, decoded as that batch means them."""
     first = ['{"ph": "X", "name": "shared", "cat": "c", "ts": 1, "dur": 1}',
-             '{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "p"}}']
+             '{"ph": "i", "name": "c", "cat": "shared", "ts": 2, "args": {"stream": "0x0"}}']
     later = ['{"ph": "X", "name": "c", "cat": "shared", "ts": 2, "dur": 1,'
              ' "args": {"Input type": "shared"}}'] * 400
     loaded = load_both(_write(tmp_path / "t.json", _trace_text(first + later)),

@@ -8,7 +8,7 @@
  *
  * It is deliberately narrow. It accepts only what the typed msgspec path (schema.Event)
  * accepts *and* what it can reproduce exactly: ASCII strings without \u escapes, integers of
- * at most 18 digits, finite floats, no metadata ("M") events, no string pids/tids/ids/streams,
+ * at most 18 digits, finite floats, no string flow ids or streams,
  * grids and blocks of exactly three ints, no -0.0 in the launch floats. On anything else
  * it returns None and the loader decodes that batch with msgspec as before, so a batch's
  * columns never depend on which path read it (the tests compare both on every trace).
@@ -31,9 +31,10 @@ typedef struct {
     int64_t pid, tid, ts_i, flow_id;
     int64_t correlation, external_id, sequence_number, device, device_id, stream;
     int64_t grid[3], block[3];
-    int64_t regs, smem, alloc, copy, total, addr, device_type;
+    int64_t regs, smem, alloc, copy, total, addr, device_type, sort_index;
     double ts_f, dur, bps, wps, occ;
-    int32_t cat, name, input_dims, input_types;
+    int32_t cat, name, input_dims, input_types, meta_name, meta_labels;
+    int32_t pid_text, tid_text; /* a pid/tid written as a string ("Spans"): its token */
     uint8_t ph, bp, flags, pad[5];
 } Rec;
 
@@ -44,8 +45,9 @@ static const struct {
 #define L(f) {offsetof(Rec, f), sizeof(((Rec *)0)->f)}
     L(pid), L(tid), L(ts_i), L(flow_id), L(correlation), L(external_id), L(sequence_number),
     L(device), L(device_id), L(stream), L(grid), L(block), L(regs), L(smem), L(alloc), L(copy),
-    L(total), L(addr), L(device_type), L(ts_f), L(dur), L(bps), L(wps), L(occ), L(cat), L(name),
-    L(input_dims), L(input_types), L(ph), L(bp), L(flags),
+    L(total), L(addr), L(device_type), L(sort_index), L(ts_f), L(dur), L(bps), L(wps), L(occ),
+    L(cat), L(name), L(input_dims), L(input_types), L(meta_name), L(meta_labels), L(pid_text),
+    L(tid_text), L(ph), L(bp), L(flags),
 #undef L
 };
 
@@ -55,7 +57,8 @@ enum {
     F_BLOCK = 4,  /* args.block present (a kernel launch) */
     F_ALLOC = 8,  /* args."Bytes" present */
     F_COPY = 16,  /* args."bytes" present */
-    F_TOTAL = 32  /* args."Total Allocated" present */
+    F_TOTAL = 32, /* args."Total Allocated" present */
+    F_SORT = 64   /* args.sort_index present (metadata events) */
 };
 
 static void rec_init(Rec *r) {
@@ -68,8 +71,10 @@ static void rec_init(Rec *r) {
     r->regs = r->smem = -1;
     r->alloc = r->copy = r->total = 0;
     r->addr = r->device_type = -1;
+    r->sort_index = 0;
     r->ts_f = r->dur = r->bps = r->wps = r->occ = NAN;
-    r->cat = r->name = r->input_dims = r->input_types = -1;
+    r->cat = r->name = r->input_dims = r->input_types = r->meta_name = r->meta_labels = -1;
+    r->pid_text = r->tid_text = -1;
     r->ph = r->bp = r->flags = 0;
     memset(r->pad, 0, sizeof r->pad);
 }
@@ -379,6 +384,27 @@ static const char *launch_float(const char *p, const char *end, double *out) {
     return p && !(*out == 0.0 && signbit(*out)) ? p : NULL;
 }
 
+static int32_t intern_or_oom(Ctx *c, const char *text, Py_ssize_t n);
+
+/* A str | None field: null leaves it absent (-1); any string, "" included, is interned. */
+static const char *meta_text(Ctx *c, const char *p, int32_t *out) {
+    if (is_null(p, c->end)) return p + 4;
+    int esc;
+    if (p >= c->end || *p != '"') return NULL;
+    const char *q = string_token(p, c->end, &esc);
+    if (!q) return NULL;
+    int32_t id = intern_or_oom(c, p, q - p);
+    if (id < 0) return NULL;
+    *out = id;
+    return q;
+}
+
+static int32_t intern_or_oom(Ctx *c, const char *text, Py_ssize_t n) {
+    int32_t id = intern(c->sc, text, n);
+    if (id == -2) c->oom = 1;
+    return id;
+}
+
 #define KEY(s) (klen == (Py_ssize_t)(sizeof(s) - 1) && memcmp(key, s, sizeof(s) - 1) == 0)
 
 static const char *args_object(Ctx *c, const char *p, Rec *r) {
@@ -435,7 +461,15 @@ static const char *args_object(Ctx *c, const char *p, Rec *r) {
                 if (field == 18) r->input_dims = id; else r->input_types = id;
             }
         }
-        else { p = skip_value(p, end, 2); } /* name/labels/sort_index: metadata events only */
+        /* What metadata ("M") events say: typed as msgspec types them (str | None,
+         * int | None); "" is a value here, not absence, so it is interned too. */
+        else if (KEY("name")) { field = 20; p = meta_text(c, p, &r->meta_name); }
+        else if (KEY("labels")) { field = 21; p = meta_text(c, p, &r->meta_labels); }
+        else if (KEY("sort_index")) {
+            field = 22;
+            p = opt_int_field(p, end, &r->sort_index, &r->flags, F_SORT);
+        }
+        else { p = skip_value(p, end, 2); }
         if (!p) return NULL;
         if (field >= 0) {
             if (seen & (1u << field)) return NULL; /* a repeated key: msgspec's rule decides */
@@ -502,7 +536,6 @@ static const char *event(Ctx *c, const char *p, Rec *r) {
         if (KEY("ph")) {
             field = 0;
             p = code_field(p, end, &r->ph, 0);
-            if (p && r->ph == 'M') return NULL; /* metadata: the msgspec path takes it */
         } else if (KEY("cat")) {
             field = 1;
             p = text_field(c, p, &r->cat);
@@ -511,10 +544,10 @@ static const char *event(Ctx *c, const char *p, Rec *r) {
             p = text_field(c, p, &r->name);
         } else if (KEY("pid")) {
             field = 3;
-            p = int_field(p, end, &r->pid);
+            p = p < end && *p == '"' ? meta_text(c, p, &r->pid_text) : int_field(p, end, &r->pid);
         } else if (KEY("tid")) {
             field = 4;
-            p = int_field(p, end, &r->tid);
+            p = p < end && *p == '"' ? meta_text(c, p, &r->tid_text) : int_field(p, end, &r->tid);
         } else if (KEY("ts")) {
             field = 5;
             int is_int;
@@ -770,7 +803,9 @@ static PyObject *fields(void) {
         FIELD(total, "<i8"), FIELD(addr, "<i8"), FIELD(device_type, "<i8"),
         FIELD(ts_f, "<f8"), FIELD(dur, "<f8"), FIELD(bps, "<f8"), FIELD(wps, "<f8"),
         FIELD(occ, "<f8"), FIELD(cat, "<i4"), FIELD(name, "<i4"), FIELD(input_dims, "<i4"),
-        FIELD(input_types, "<i4"), FIELD(ph, "S1"), FIELD(bp, "S1"), FIELD(flags, "u1"),
+        FIELD(input_types, "<i4"), FIELD(meta_name, "<i4"), FIELD(meta_labels, "<i4"),
+        FIELD(sort_index, "<i8"), FIELD(pid_text, "<i4"), FIELD(tid_text, "<i4"),
+        FIELD(ph, "S1"), FIELD(bp, "S1"), FIELD(flags, "u1"),
     };
     Py_ssize_t n = (Py_ssize_t)(sizeof items / sizeof items[0]);
     PyObject *tuple = PyTuple_New(n);
@@ -807,7 +842,8 @@ PyMODINIT_FUNC PyInit__scan(void) {
         PyModule_AddIntConstant(m, "F_BLOCK", F_BLOCK) < 0 ||
         PyModule_AddIntConstant(m, "F_ALLOC", F_ALLOC) < 0 ||
         PyModule_AddIntConstant(m, "F_COPY", F_COPY) < 0 ||
-        PyModule_AddIntConstant(m, "F_TOTAL", F_TOTAL) < 0) {
+        PyModule_AddIntConstant(m, "F_TOTAL", F_TOTAL) < 0 ||
+        PyModule_AddIntConstant(m, "F_SORT", F_SORT) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -36,7 +36,16 @@ from attnprof.trace.columns import (
     ints_minus,
     narrow,
 )
-from attnprof.trace.scan import F_ALLOC, F_BLOCK, F_COPY, F_TOTAL, F_TS_INT, TokenIds
+from attnprof.trace.scan import (
+    F_ALLOC,
+    F_BLOCK,
+    F_COPY,
+    F_SORT,
+    F_TOTAL,
+    F_TS_INT,
+    TEXT_EXACT_ABOVE,
+    TokenIds,
+)
 from attnprof.trace.schema import NAN, Args, Event
 from attnprof.trace.table import (
     ROW_COLUMNS,
@@ -52,7 +61,7 @@ _NO_ARGS = Args()
 # Beyond 2**40 µs (~13 days) a float64 µs value is coarser than ~0.1 ns, so such timestamps
 # are taken relative to the origin before rounding: as ints, or from the raw text.
 _EXACT_TS_ABOVE = float(2**40)
-_NS_FROM_FLOAT_BELOW = float(2**43)
+_NS_FROM_FLOAT_BELOW = TEXT_EXACT_ABOVE  # float(2**43)
 # Integer stamps within this bound are subtracted from the origin in int64 without overflow.
 _INT_TS_LIMIT = 2**62
 _STRING_COLUMNS = ("cat", "name", "input_dims", "input_types")
@@ -169,27 +178,31 @@ class TableBuilder:
         tokens: list[bytes],
         raw_ts: Callable[[], Sequence[msgspec.Raw]],
     ) -> None:
-        """Append one batch read by the C scanner (:meth:`attnprof.trace.scan.Scanner.scan`), giving
-        the same columns as :meth:`add` of the same events; ``tokens`` is the scanner's token
-        list and ``raw_ts()`` each event's ``ts`` as written, as for :meth:`add`.
+        """Append one batch read by the C scanner (:meth:`attnprof.trace.scan.Scanner.scan`),
+        giving the same columns as :meth:`add` of the same events; ``tokens`` is the
+        scanner's token list and ``raw_ts()`` each event's ``ts`` as written, as for
+        :meth:`add`.
 
-        The scanner reads no metadata events, no string pids/tids/ids/streams and no
-        integer beyond 18 digits, so only :meth:`add`'s typed, all-numeric cases occur. Its
-        columns hold every args field's absent value on events without args, which is what
-        :meth:`add` spreads there, so no per-args subset is needed.
+        The scanner reads no string flow ids or streams and no integer beyond 18 digits, so
+        only :meth:`add`'s typed cases occur. Its columns hold every args
+        field's absent value on events without args, which is what :meth:`add` spreads
+        there, so no per-args subset is needed.
         """
         n = len(cols["flags"])
         if n == 0:
             return
+        ts = self._scanned_ts(cols, raw_ts)  # metadata rows' stamps count for the origin
+        cols = self._scanned_tracks(cols, tokens)
+        meta = cols["ph"] == b"M"
+        if meta.any():  # as add: metadata events go to TraceMeta, not into the table
+            self._take_metadata_records(cols, np.flatnonzero(meta), tokens)
+            keep = ~meta
+            cols = {name: column[keep] for name, column in cols.items()}
+            ts = ts[keep]
+            n = len(ts)
+            if n == 0:
+                return
         flags = cols["flags"]
-        is_int = (flags & F_TS_INT) != 0
-        ts = self._int_ts(cols["ts_i"]) if is_int.all() else self._small_ts(cols["ts_f"])
-        if ts is None:  # epoch-scale stamps: add's exact path, from the values as written
-            values: list[int | float] = cols["ts_f"].tolist()
-            for i, v in zip(np.flatnonzero(is_int).tolist(), cols["ts_i"][is_int].tolist(),
-                            strict=True):
-                values[i] = v
-            ts = self._relative_ts(values, raw_ts)
         if self._token_ids is None:
             self._token_ids = TokenIds(tokens)
         names = self._token_ids
@@ -226,16 +239,42 @@ class TableBuilder:
         for column, array in out.items():
             self._cols[column].append(array)
 
-    def _small_ts(self, raw: np.ndarray) -> np.ndarray | None:
-        """:meth:`_relative_ts` of float stamps when none is epoch-scale (else None)."""
-        finite = np.isfinite(raw)
-        if (np.abs(raw[finite]) >= _EXACT_TS_ABOVE).any():
-            return None
+    def _scanned_ts(
+        self, cols: dict[str, np.ndarray], raw_ts: Callable[[], Sequence[msgspec.Raw]]
+    ) -> np.ndarray:
+        """:meth:`_relative_ts` for scanned columns, in numpy: the same values, case by case
+        (all ints; else floats, ints beyond 2**40 µs subtracted exactly, epoch-scale
+        decimals below 2**43 rounded to the nanosecond, above it read from the text)."""
+        is_int = (cols["flags"] & F_TS_INT) != 0
+        if is_int.all():
+            fast = self._int_ts(cols["ts_i"])
+            if fast is not None:
+                return fast
+        ts = cols["ts_f"]  # an int's float64, as np.fromiter gives it
+        finite = np.isfinite(ts)
         if self._origin is None:
             if not finite.any():
-                return raw.copy()
-            self._origin = math.floor(raw[np.argmax(finite)])
-        return raw - self._origin
+                return ts.copy()
+            self._origin = math.floor(ts[np.argmax(finite)])
+        origin = self._origin
+        out = ts - origin
+        big = np.flatnonzero(finite & (np.abs(ts) >= _EXACT_TS_ABOVE))
+        if not big.size:
+            return out
+        ints, decimals = big[is_int[big]], big[~is_int[big]]
+        if ints.size:
+            if not -_INT_TS_LIMIT < origin < _INT_TS_LIMIT:  # (ints are below 10**18)
+                out[ints] = ints_minus(cols["ts_i"][ints].tolist(), origin)
+            else:
+                out[ints] = (cols["ts_i"][ints] - origin).astype(np.float64)
+        near = decimals[np.abs(ts[decimals]) < _NS_FROM_FLOAT_BELOW]
+        whole = np.floor(ts[near])
+        out[near] = (whole - origin) + np.round((ts[near] - whole) * 1000.0) / 1000.0
+        far = decimals[np.abs(ts[decimals]) >= _NS_FROM_FLOAT_BELOW]
+        if far.size:
+            raws = raw_ts()
+            out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
+        return out
 
     def _launch_records(self, cols: dict[str, np.ndarray], hits: np.ndarray) -> np.ndarray:
         """:meth:`_launches` for scanned columns: each distinct configuration is looked up
@@ -278,6 +317,51 @@ class TableBuilder:
             n = nbytes_col.n
             rows[hits] = np.arange(n - len(hits), n, dtype=np.int32)
         return rows
+
+    def _scanned_tracks(self, cols: dict[str, np.ndarray], tokens: list[bytes]
+                        ) -> dict[str, np.ndarray]:
+        """:meth:`_tracks` for scanned columns: pids and tids written as strings get their
+        ids in event order, pid before tid, as there (metadata rows included)."""
+        texts = np.flatnonzero((cols["pid_text"] >= 0) | (cols["tid_text"] >= 0))
+        if not texts.size:
+            return cols
+        pid, tid = cols["pid"].copy(), cols["tid"].copy()
+        for i, pid_text, tid_text in zip(texts.tolist(), cols["pid_text"][texts].tolist(),
+                                         cols["tid_text"][texts].tolist(), strict=True):
+            for ids, token in ((pid, pid_text), (tid, tid_text)):
+                value = int(ids[i]) if token < 0 else msgspec.json.decode(tokens[token], type=str)
+                ids[i] = self._track_id(value)
+        return {**cols, "pid": pid, "tid": tid}
+
+    def _take_metadata_records(
+        self, cols: dict[str, np.ndarray], rows: np.ndarray, tokens: list[bytes]
+    ) -> None:
+        """:meth:`_take_metadata` for scanned metadata rows. Their texts are decoded here and
+        not interned: the table's strings are those of the rows it keeps."""
+        def text(token: int) -> str | None:
+            return None if token < 0 else msgspec.json.decode(tokens[token], type=str)
+
+        sorted_ = (cols["flags"][rows] & F_SORT) != 0
+        for name, label, tags, sort_index, has_sort, pid, tid in zip(
+            cols["name"][rows].tolist(), cols["meta_name"][rows].tolist(),
+            cols["meta_labels"][rows].tolist(), cols["sort_index"][rows].tolist(),
+            sorted_.tolist(), cols["pid"][rows].tolist(), cols["tid"][rows].tolist(),
+            strict=True,
+        ):
+            event = text(name) or ""
+            value = text(label)
+            labels = text(tags)
+            order = sort_index if has_sort else None
+            if event == "process_name" and value is not None:
+                self.process_names[pid] = value
+            elif event == "process_labels" and labels is not None:
+                self.process_labels[pid] = labels
+            elif event == "process_sort_index" and order is not None:
+                self.process_sort_index[pid] = order
+            elif event == "thread_name" and value is not None:
+                self.thread_names[(pid, tid)] = value
+            elif event == "thread_sort_index" and order is not None:
+                self.thread_sort_index[(pid, tid)] = order
 
     def _intern_text(self, text: str) -> int:
         """The provisional id of one string (see :meth:`_intern`)."""

@@ -2,8 +2,8 @@
 
 ``_scan.Scanner.scan(data)`` reads one batch of events (``[event, ...]``) in C into one
 column per field (:meth:`Scanner.scan` views them as numpy arrays), and returns None for a
-batch it does not reproduce exactly (metadata events, string pids, \\u escapes, ints of
-more than 18 digits, ...); the loader then decodes that batch with msgspec, as it does
+batch it does not reproduce exactly (\\u escapes, ints of more than 18 digits, string
+streams, ...); the loader then decodes that batch with msgspec, as it does
 every batch when the extension is missing (a build without a C compiler) or
 ``ATTNPROF_PURE_PYTHON_LOADER=1`` is set. Either way the table is the same: the tests load
 every trace both ways.
@@ -29,8 +29,20 @@ try:
 except ImportError:  # installed without a C compiler: msgspec reads every batch
     _scan = None
 
-__all__ = ["F_ALLOC", "F_ARGS", "F_BLOCK", "F_COPY", "F_TOTAL", "F_TS_INT", "Scanner",
-           "TokenIds", "needs_text", "new_scanner"]
+__all__ = [
+    "F_ALLOC",
+    "F_ARGS",
+    "F_BLOCK",
+    "F_COPY",
+    "F_SORT",
+    "F_TOTAL",
+    "F_TS_INT",
+    "TEXT_EXACT_ABOVE",
+    "Scanner",
+    "TokenIds",
+    "needs_text",
+    "new_scanner",
+]
 
 # Opting out is for bisecting a suspected fast-path difference; the result must not change.
 PURE_PYTHON_ENV = "ATTNPROF_PURE_PYTHON_LOADER"
@@ -39,10 +51,10 @@ if _scan is not None:
     # (name, offset in the C record, numpy type): field f's column starts at n * offset.
     _FIELDS: tuple[tuple[str, int, str], ...] = _scan.FIELDS
     F_ARGS, F_TS_INT, F_BLOCK = _scan.F_ARGS, _scan.F_TS_INT, _scan.F_BLOCK
-    F_ALLOC, F_COPY, F_TOTAL = _scan.F_ALLOC, _scan.F_COPY, _scan.F_TOTAL
+    F_ALLOC, F_COPY, F_TOTAL, F_SORT = _scan.F_ALLOC, _scan.F_COPY, _scan.F_TOTAL, _scan.F_SORT
 else:
     _FIELDS = ()
-    F_ARGS, F_TS_INT, F_BLOCK, F_ALLOC, F_COPY, F_TOTAL = 1, 2, 4, 8, 16, 32
+    F_ARGS, F_TS_INT, F_BLOCK, F_ALLOC, F_COPY, F_TOTAL, F_SORT = 1, 2, 4, 8, 16, 32, 64
 
 
 def new_scanner() -> Scanner | None:
@@ -89,15 +101,15 @@ class Scanner:
         return columns
 
 
-# Beyond this a float64 µs stamp has lost digits: the loader keeps the batch's text so that
-# TableBuilder can read such stamps exactly (builder._EXACT_TS_ABOVE).
-_EPOCH_SCALE = float(2**40)
+#: From 2**43 µs (about 100 days) a float64 stamp is no longer within half a nanosecond of
+#: its text: TableBuilder reads such stamps from the text, which the loader then keeps.
+TEXT_EXACT_ABOVE = float(2**43)
 
 
 def needs_text(columns: dict[str, np.ndarray]) -> bool:
     """Whether a batch has float stamps that only the JSON text gives exactly."""
     floats = (columns["flags"] & F_TS_INT) == 0
-    return bool((np.abs(columns["ts_f"][floats]) >= _EPOCH_SCALE).any())
+    return bool((np.abs(columns["ts_f"][floats]) >= TEXT_EXACT_ABOVE).any())
 
 
 _UNKNOWN = -2  # a token not yet given an id in this meaning
