@@ -267,13 +267,7 @@ class TableBuilder:
                 out[ints] = ints_minus(cols["ts_i"][ints].tolist(), origin)
             else:
                 out[ints] = (cols["ts_i"][ints] - origin).astype(np.float64)
-        near = decimals[np.abs(ts[decimals]) < _NS_FROM_FLOAT_BELOW]
-        whole = np.floor(ts[near])
-        out[near] = (whole - origin) + np.round((ts[near] - whole) * 1000.0) / 1000.0
-        far = decimals[np.abs(ts[decimals]) >= _NS_FROM_FLOAT_BELOW]
-        if far.size:
-            raws = raw_ts()
-            out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
+        _epoch_decimals(out, ts, decimals, origin, raw_ts)
         return out
 
     def _launch_records(self, cols: dict[str, np.ndarray], hits: np.ndarray) -> np.ndarray:
@@ -534,16 +528,7 @@ class TableBuilder:
             ints, decimals = big[is_int], big[~is_int]
             if ints.size:
                 out[ints] = ints_minus([values[i] for i in ints.tolist()], origin)
-            # Below 2**43 µs a float64 is within half a nanosecond of the text, so rounding
-            # its fraction to whole ns gives back kineto's three decimals exactly; above,
-            # only the text itself does (e.g. the V100 "ns resolution" trace at 1.7e15).
-            near = decimals[np.abs(ts[decimals]) < _NS_FROM_FLOAT_BELOW]
-            whole = np.floor(ts[near])
-            out[near] = (whole - origin) + np.round((ts[near] - whole) * 1000.0) / 1000.0
-            far = decimals[np.abs(ts[decimals]) >= _NS_FROM_FLOAT_BELOW]
-            if far.size:
-                raws = raw_ts()
-                out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
+            _epoch_decimals(out, ts, decimals, origin, raw_ts)
         return out
 
     def _int_ts(self, ints: np.ndarray) -> np.ndarray | None:
@@ -666,6 +651,28 @@ class TableBuilder:
     def _mem_table(self) -> MemoryRecords:
         nbytes, total, addr, kind = (c.array() for c in self._mem)
         return MemoryRecords(bytes=nbytes, total_allocated=total, addr=addr, device_type=kind)
+
+
+def _epoch_decimals(
+    out: np.ndarray,
+    ts: np.ndarray,
+    decimals: np.ndarray,
+    origin: int,
+    raw_ts: Callable[[], Sequence[msgspec.Raw]],
+) -> None:
+    """``out[decimals]``: epoch-scale stamps written with decimals, relative to ``origin``.
+
+    Below 2**43 µs a float64 is within half a nanosecond of the text, so rounding its
+    fraction to whole ns gives back kineto's three decimals exactly; above, only the text
+    itself does (e.g. the V100 "ns resolution" trace at 1.7e15).
+    """
+    near = decimals[np.abs(ts[decimals]) < _NS_FROM_FLOAT_BELOW]
+    whole = np.floor(ts[near])
+    out[near] = (whole - origin) + np.round((ts[near] - whole) * 1000.0) / 1000.0
+    far = decimals[np.abs(ts[decimals]) >= _NS_FROM_FLOAT_BELOW]
+    if far.size:
+        raws = raw_ts()
+        out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]
 
 
 def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
