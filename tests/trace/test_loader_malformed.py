@@ -83,6 +83,19 @@ def test_not_a_trace(tmp_path: Path, text: str, says: str) -> None:
     assert says in usage_error(write(tmp_path / "t.json", text))
 
 
+@pytest.mark.parametrize("events", [
+    b'[{"ph": "X", "name": "\xff\xfe", "ts": 3, "dur": 1}]',  # the last event
+    b'[{"ph": "X", "name": "\xc3(", "ts": 3, "dur": 1}, {"ph": "X", "ts": 4, "dur": 1}]',
+])
+def test_text_that_is_not_utf8_is_named(tmp_path: Path, events: bytes) -> None:
+    """An invalid UTF-8 byte in a name the analysis reads is named as such, with where it
+    is, not taken for a truncated file (msgspec's error names no byte)."""
+    path = tmp_path / "t.json"
+    path.write_bytes(b'{"traceEvents": ' + events + b"}")
+    said = usage_error(path)
+    assert "not UTF-8" in said and f"near byte {path.read_bytes().index(b'name') + 8}" in said
+
+
 def test_truncated_capture(tmp_path: Path, cpu_capture: Path) -> None:
     text = cpu_capture.read_bytes()
     path = write(tmp_path / "cut.json", text[: int(len(text) * 0.6)])

@@ -42,6 +42,8 @@ _BATCH_BYTES = 1 << 20
 _MAX_TRIES = 8  # wrong cuts are rare; after this many, widen the window or read more
 _MAX_EVENT_BYTES = 256 << 20  # no boundary in this much text: the file is broken
 _BYTE_AT = re.compile(r"\(byte (\d+)\)")
+# What a fault found inside a piece says (the piece's text is there, so the file is wrong).
+_INVALID = {"bad": "invalid JSON", "utf8": "text that is not UTF-8"}
 
 _strict = msgspec.json.Decoder(list[Event])
 _raws = msgspec.json.Decoder(list[msgspec.Raw])
@@ -168,8 +170,8 @@ def _cut(
             if kind == "array_end":
                 piece, size = _array_end(src, data, at, base + pos, scanner)
                 return piece, pos + size - 1, True
-            if kind == "bad":
-                raise src.malformed("invalid JSON", base + pos + at - 1)
+            if kind in _INVALID:
+                raise src.malformed(_INVALID[kind], base + pos + at - 1)
     return None
 
 
@@ -199,7 +201,8 @@ def _candidates(buf: bytearray, lo: int, hi: int, end: int) -> Iterator[tuple[in
 def _attempt(
     data: bytes, scanner: scan.Scanner | None = None
 ) -> tuple[_Piece | None, tuple[str, int]]:
-    """Decode ``data`` as one array of events, or say why not: ("cut"|"bad"|"array_end", byte).
+    """Decode ``data`` as one array of events, or say why not: ("cut", "bad", "utf8" or
+    "array_end", and the byte).
 
     The scanner's records when it reads the batch (it accepts only valid JSON that msgspec
     would type); otherwise valid JSON whose events fail to type (a wrong-typed field) comes
@@ -216,13 +219,19 @@ def _attempt(
             _raws.decode(data)  # typing stopped early: is the rest valid JSON?
             return _Piece(data, None), ("", 0)
         except msgspec.DecodeError as e:
-            return None, _fault(e, len(data))
+            return None, _fault(e, data)
     except msgspec.DecodeError as e:
-        return None, _fault(e, len(data))
+        return None, _fault(e, data)
 
 
-def _fault(error: msgspec.DecodeError, size: int) -> tuple[str, int]:
+def _fault(error: msgspec.DecodeError, data: bytes) -> tuple[str, int]:
     msg = str(error)
+    size = len(data)
+    if "UTF-8" in msg:  # msgspec names no byte: find it. Cuts never split a character.
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return "utf8", bad.start
     m = _BYTE_AT.search(msg)
     if m and "trailing characters" in msg:
         return "array_end", int(m.group(1))
@@ -273,7 +282,7 @@ def _last_piece(
             return dropped + _feed(piece, builder, scanner), b""
     if kind == "cut":
         raise src.malformed("the event list is cut off (truncated JSON)", offset + len(rest))
-    raise src.malformed("invalid JSON", offset + at - 1)
+    raise src.malformed(_INVALID.get(kind, "invalid JSON"), offset + at - 1)
 
 
 def _feed(piece: _Piece, builder: TableBuilder, scanner: scan.Scanner | None) -> int:
