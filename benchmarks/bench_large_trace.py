@@ -12,7 +12,8 @@ Usage::
    with timestamps shifted past the previous copy and ids (External id, correlation, flow
    id, Sequence number, ...) offset, so every copy is a distinct, well-formed step. With
    ``--gzip`` a ``.json.gz`` copy is written and loaded too.
-3. In a fresh subprocess that imports attnprof (not torch), load it with ``load_trace`` and
+3. In a fresh subprocess that imports attnprof (not torch), with malloc in the state
+   ``attnprof analyze`` puts it in (``reuse``), load it with ``load_trace`` and
    run ``kernel_breakdown`` plus a per-op breakdown, then the whole ``analyze_trace`` pipeline
    (regions, op trees, kernels per step, findings); report the times and the peak RSS over the
    post-import baseline next to the file size. The temporary files are removed at the end.
@@ -124,8 +125,10 @@ def _worker(path: Path) -> None:
     import numpy as np
 
     from attnprof.analysis.passes.breakdown import kernel_breakdown
+    from attnprof.measure.allocator import set_cpu_allocator
     from attnprof.trace import ROW_COLUMNS, load_trace
 
+    set_cpu_allocator("reuse")  # malloc as `attnprof analyze` sets it
     gc.collect()
     with contextlib.suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")  # reset the peak-RSS mark
