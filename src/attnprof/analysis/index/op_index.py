@@ -216,10 +216,13 @@ class OpIndex:
     @cached_property
     def _external_index(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted distinct ``External id`` values and the first op position carrying each."""
-        ext = self.trace.events.external_id[self.row].astype(np.int64)
+        ext = self.trace.events.external_id[self.row]
         carrying = np.flatnonzero(ext >= 0)
-        ids, first = np.unique(ext[carrying], return_index=True)
-        return ids, carrying[first]
+        # np.unique(return_index=True), by one stable sort: ids come nearly in order.
+        order = carrying[np.argsort(ext[carrying], kind="stable")]
+        ordered = ext[order]
+        starts = np.r_[True, ordered[1:] != ordered[:-1]] if len(ordered) else ordered == 0
+        return ordered[starts].astype(np.int64), order[starts]
 
 
 def index_cpu_ops(trace: Trace) -> OpIndex:
