@@ -1,8 +1,8 @@
-/* attnprof.trace._scan: one batch of torch.profiler trace events, JSON text -> fixed records.
+/* attnprof.trace._scan: one batch of torch.profiler trace events, JSON text -> columns.
  *
  * The fast path of the trace loader (see scan.py). It reads ``[event, event, ...]`` in one
- * pass, without building a Python object per event or per field, into an array of fixed
- * ``Rec`` records that numpy views as a structured array. Strings (cat, name) and the raw
+ * pass, without building a Python object per event or per field, into one ``Rec`` per event,
+ * then hands the batch over as one column per field (numpy views them). Strings and the raw
  * text of "Input Dims"/"Input type" are interned by their exact JSON text: a token id per
  * distinct text, the text itself handed to Python once.
  *
@@ -38,21 +38,29 @@ typedef struct {
     uint8_t ph, bp, flags, pad[5];
 } Rec;
 
-/* Every field of Rec but the padding, in memory order (the columns' order and sizes). */
+/* Every field of Rec but the padding, in memory order, with its numpy type: the one list
+ * both the columns (FIELD_LAYOUT) and Python's view of them (FIELDS) are made from. */
+#define REC_FIELDS(X)                                                                         \
+    X(pid, "<i8") X(tid, "<i8") X(ts_i, "<i8") X(flow_id, "<i8") X(correlation, "<i8")        \
+    X(external_id, "<i8") X(sequence_number, "<i8") X(device, "<i8") X(device_id, "<i8")      \
+    X(stream, "<i8") X(grid, "(3,)<i8") X(block, "(3,)<i8") X(regs, "<i8") X(smem, "<i8")      \
+    X(alloc, "<i8") X(copy, "<i8") X(total, "<i8") X(addr, "<i8") X(device_type, "<i8")       \
+    X(sort_index, "<i8") X(ts_f, "<f8") X(dur, "<f8") X(bps, "<f8") X(wps, "<f8")             \
+    X(occ, "<f8") X(cat, "<i4") X(name, "<i4") X(input_dims, "<i4") X(input_types, "<i4")     \
+    X(meta_name, "<i4") X(meta_labels, "<i4") X(pid_text, "<i4") X(tid_text, "<i4")           \
+    X(ph, "S1") X(bp, "S1") X(flags, "u1")
+
 static const struct {
+    const char *name, *dtype;
     size_t offset, size;
 } FIELD_LAYOUT[] = {
-#define L(f) {offsetof(Rec, f), sizeof(((Rec *)0)->f)}
-    L(pid), L(tid), L(ts_i), L(flow_id), L(correlation), L(external_id), L(sequence_number),
-    L(device), L(device_id), L(stream), L(grid), L(block), L(regs), L(smem), L(alloc), L(copy),
-    L(total), L(addr), L(device_type), L(sort_index), L(ts_f), L(dur), L(bps), L(wps), L(occ),
-    L(cat), L(name), L(input_dims), L(input_types), L(meta_name), L(meta_labels), L(pid_text),
-    L(tid_text), L(ph), L(bp), L(flags),
-#undef L
+#define LAYOUT(f, dtype) {#f, dtype, offsetof(Rec, f), sizeof(((Rec *)0)->f)},
+    REC_FIELDS(LAYOUT)
+#undef LAYOUT
 };
+#define N_FIELDS (sizeof FIELD_LAYOUT / sizeof FIELD_LAYOUT[0])
 
 enum {
-    F_ARGS = 1,   /* the event has an "args" object */
     F_TS_INT = 2, /* ts was written as an integer (ts_i exact, ts_f its float64) */
     F_BLOCK = 4,  /* args.block present (a kernel launch) */
     F_ALLOC = 8,  /* args."Bytes" present */
@@ -384,25 +392,32 @@ static const char *launch_float(const char *p, const char *end, double *out) {
     return p && !(*out == 0.0 && signbit(*out)) ? p : NULL;
 }
 
-static int32_t intern_or_oom(Ctx *c, const char *text, Py_ssize_t n);
+static int32_t intern_or_oom(Ctx *c, const char *text, Py_ssize_t n) {
+    int32_t id = intern(c->sc, text, n);
+    if (id == -2) c->oom = 1;
+    return id;
+}
 
-/* A str | None field: null leaves it absent (-1); any string, "" included, is interned. */
-static const char *meta_text(Ctx *c, const char *p, int32_t *out) {
-    if (is_null(p, c->end)) return p + 4;
+/* A string's token id into *out; "" is the absent -1 unless keep_empty (where it is a
+ * value, as in a metadata event's name). Anything but a string is not the fast path. */
+static const char *string_field(Ctx *c, const char *p, int32_t *out, int keep_empty) {
     int esc;
     if (p >= c->end || *p != '"') return NULL;
     const char *q = string_token(p, c->end, &esc);
     if (!q) return NULL;
+    if (q - p == 2 && !keep_empty) {
+        *out = -1;
+        return q;
+    }
     int32_t id = intern_or_oom(c, p, q - p);
     if (id < 0) return NULL;
     *out = id;
     return q;
 }
 
-static int32_t intern_or_oom(Ctx *c, const char *text, Py_ssize_t n) {
-    int32_t id = intern(c->sc, text, n);
-    if (id == -2) c->oom = 1;
-    return id;
+/* A str | None field of a metadata event: null leaves it absent. */
+static const char *meta_text(Ctx *c, const char *p, int32_t *out) {
+    return is_null(p, c->end) ? p + 4 : string_field(c, p, out, 1);
 }
 
 #define KEY(s) (klen == (Py_ssize_t)(sizeof(s) - 1) && memcmp(key, s, sizeof(s) - 1) == 0)
@@ -456,8 +471,8 @@ static const char *args_object(Ctx *c, const char *p, Rec *r) {
             field = KEY("Input Dims") ? 18 : 19;
             p = skip_value(p, end, 2);
             if (p) {
-                int32_t id = intern(c->sc, v, p - v); /* the raw text, as msgspec.Raw keeps it */
-                if (id == -2) { c->oom = 1; return NULL; }
+                int32_t id = intern_or_oom(c, v, p - v); /* the raw text, as msgspec.Raw keeps */
+                if (id < 0) return NULL;
                 if (field == 18) r->input_dims = id; else r->input_types = id;
             }
         }
@@ -497,24 +512,6 @@ static const char *code_field(const char *p, const char *end, uint8_t *out, int 
     return NULL;
 }
 
-static const char *text_field(Ctx *c, const char *p, int32_t *out) {
-    int esc;
-    if (p >= c->end || *p != '"') return NULL;
-    const char *q = string_token(p, c->end, &esc);
-    if (!q) return NULL;
-    if (q - p == 2) { /* "": the absent string */
-        *out = -1;
-        return q;
-    }
-    int32_t id = intern(c->sc, p, q - p);
-    if (id == -2) {
-        c->oom = 1;
-        return NULL;
-    }
-    *out = id;
-    return q;
-}
-
 static const char *event(Ctx *c, const char *p, Rec *r) {
     const char *end = c->end;
     uint32_t seen = 0;
@@ -538,16 +535,18 @@ static const char *event(Ctx *c, const char *p, Rec *r) {
             p = code_field(p, end, &r->ph, 0);
         } else if (KEY("cat")) {
             field = 1;
-            p = text_field(c, p, &r->cat);
+            p = string_field(c, p, &r->cat, 0);
         } else if (KEY("name")) {
             field = 2;
-            p = text_field(c, p, &r->name);
+            p = string_field(c, p, &r->name, 0);
         } else if (KEY("pid")) {
             field = 3;
-            p = p < end && *p == '"' ? meta_text(c, p, &r->pid_text) : int_field(p, end, &r->pid);
+            p = p < end && *p == '"' ? string_field(c, p, &r->pid_text, 1)
+                                     : int_field(p, end, &r->pid);
         } else if (KEY("tid")) {
             field = 4;
-            p = p < end && *p == '"' ? meta_text(c, p, &r->tid_text) : int_field(p, end, &r->tid);
+            p = p < end && *p == '"' ? string_field(c, p, &r->tid_text, 1)
+                                     : int_field(p, end, &r->tid);
         } else if (KEY("ts")) {
             field = 5;
             int is_int;
@@ -565,7 +564,6 @@ static const char *event(Ctx *c, const char *p, Rec *r) {
         } else if (KEY("args")) {
             field = 9;
             if (p < end && *p == '{') {
-                r->flags |= F_ARGS;
                 p = args_object(c, p, r);
             } else {
                 p = NULL; /* null or another type: msgspec decides */
@@ -712,7 +710,7 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *args, PyObject *kwds) {
     if (publish(self) < 0) return NULL;
     if (!ok) Py_RETURN_NONE;
     /* Columns, not records: field f's n values start at n * offsetof(Rec, f), so numpy reads
-     * each contiguously (strided reads of 248-byte records cost more than this copy). They
+     * each contiguously (strided reads of whole records cost more than this copy). They
      * go into ``out`` when it is given and large enough (reused: no fresh pages to fault). */
     Py_ssize_t need = n * (Py_ssize_t)sizeof(Rec);
     PyObject *target = NULL;
@@ -733,7 +731,7 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *args, PyObject *kwds) {
     }
     /* The padding's share of the output is no column: zeroed, so no stale memory leaks out. */
     memset(cols + (size_t)n * offsetof(Rec, pad), 0, (size_t)n * sizeof(((Rec *)0)->pad));
-    for (size_t f = 0; n > 0 && f < sizeof FIELD_LAYOUT / sizeof FIELD_LAYOUT[0]; f++) {
+    for (size_t f = 0; n > 0 && f < N_FIELDS; f++) {
         size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
         char *dst = cols + (size_t)n * off;
         const char *src = (const char *)recs + off;
@@ -789,40 +787,25 @@ static PyTypeObject ScannerType = {
     .tp_getset = Scanner_getset,
 };
 
-/* FIELDS: (name, offset, numpy type code) of each record field, for numpy's dtype. */
-#define FIELD(f, code) Py_BuildValue("(sns)", #f, (Py_ssize_t)offsetof(Rec, f), code)
-
+/* FIELDS: (name, offset, numpy type) of each record field, from FIELD_LAYOUT. */
 static PyObject *fields(void) {
-    PyObject *items[] = {
-        FIELD(pid, "<i8"), FIELD(tid, "<i8"), FIELD(ts_i, "<i8"), FIELD(flow_id, "<i8"),
-        FIELD(correlation, "<i8"), FIELD(external_id, "<i8"), FIELD(sequence_number, "<i8"),
-        FIELD(device, "<i8"), FIELD(device_id, "<i8"), FIELD(stream, "<i8"),
-        Py_BuildValue("(sns)", "grid", (Py_ssize_t)offsetof(Rec, grid), "(3,)<i8"),
-        Py_BuildValue("(sns)", "block", (Py_ssize_t)offsetof(Rec, block), "(3,)<i8"),
-        FIELD(regs, "<i8"), FIELD(smem, "<i8"), FIELD(alloc, "<i8"), FIELD(copy, "<i8"),
-        FIELD(total, "<i8"), FIELD(addr, "<i8"), FIELD(device_type, "<i8"),
-        FIELD(ts_f, "<f8"), FIELD(dur, "<f8"), FIELD(bps, "<f8"), FIELD(wps, "<f8"),
-        FIELD(occ, "<f8"), FIELD(cat, "<i4"), FIELD(name, "<i4"), FIELD(input_dims, "<i4"),
-        FIELD(input_types, "<i4"), FIELD(meta_name, "<i4"), FIELD(meta_labels, "<i4"),
-        FIELD(sort_index, "<i8"), FIELD(pid_text, "<i4"), FIELD(tid_text, "<i4"),
-        FIELD(ph, "S1"), FIELD(bp, "S1"), FIELD(flags, "u1"),
-    };
-    Py_ssize_t n = (Py_ssize_t)(sizeof items / sizeof items[0]);
-    PyObject *tuple = PyTuple_New(n);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!items[i] || !tuple) {
-            for (Py_ssize_t k = i; k < n; k++) Py_XDECREF(items[k]);
-            Py_XDECREF(tuple);
+    PyObject *tuple = PyTuple_New((Py_ssize_t)N_FIELDS);
+    if (!tuple) return NULL;
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        PyObject *item = Py_BuildValue("(sns)", FIELD_LAYOUT[i].name,
+                                       (Py_ssize_t)FIELD_LAYOUT[i].offset, FIELD_LAYOUT[i].dtype);
+        if (!item) {
+            Py_DECREF(tuple);
             return NULL;
         }
-        PyTuple_SET_ITEM(tuple, i, items[i]);
+        PyTuple_SET_ITEM(tuple, (Py_ssize_t)i, item);
     }
     return tuple;
 }
 
 static struct PyModuleDef scan_module = {
     PyModuleDef_HEAD_INIT, "_scan",
-    "The trace loader's fast path: JSON trace events to fixed records (see scan.py).",
+    "The trace loader's fast path: JSON trace events to columns (see scan.py).",
     -1, NULL, NULL, NULL, NULL, NULL,
 };
 
@@ -837,7 +820,6 @@ PyMODINIT_FUNC PyInit__scan(void) {
         return NULL;
     }
     if (PyModule_AddIntConstant(m, "RECORD_SIZE", (long)sizeof(Rec)) < 0 ||
-        PyModule_AddIntConstant(m, "F_ARGS", F_ARGS) < 0 ||
         PyModule_AddIntConstant(m, "F_TS_INT", F_TS_INT) < 0 ||
         PyModule_AddIntConstant(m, "F_BLOCK", F_BLOCK) < 0 ||
         PyModule_AddIntConstant(m, "F_ALLOC", F_ALLOC) < 0 ||

@@ -31,7 +31,6 @@ except ImportError:  # installed without a C compiler: msgspec reads every batch
 
 __all__ = [
     "F_ALLOC",
-    "F_ARGS",
     "F_BLOCK",
     "F_COPY",
     "F_SORT",
@@ -50,11 +49,11 @@ PURE_PYTHON_ENV = "ATTNPROF_PURE_PYTHON_LOADER"
 if _scan is not None:
     # (name, offset in the C record, numpy type): field f's column starts at n * offset.
     _FIELDS: tuple[tuple[str, int, str], ...] = _scan.FIELDS
-    F_ARGS, F_TS_INT, F_BLOCK = _scan.F_ARGS, _scan.F_TS_INT, _scan.F_BLOCK
+    F_TS_INT, F_BLOCK = _scan.F_TS_INT, _scan.F_BLOCK
     F_ALLOC, F_COPY, F_TOTAL, F_SORT = _scan.F_ALLOC, _scan.F_COPY, _scan.F_TOTAL, _scan.F_SORT
 else:
     _FIELDS = ()
-    F_ARGS, F_TS_INT, F_BLOCK, F_ALLOC, F_COPY, F_TOTAL, F_SORT = 1, 2, 4, 8, 16, 32, 64
+    F_TS_INT, F_BLOCK, F_ALLOC, F_COPY, F_TOTAL, F_SORT = 2, 4, 8, 16, 32, 64
 
 
 def new_scanner() -> Scanner | None:
@@ -64,8 +63,8 @@ def new_scanner() -> Scanner | None:
     return Scanner()
 
 
-# Room for the columns of ~34k events (248 bytes each): a 1 MiB batch holds 3k-10k. A larger
-# batch gets fresh memory from the scanner instead.
+# Room for the columns of ~30k events (_scan.RECORD_SIZE, 272 bytes, each): a 1 MiB batch
+# holds 3k-10k. A larger batch gets fresh memory from the scanner instead.
 _OUT_BYTES = 8 << 20
 
 
