@@ -61,7 +61,6 @@ _NO_ARGS = Args()
 # Beyond 2**40 µs (~13 days) a float64 µs value is coarser than ~0.1 ns, so such timestamps
 # are taken relative to the origin before rounding: as ints, or from the raw text.
 _EXACT_TS_ABOVE = float(2**40)
-_NS_FROM_FLOAT_BELOW = TEXT_EXACT_ABOVE  # float(2**43)
 # Integer stamps within this bound are subtracted from the origin in int64 without overflow.
 _INT_TS_LIMIT = 2**62
 _STRING_COLUMNS = ("cat", "name", "input_dims", "input_types")
@@ -70,7 +69,8 @@ _STRING_COLUMNS = ("cat", "name", "input_dims", "input_types")
 class TableBuilder:
     """Accumulates event batches; :meth:`finish` returns the table and its ts origin."""
 
-    def __init__(self) -> None:
+    def __init__(self, tokens: list[bytes] | None = None) -> None:
+        """``tokens``: the token list of the scanner whose batches :meth:`add_records` takes."""
         self._ids: dict[str, int] = {"": -1}
         self._raw_ids: dict[bytes, int] = {b"": -1}
         self._strs: list[str] = []
@@ -91,7 +91,7 @@ class TableBuilder:
         self.process_sort_index: dict[int, int] = {}
         self.thread_names: dict[tuple[int, int], str] = {}
         self.thread_sort_index: dict[tuple[int, int], int] = {}
-        self._token_ids: TokenIds | None = None
+        self._token_ids = TokenIds(tokens if tokens is not None else [])
 
     # ---- per batch -------------------------------------------------------------------
     def add(
@@ -173,15 +173,11 @@ class TableBuilder:
             self._cols[column].append(values)
 
     def add_records(
-        self,
-        cols: dict[str, np.ndarray],
-        tokens: list[bytes],
-        raw_ts: Callable[[], Sequence[msgspec.Raw]],
+        self, cols: dict[str, np.ndarray], raw_ts: Callable[[], Sequence[msgspec.Raw]]
     ) -> None:
         """Append one batch read by the C scanner (:meth:`attnprof.trace.scan.Scanner.scan`),
-        giving the same columns as :meth:`add` of the same events; ``tokens`` is the
-        scanner's token list and ``raw_ts()`` each event's ``ts`` as written, as for
-        :meth:`add`.
+        giving the same columns as :meth:`add` of the same events; ``raw_ts()`` gives each
+        event's ``ts`` as written, as for :meth:`add`.
 
         The scanner reads no string flow ids or streams and no integer beyond 18 digits, so
         only :meth:`add`'s typed cases occur. Its columns hold every args
@@ -192,10 +188,10 @@ class TableBuilder:
         if n == 0:
             return
         ts = self._scanned_ts(cols, raw_ts)  # metadata rows' stamps count for the origin
-        cols = self._scanned_tracks(cols, tokens)
+        cols = self._scanned_tracks(cols)
         meta = cols["ph"] == b"M"
         if meta.any():  # as add: metadata events go to TraceMeta, not into the table
-            self._take_metadata_records(cols, np.flatnonzero(meta), tokens)
+            self._take_metadata_records(cols, np.flatnonzero(meta))
             keep = ~meta
             cols = {name: column[keep] for name, column in cols.items()}
             ts = ts[keep]
@@ -203,8 +199,6 @@ class TableBuilder:
             if n == 0:
                 return
         flags = cols["flags"]
-        if self._token_ids is None:
-            self._token_ids = TokenIds(tokens)
         names = self._token_ids
         codes = cols["ph"].copy()
         dur = cols["dur"].copy()
@@ -312,8 +306,7 @@ class TableBuilder:
             rows[hits] = np.arange(n - len(hits), n, dtype=np.int32)
         return rows
 
-    def _scanned_tracks(self, cols: dict[str, np.ndarray], tokens: list[bytes]
-                        ) -> dict[str, np.ndarray]:
+    def _scanned_tracks(self, cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """:meth:`_tracks` for scanned columns: pids and tids written as strings get their
         ids in event order, pid before tid, as there (metadata rows included)."""
         texts = np.flatnonzero((cols["pid_text"] >= 0) | (cols["tid_text"] >= 0))
@@ -323,39 +316,23 @@ class TableBuilder:
         for i, pid_text, tid_text in zip(texts.tolist(), cols["pid_text"][texts].tolist(),
                                          cols["tid_text"][texts].tolist(), strict=True):
             for ids, token in ((pid, pid_text), (tid, tid_text)):
-                value = int(ids[i]) if token < 0 else msgspec.json.decode(tokens[token], type=str)
+                value = int(ids[i]) if token < 0 else self._token_ids.text(token) or ""
                 ids[i] = self._track_id(value)
         return {**cols, "pid": pid, "tid": tid}
 
-    def _take_metadata_records(
-        self, cols: dict[str, np.ndarray], rows: np.ndarray, tokens: list[bytes]
-    ) -> None:
+    def _take_metadata_records(self, cols: dict[str, np.ndarray], rows: np.ndarray) -> None:
         """:meth:`_take_metadata` for scanned metadata rows. Their texts are decoded here and
         not interned: the table's strings are those of the rows it keeps."""
-        def text(token: int) -> str | None:
-            return None if token < 0 else msgspec.json.decode(tokens[token], type=str)
+        text = self._token_ids.text
 
         sorted_ = (cols["flags"][rows] & F_SORT) != 0
-        for name, label, tags, sort_index, has_sort, pid, tid in zip(
-            cols["name"][rows].tolist(), cols["meta_name"][rows].tolist(),
-            cols["meta_labels"][rows].tolist(), cols["sort_index"][rows].tolist(),
-            sorted_.tolist(), cols["pid"][rows].tolist(), cols["tid"][rows].tolist(),
-            strict=True,
+        for event, pid, tid, name, labels, sort_index, has_sort in zip(
+            cols["name"][rows].tolist(), cols["pid"][rows].tolist(), cols["tid"][rows].tolist(),
+            cols["meta_name"][rows].tolist(), cols["meta_labels"][rows].tolist(),
+            cols["sort_index"][rows].tolist(), sorted_.tolist(), strict=True,
         ):
-            event = text(name) or ""
-            value = text(label)
-            labels = text(tags)
-            order = sort_index if has_sort else None
-            if event == "process_name" and value is not None:
-                self.process_names[pid] = value
-            elif event == "process_labels" and labels is not None:
-                self.process_labels[pid] = labels
-            elif event == "process_sort_index" and order is not None:
-                self.process_sort_index[pid] = order
-            elif event == "thread_name" and value is not None:
-                self.thread_names[(pid, tid)] = value
-            elif event == "thread_sort_index" and order is not None:
-                self.thread_sort_index[(pid, tid)] = order
+            self._take_meta(text(event) or "", pid, tid, text(name), text(labels),
+                            sort_index if has_sort else None)
 
     def _intern_text(self, text: str) -> int:
         """The provisional id of one string (see :meth:`_intern`)."""
@@ -589,16 +566,21 @@ class TableBuilder:
     def _take_metadata(self, events: list[Event], pids: np.ndarray, tids: np.ndarray) -> None:
         for e, pid, tid in zip(events, pids.tolist(), tids.tolist(), strict=True):
             a = e.args or _NO_ARGS
-            if e.name == "process_name" and a.name is not None:
-                self.process_names[pid] = a.name
-            elif e.name == "process_labels" and a.labels is not None:
-                self.process_labels[pid] = a.labels
-            elif e.name == "process_sort_index" and a.sort_index is not None:
-                self.process_sort_index[pid] = a.sort_index
-            elif e.name == "thread_name" and a.name is not None:
-                self.thread_names[(pid, tid)] = a.name
-            elif e.name == "thread_sort_index" and a.sort_index is not None:
-                self.thread_sort_index[(pid, tid)] = a.sort_index
+            self._take_meta(e.name, pid, tid, a.name, a.labels, a.sort_index)
+
+    def _take_meta(self, event: str, pid: int, tid: int, name: str | None,
+                   labels: str | None, sort_index: int | None) -> None:
+        """What one metadata event says about a track (``args`` values; None: absent)."""
+        if event == "process_name" and name is not None:
+            self.process_names[pid] = name
+        elif event == "process_labels" and labels is not None:
+            self.process_labels[pid] = labels
+        elif event == "process_sort_index" and sort_index is not None:
+            self.process_sort_index[pid] = sort_index
+        elif event == "thread_name" and name is not None:
+            self.thread_names[(pid, tid)] = name
+        elif event == "thread_sort_index" and sort_index is not None:
+            self.thread_sort_index[(pid, tid)] = sort_index
 
     # ---- at the end ------------------------------------------------------------------
     @property
@@ -666,10 +648,10 @@ def _epoch_decimals(
     fraction to whole ns gives back kineto's three decimals exactly; above, only the text
     itself does (e.g. the V100 "ns resolution" trace at 1.7e15).
     """
-    near = decimals[np.abs(ts[decimals]) < _NS_FROM_FLOAT_BELOW]
+    near = decimals[np.abs(ts[decimals]) < TEXT_EXACT_ABOVE]
     whole = np.floor(ts[near])
     out[near] = (whole - origin) + np.round((ts[near] - whole) * 1000.0) / 1000.0
-    far = decimals[np.abs(ts[decimals]) >= _NS_FROM_FLOAT_BELOW]
+    far = decimals[np.abs(ts[decimals]) >= TEXT_EXACT_ABOVE]
     if far.size:
         raws = raw_ts()
         out[far] = [exact_ts(raws[i], origin) for i in far.tolist()]

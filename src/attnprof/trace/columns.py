@@ -175,9 +175,10 @@ class Column:
         # A wider part (an id column past int8, say) widens the column: the same result as
         # concatenating, so the dtype does not depend on batching.
         end = self.n + len(values)
-        if values.dtype != self.dtype and np.result_type(self.dtype, values.dtype) != self.dtype:
-            self._rewrite(np.result_type(self.dtype, values.dtype),
-                          max(end, 2 * self._capacity, 4096))
+        dtype = self.dtype if values.dtype == self.dtype else np.result_type(self.dtype,
+                                                                             values.dtype)
+        if dtype != self.dtype:
+            self._rewrite(dtype, max(end, 2 * self._capacity, 4096))
         elif end > self._capacity:
             self._grow(max(end, 2 * self._capacity, 4096))
         if len(values):

@@ -76,8 +76,9 @@ def load_trace(
     try:
         text = TextBuffer(src)
         header, bare = read_header(src, text)
-        builder = TableBuilder()
-        dropped, trailer = _read_events(text, builder, bare, scan.new_scanner())
+        scanner = scan.new_scanner()
+        builder = TableBuilder(scanner.tokens if scanner is not None else None)
+        dropped, trailer = _read_events(text, builder, bare, scanner)
         del text
         if not bare:
             header.update(parse_trailer(trailer, src))
@@ -139,7 +140,7 @@ def _read_events(
             text.fill(2 * (end - pos) + src.chunk_bytes)
             continue
         piece, next_pos, at_array_end = found
-        dropped += _feed(piece, builder, scanner)
+        dropped += _feed(piece, builder)
         if at_array_end:
             return dropped, bytes(buf[next_pos:end]) + src.rest()
         text.start = next_pos
@@ -270,28 +271,26 @@ def _last_piece(
     data = b"[" + rest
     piece, (kind, at) = _attempt(data, scanner)
     if piece is not None:
-        return dropped + _feed(piece, builder, scanner), b""
+        return dropped + _feed(piece, builder), b""
     if kind == "array_end":
         piece, size = _array_end(src, data, at, offset, scanner)
-        return dropped + _feed(piece, builder, scanner), data[size:]
+        return dropped + _feed(piece, builder), data[size:]
     if kind == "cut" and bare:
         # The bare-list format may omit its closing bracket (Chrome's rule); try that.
         body = data.rstrip(WS)
         piece, _ = _attempt((body[:-1] if body.endswith(b",") else body) + b"]", scanner)
         if piece is not None:
-            return dropped + _feed(piece, builder, scanner), b""
+            return dropped + _feed(piece, builder), b""
     if kind == "cut":
         raise src.malformed("the event list is cut off (truncated JSON)", offset + len(rest))
     raise src.malformed(_INVALID.get(kind, "invalid JSON"), offset + at - 1)
 
 
-def _feed(piece: _Piece, builder: TableBuilder, scanner: scan.Scanner | None) -> int:
+def _feed(piece: _Piece, builder: TableBuilder) -> int:
     """Add one decoded piece to ``builder``; return how many entries were dropped."""
     data = piece.data
     if piece.records is not None:
-        assert scanner is not None  # only a scanner makes records
-        builder.add_records(
-            piece.records, scanner.tokens, lambda: [r.ts for r in _raw_ts.decode(data)])
+        builder.add_records(piece.records, lambda: [r.ts for r in _raw_ts.decode(data)])
         return 0
     if piece.events is not None:
         builder.add(piece.events, lambda: [r.ts for r in _raw_ts.decode(data)])

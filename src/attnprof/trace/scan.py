@@ -122,6 +122,10 @@ class TokenIds:
         # One slot per token plus a last one for the absent id -1, which maps to itself.
         self._maps = {"text": _fresh(0), "raw": _fresh(0)}
 
+    def text(self, token: int) -> str | None:
+        """The string one token spells (None for -1: absent), decoded, not interned."""
+        return None if token < 0 else msgspec.json.decode(self.tokens[token], type=str)
+
     def texts(self, ids: np.ndarray, intern: Callable[[str], int]) -> np.ndarray:
         """String ids of JSON string tokens (``-1``, absent, stays ``-1``)."""
         return self._lookup("text", ids, lambda t: intern(msgspec.json.decode(t, type=str)))
