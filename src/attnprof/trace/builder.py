@@ -4,8 +4,9 @@ The loader feeds batches in file order, decoded by msgspec (:meth:`TableBuilder.
 read by the C scanner (:meth:`~attnprof.trace.scanned_batches.ScannedBatches.add_records`);
 :class:`TableBuilder` converts each to numpy at once (so a batch's objects can be freed) and
 appends it to growing columns (:class:`~attnprof.trace.columns.Column`), narrowed as they
-go so that the table is never held wider than it ends up. Everything it assigns is independent of how the file was cut
-into batches, so any ``chunk_bytes`` gives an identical table:
+go so that the table is never held wider than it ends up. Everything it assigns is
+independent of how the file was cut into batches, so any ``chunk_bytes`` gives an
+identical table:
 
 * string ids are renumbered in sorted string order at the end;
 * string pids/tids get negative ids in order of first appearance (pid before tid);
