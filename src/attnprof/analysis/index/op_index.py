@@ -221,7 +221,7 @@ class OpIndex:
         # np.unique(return_index=True), by one stable sort: ids come nearly in order.
         order = carrying[np.argsort(ext[carrying], kind="stable")]
         ordered = ext[order]
-        starts = np.r_[True, ordered[1:] != ordered[:-1]] if len(ordered) else ordered == 0
+        starts = np.r_[True, ordered[1:] != ordered[:-1]] if len(ordered) else np.zeros(0, bool)
         return ordered[starts].astype(np.int64), order[starts]
 
 
