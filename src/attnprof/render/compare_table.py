@@ -9,7 +9,7 @@ from rich.text import Text
 
 from attnprof.formatting import format_bytes
 from attnprof.record.compare import CompareRecord, VariantResult
-from attnprof.render.styles import SEVERITY_STYLE, STATUS_STYLE
+from attnprof.render.styles import SEVERITY_STYLE, STATUS_STYLE, error_text
 from attnprof.variants.base import Variant
 
 #: What each CPU allocator state means, as the footer says it (see measure.allocator).
@@ -42,13 +42,7 @@ def _with_share(rate: float | None, share: float | None) -> Text:
 
 
 def fmt_error(r: VariantResult) -> Text:
-    if r.max_abs_error is None:
-        return Text("—")
-    text = Text(f"{r.max_abs_error:.1e}")
-    if r.within_tolerance is False:
-        text.stylize("bold red")
-        text.append(f" > {r.tolerance:.0e}", style="red")
-    return text
+    return error_text(r.max_abs_error, r.within_tolerance, r.tolerance)
 
 
 def _spread(r: VariantResult) -> Text:

@@ -13,7 +13,7 @@ from rich.text import Text
 from attnprof.formatting import format_bytes, format_us
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.render.model_attribution import render_attribution, render_model_findings
-from attnprof.render.styles import STATUS_STYLE
+from attnprof.render.styles import STATUS_STYLE, error_text
 
 __all__ = ["render_model"]
 
@@ -85,7 +85,8 @@ def _runs(record: ModelRecord, console: Console) -> None:
                       _ms(lat.median if lat else None),
                       f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
                       format_bytes(r.peak_memory_bytes), _pct(r.attention_share),
-                      _pct(r.core_share), Text(r.sdpa_backend or "—"), _diff(r),
+                      _pct(r.core_share), Text(r.sdpa_backend or "—"),
+                      error_text(r.max_abs_diff, r.within_tolerance),
                       _pct(r.instrumentation_overhead, signed=True), Text(_notes(r)))
     console.print(table)
     console.print("[dim]ms / step: median, labels off; labels cost: the same step with "
@@ -93,13 +94,6 @@ def _runs(record: ModelRecord, console: Console) -> None:
                   "max(1, max |reference|) on the same weights and inputs[/dim]")
 
 
-def _diff(r: PhaseRun) -> Text:
-    if r.max_abs_diff is None:
-        return Text("—")
-    text = Text(f"{r.max_abs_diff:.1e}")
-    if r.within_tolerance is False:
-        text.stylize("bold red")
-    return text
 
 
 def _notes(r: PhaseRun) -> str:
