@@ -17,9 +17,10 @@ import re
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import print_written
+from attnprof.cli.outcome import Finished, print_written
 
 NAME = "analyze"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -38,7 +39,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     _no_blas_threads()
     # Large numpy arrays from malloc's heap, freed memory kept for the next one: each array
     # above glibc's mmap threshold would otherwise get fresh pages to fault in (analysis is
@@ -79,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
         files = ", ".join(safe_text(bad.source) for bad in record.unreadable)
         print(f"attnprof: {len(record.unreadable)} file(s) could not be read as traces and "
               f"were skipped (reasons above): {files}", file=sys.stderr)
-        return 1
-    return 0
+        return Finished(1, record)
+    return Finished(0, record)
 
 
 def _no_blas_threads() -> None:

@@ -15,11 +15,12 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import print_written
+from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
 NAME = "model"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -77,7 +78,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.errors import UsageError
     from attnprof.outputs import Output, check_outputs
     from attnprof.record.model import ModelRecord, ModelSettings
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
-    return 0
+    return Finished(0, record)
 
 
 def _default_device() -> str:

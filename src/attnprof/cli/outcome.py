@@ -1,15 +1,27 @@
-"""What every command says at its end: which files it wrote, and the budgets' verdict."""
+"""What every command says at its end: which files it wrote, and the budgets' verdict; and
+what it hands back to :func:`attnprof.cli.main.main` (its exit status and its record)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from attnprof.record.base import RecordBase
     from attnprof.record.compare import CompareRecord
     from attnprof.record.sweep import SweepRecord
     from attnprof.spec.budgets import Budgets
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A command's end: its exit status and the record it made, which ``main`` saves to
+    the results store (the one place that does)."""
+
+    status: int
+    record: RecordBase | None = None
 
 
 def print_written(console: Console, outputs: list[tuple[str, str | None]]) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from attnprof.cli.outcome import Finished
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
 NAME = "recommend"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -28,7 +30,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.analysis.recommend import Constraints, batch_estimates, recommend
     from attnprof.cli.sweep_args import grid_from_args
     from attnprof.errors import UsageError
@@ -71,5 +73,6 @@ def run(args: argparse.Namespace) -> int:
                                     executor_from_args(capped, record.base.device))
     recs = recommend(record.points, record.variants, constraints, extra)
     render_recommendations(recs, constraints, console, source)
-    return 0
+    # A sweep run for the recommendation is a new record; one read --from is stored already.
+    return Finished(0, None if args.from_record else record)
 

@@ -1,0 +1,70 @@
+"""The store, from the command line: the flags, and the one place records are saved.
+
+A command that makes a record says so with ``SAVES_RECORDS = True`` and returns
+:class:`~attnprof.cli.outcome.Finished` with its record; :func:`attnprof.cli.main.main`
+opens the store before the command runs (a bad ``--store`` fails before anything is
+measured) and saves the record after it, here. Commands never save it themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attnprof.record.base import RecordBase
+    from attnprof.store import Store
+
+__all__ = ["add_store_arguments", "open_for_reading", "open_for_saving", "save_record"]
+
+
+def add_store_arguments(p: Any, *, saving: bool) -> None:
+    """``--store`` (every command that reads or writes the store); ``--no-store`` and
+    ``--label`` too for commands that save records."""
+    g = p.add_argument_group("results store")
+    g.add_argument("--store", metavar="PATH",
+                   help="the results store (SQLite; default: $ATTNPROF_STORE, else runs.db "
+                        "in the user's data folder)")
+    if saving:
+        g.add_argument("--no-store", action="store_true",
+                       help="do not save this run in the results store")
+        g.add_argument("--label", metavar="TEXT",
+                       help="a label to find this run by later (attnprof show/diff LABEL)")
+
+
+def open_for_saving(args: argparse.Namespace) -> Store | None:
+    """The store a record-making command will save into, checked (and made) now; ``None``
+    with ``--no-store``."""
+    from attnprof.errors import UsageError
+    from attnprof.store import open_store, store_path
+
+    label = getattr(args, "label", None)
+    if label is not None and (not label.strip() or any(ord(c) < 32 for c in label)):
+        raise UsageError(f"--label {label!r} must be non-empty text on one line")
+    path = store_path(args.store, no_store=args.no_store)
+    return None if path is None else open_store(path, create=True)
+
+
+def open_for_reading(args: argparse.Namespace) -> Store:
+    """The store a reading command (runs, show, diff, env) looks in; not created."""
+    from attnprof.store import open_store, store_path
+
+    path = store_path(args.store)
+    assert path is not None
+    return open_store(path, create=False)
+
+
+def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
+                argv: Sequence[str]) -> None:
+    """Save ``record`` with the label and the command line; say where, on stderr."""
+    from attnprof.formatting import safe_text
+
+    command = shlex.join(["attnprof", *argv])
+    run = store.save(record, label=getattr(args, "label", None), command=command,
+                     cwd=os.getcwd())
+    print(f"attnprof: stored as run {run.run_id} in {store.shown} (attnprof show "
+          f"{safe_text(run.run_id)})", file=sys.stderr)
