@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> Finished:
     set_cpu_allocator("reuse")  # elsewhere than glibc it says why; analyze runs on regardless
 
     from attnprof.analysis.analyze import analyze_files
+    from attnprof.analysis.trace_files import expand_trace_paths
     from attnprof.errors import UsageError
     from attnprof.formatting import safe_text
     from attnprof.outputs import Output, check_outputs
@@ -93,28 +94,3 @@ def _no_blas_threads() -> None:
 
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
-def expand_trace_paths(given: str) -> list[str]:
-    """A file as given; a folder as the ``.json``/``.json.gz`` files in it, by name,
-    attnprof's own records left out."""
-    from pathlib import Path
-
-    from attnprof.errors import UsageError
-
-    path = Path(given)
-    if not path.is_dir():
-        return [given]
-    from attnprof.record.family import is_record_file
-
-    try:
-        found = sorted(str(p) for p in path.iterdir()
-                       if p.is_file() and p.name.endswith((".json", ".json.gz"))
-                       and not is_record_file(p))
-    except OSError as exc:
-        raise UsageError(f"cannot list folder {given} ({exc.strerror or exc}); check its "
-                         "permissions, or pass the trace files themselves") from None
-    if not found:
-        raise UsageError(f"{given} is a folder with no .json or .json.gz trace in it; pass "
-                         "trace files or a folder of them")
-    return found

@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
+    from attnprof.record.environment import Ceilings
+    from attnprof.spec.workload import Workload
     from attnprof.store import Store
 
-__all__ = ["add_store_arguments", "open_for_reading", "open_for_saving", "save_record"]
+__all__ = ["add_store_arguments", "cached_ceilings", "load_target", "open_for_reading",
+           "open_for_saving", "save_record"]
 
 
 def add_store_arguments(p: Any, *, saving: bool) -> None:
@@ -68,3 +71,37 @@ def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
                      cwd=os.getcwd())
     print(f"attnprof: stored as run {run.run_id} in {store.shown} (attnprof show "
           f"{safe_text(run.run_id)})", file=sys.stderr)
+
+
+def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
+    """The record ``target`` names — a record file when one is there, else a stored run —
+    and the stored run's listing (``None`` for a file)."""
+    from pathlib import Path
+
+    from attnprof.record.family import load_record
+
+    if Path(target).is_file():
+        return load_record(target), None
+    with open_for_reading(args) as store:
+        run = store.find(target)
+        return store.load(run.run_id), run
+
+
+def cached_ceilings(args: argparse.Namespace, workload: Workload) -> Ceilings | None:
+    """The ceilings ``attnprof env`` cached for this host, the workload's device and dtype,
+    measured with this torch; ``None`` (measure them in the run) otherwise, or with
+    ``--no-store``."""
+    import platform
+
+    import torch  # the caller is about to measure: torch is loaded already
+
+    from attnprof.store import open_store, store_path
+
+    path = store_path(getattr(args, "store", None), no_store=getattr(args, "no_store", False))
+    if path is None:
+        return None
+    with open_store(path, create=False) as store:
+        profile = store.machine(platform.node() or "unknown", workload.device)
+    if profile is None or profile.environment.torch != str(torch.__version__):
+        return None
+    return profile.ceilings.get(workload.dtype)

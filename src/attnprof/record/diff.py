@@ -118,8 +118,9 @@ class CountChange(msgspec.Struct, kw_only=True):
     """A kernel or op name: how often it ran per forward on each side, and its time."""
 
     name: str
-    #: ``kernel`` (device kernel, copy or set; a CPU trace's compute op) or ``op``.
-    what: Literal["kernel", "op"]
+    #: ``kernel`` (device kernel, copy or set; a CPU trace's compute op), ``op`` (CPU op or
+    #: annotation) or ``launch`` (the runtime call that launched device work).
+    what: Literal["kernel", "op", "launch"]
     old_per_forward: float
     new_per_forward: float
     #: ``added``, ``removed``, ``more``, ``fewer`` or ``same``.
@@ -153,6 +154,8 @@ class RegionDiff(msgspec.Struct, kw_only=True):
     kernels: list[CountChange] = msgspec.field(default_factory=list)
     #: Every CPU op and annotation name of either side, per forward.
     ops: list[CountChange] = msgspec.field(default_factory=list)
+    #: Every launch API of either side (``cudaLaunchKernel``, ``cudaGraphLaunch`` ...).
+    launches: list[CountChange] = msgspec.field(default_factory=list)
     families: list[TimeChange] = msgspec.field(default_factory=list)
     categories: list[TimeChange] = msgspec.field(default_factory=list)
     old_us_per_forward: float | None = None

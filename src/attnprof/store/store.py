@@ -343,16 +343,17 @@ class Store:
             conn.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
         return run
 
+    def _has_table(self, name: str) -> bool:
+        with self._errors():
+            return self._require().execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                            "AND name = ?", (name,)).fetchone() is not None
+
     # ----- this machine ----------------------------------------------------------------
     def machine(self, host: str, device: str) -> MachineProfile | None:
         """The cached profile of ``device`` on ``host``, if ``attnprof env`` measured one."""
-        if self._conn is None:
+        if self._conn is None or not self._has_table("machine"):  # schema 1, read-only
             return None
         with self._errors():
-            tables = {r[0] for r in self._conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if "machine" not in tables:  # a store of schema 1, opened read-only
-                return None
             found = self._conn.execute("SELECT profile FROM machine WHERE host = ? AND "
                                        "device = ?", (host, device)).fetchone()
         if found is None:
@@ -361,6 +362,22 @@ class Store:
             return msgspec.json.decode(zlib.decompress(found[0]), type=MachineProfile)
         except (zlib.error, msgspec.DecodeError):
             return None  # a damaged cache is measured again, not an error
+
+    def machines(self, host: str, device: str | None = None) -> list[MachineProfile]:
+        """Every cached profile of ``host`` (of ``device`` only, when given), newest first."""
+        if self._conn is None:
+            return []
+        found = [self.machine(host, d) for d in self._machine_devices(host, device)]
+        return [p for p in found if p is not None]
+
+    def _machine_devices(self, host: str, device: str | None) -> list[str]:
+        assert self._conn is not None
+        if not self._has_table("machine"):
+            return []
+        with self._errors():
+            rows = self._conn.execute("SELECT device FROM machine WHERE host = ? ORDER BY "
+                                      "measured DESC", (host,)).fetchall()
+        return [r[0] for r in rows if device is None or r[0] == device]
 
     def save_machine(self, host: str, device: str, profile: MachineProfile) -> None:
         """Cache ``profile`` for ``device`` on ``host`` (replacing the previous one)."""

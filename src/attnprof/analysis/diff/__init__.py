@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from attnprof.analysis.diff.changes import environment_changes, struct_changes
 from attnprof.analysis.diff.metrics import judge
 from attnprof.analysis.diff.rows import compare_rows, model_rows, sweep_rows
-from attnprof.analysis.diff.traces import diff_reports
+from attnprof.analysis.diff.traces import diff_reports, pair_files
 from attnprof.errors import UsageError
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import RecordBase
@@ -95,23 +95,14 @@ def diff_trace_reports(pairs: Sequence[tuple[str | None, TraceReport, TraceRepor
 
 def _paired_reports(old: list[TraceReport], new: list[TraceReport]
                     ) -> tuple[list[TraceDiff], list[str]]:
-    """Reports of two analyses paired by file name, else by position."""
+    """Reports of two analyses paired by their traces' file names."""
     import os
 
-    names_old = [os.path.basename(r.source) for r in old]
-    names_new = [os.path.basename(r.source) for r in new]
-    if set(names_old) & set(names_new):
-        by_name = dict(zip(names_new, new, strict=True))
-        pairs = [(n, a, by_name[n]) for n, a in zip(names_old, old, strict=True)
-                 if n in by_name]
-        lone = [n for n in names_old if n not in by_name] + [
-            n for n in names_new if n not in set(names_old)]
-    else:
-        pairs = [(None, a, b) for a, b in zip(old, new, strict=False)]
-        lone = names_old[len(new):] + names_new[len(old):]
+    pairs, lone = pair_files([r.source for r in old], [r.source for r in new])
     warnings = ([f"traces with no match on the other side: {', '.join(lone)}"]
                 if lone else [])
-    return [diff_reports(a, b, name=n) for n, a, b in pairs], warnings
+    return [diff_reports(old[i], new[j], name=os.path.basename(new[j].source))
+            for i, j in pairs], warnings
 
 
 def _trace_changes(traces: list[TraceDiff], old: Sequence[TraceReport],

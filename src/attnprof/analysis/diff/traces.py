@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from attnprof.record.diff import CountChange, RegionDiff, TimeChange, TraceDiff
 from attnprof.record.trace_report import RegionReport, TraceReport
 
-__all__ = ["diff_regions", "diff_reports", "match_regions"]
+__all__ = ["diff_regions", "diff_reports", "match_regions", "pair_files"]
 
 #: Per-forward counts closer than this are equal (they are ratios of integers).
 _SAME = 1e-9
@@ -35,6 +35,24 @@ def diff_reports(old: TraceReport, new: TraceReport, name: str | None = None) ->
                      unmatched_new=[r.name for r in lone_new],
                      findings_appeared=[t for k, t in appeared.items() if k not in gone],
                      findings_gone=[t for k, t in gone.items() if k not in appeared])
+
+
+def pair_files(old: list[str], new: list[str]
+               ) -> tuple[list[tuple[int, int]], list[str]]:
+    """Traces of two folders (or two analyses) paired: by file name, and the one file left
+    on each side with each other; the positions of each pair, and the names left over."""
+    import os
+
+    names_old = [os.path.basename(p) for p in old]
+    names_new = [os.path.basename(p) for p in new]
+    where = {n: j for j, n in enumerate(names_new)}
+    pairs = [(i, where[n]) for i, n in enumerate(names_old) if n in where]
+    lone_old = [i for i, n in enumerate(names_old) if n not in where]
+    taken = set(names_old)
+    lone_new = [j for j, n in enumerate(names_new) if n not in taken]
+    if len(lone_old) == 1 and len(lone_new) == 1:
+        return [*pairs, (lone_old[0], lone_new[0])], []
+    return pairs, [names_old[i] for i in lone_old] + [names_new[j] for j in lone_new]
 
 
 def match_regions(old: list[RegionReport], new: list[RegionReport]
@@ -60,6 +78,7 @@ def diff_regions(old: RegionReport, new: RegionReport) -> RegionDiff:
         new_kernels_per_forward=new.kernels_per_forward, kernel_source=new.kernel_source,
         kernels=_counts("kernel", _kernels(old), _kernels(new)),
         ops=_counts("op", _ops(old), _ops(new)),
+        launches=_counts("launch", _launches(old), _launches(new)),
         families=_times(_families(old), _families(new)),
         categories=_times(old.categories_us, new.categories_us),
         old_us_per_forward=old.device_us_per_forward or old.cpu_us_per_forward,
@@ -82,6 +101,11 @@ def _kernels(region: RegionReport) -> _Tally:
 def _ops(region: RegionReport) -> _Tally:
     n = region.instances or 1
     return {o.name: (o.per_forward, o.self_us / n, None, None) for o in region.ops}
+
+
+def _launches(region: RegionReport) -> _Tally:
+    n = region.instances or 1
+    return {name: (count / n, 0.0, None, None) for name, count in region.launch_apis.items()}
 
 
 def _families(region: RegionReport) -> dict[str, float]:
