@@ -96,7 +96,7 @@ def test_sweep_and_model_rows(records_by_kind: dict[str, object]) -> None:
 
 
 def test_records_of_different_kinds(records_by_kind: dict[str, object]) -> None:
-    with pytest.raises(UsageError, match="'compare' record and .* 'sweep' record"):
+    with pytest.raises(UsageError, match=r"'compare' record and .* 'sweep' record"):
         diff_records(records_by_kind["compare"], records_by_kind["sweep"],  # type: ignore[arg-type]
                      DiffSide(ref="a", kind="compare"), DiffSide(ref="b", kind="sweep"))
     # A profile is a comparison with traces: they diff.

@@ -71,3 +71,35 @@ def test_exact_metrics_differ_or_do_not() -> None:
     assert grown.worse and grown.change == pytest.approx(0.5)
     assert exact("peak_memory_bytes", "B", 100.0, 100.0).significant is False
     assert exact("peak_memory_bytes", "B", None, 100.0).significant is None
+
+
+def test_detectable_change_and_samples_needed_agree_with_simulation() -> None:
+    from attnprof.analysis.diff.stats import detectable_change, samples_for
+
+    spread, alpha = 0.05, 0.05
+    n = samples_for(0.10, spread, alpha)
+    assert detectable_change(n, n, spread, alpha) <= 0.10 < detectable_change(
+        n - 1, n - 1, spread, alpha)
+    # What it promises: a 10% shift found at least 4 times in 5 with that many samples.
+    rng = random.Random(7)
+    found = sum(
+        mann_whitney_p([rng.gauss(1.0, spread) for _ in range(n)],
+                       [rng.gauss(1.1, spread) for _ in range(n)]) < alpha
+        for _ in range(300))
+    assert found / 300 >= 0.75
+
+
+def test_noisy_rows_get_a_warning_with_the_samples_that_would_do() -> None:
+    from attnprof.analysis.diff import _sample_warnings
+
+    rng = random.Random(3)
+    noisy = [rng.lognormvariate(0, 0.4) for _ in range(12)]
+    row = RowDiff(key={"variant": "x"}, state="compared",
+                  metrics=[sampled("latency_ms", "ms", noisy, list(reversed(noisy)), 0.05)])
+    judge([row], 0.05)
+    m = row.metrics[0]
+    assert m.detectable_change is not None and m.detectable_change > 0.10
+    assert m.samples_needed is not None and m.samples_needed > 12
+    (warning,) = _sample_warnings([row], 0.05)
+    assert "cannot reliably show a 10% change" in warning
+    assert f"about {m.samples_needed} samples per side" in warning

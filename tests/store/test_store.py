@@ -9,13 +9,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from store_helpers import fresh_record
 
 from attnprof.errors import UsageError
 from attnprof.store import RunQuery, open_store, store_path
 from attnprof.store.schema import MIGRATIONS, SCHEMA_VERSION
 from attnprof.store.when import parse_when
-
-from store_helpers import fresh_record
 
 
 def test_save_list_find_load_remove(store_path: Path, tmp_path: Path) -> None:

@@ -22,11 +22,15 @@ import msgspec
 
 from attnprof.record.base import RecordBase
 
-__all__ = ["ALPHA", "Change", "CountChange", "DiffRecord", "DiffSide", "MetricChange",
-           "RegionDiff", "RowDiff", "RowState", "TimeChange", "TraceDiff"]
+__all__ = ["ALPHA", "ROW_STATES", "WATCHED_CHANGE", "Change", "CountChange", "CountState",
+           "CountWhat", "DiffRecord", "DiffSide", "MetricChange", "RegionDiff", "RowDiff",
+           "RowState", "TimeChange", "TraceDiff"]
 
 #: The significance level of every test (benchstat's).
 ALPHA = 0.05
+#: The change a diff must be able to see: a row that cannot find one this large gets a
+#: warning saying how many samples would (issue 19: a 10% regression).
+WATCHED_CHANGE = 0.10
 
 #: ``compared``: measured on both sides. ``broken``: measured before, failing now (the new
 #: status says how: oom, error, unsupported ...). ``fixed``: failing before, measured now.
@@ -81,6 +85,14 @@ class MetricChange(msgspec.Struct, kw_only=True):
     p_adjusted: float | None = None
     significant: bool | None = None
     detectable: bool | None = None
+    #: The smallest relative change this row's sample counts and spread let the test find
+    #: 4 times in 5 (at alpha over the diff's tests): a real change below it likely reads
+    #: "~". ``None`` without samples.
+    detectable_change: float | None = None
+    #: Samples per side that would find a change of :data:`WATCHED_CHANGE` here.
+    samples_needed: int | None = None
+    #: The sides' robust relative spreads (IQR / 1.349 / median), pooled.
+    spread: float | None = None
     exact: bool = False
     #: Lower is better for every metric attnprof diffs except shares and throughput.
     higher_is_better: bool = False
@@ -114,17 +126,24 @@ class RowDiff(msgspec.Struct, kw_only=True):
         return next((m for m in self.metrics if m.metric == name), None)
 
 
+#: How a name's count per forward changed: only in the new trace, only in the old one,
+#: more or fewer per forward, or the same.
+CountState = Literal["added", "removed", "more", "fewer", "same"]
+#: What a counted name is: a kernel (a CPU trace's compute op), a CPU op or annotation, or
+#: the runtime call that launched device work.
+CountWhat = Literal["kernel", "op", "launch"]
+
+
 class CountChange(msgspec.Struct, kw_only=True):
     """A kernel or op name: how often it ran per forward on each side, and its time."""
 
     name: str
     #: ``kernel`` (device kernel, copy or set; a CPU trace's compute op), ``op`` (CPU op or
     #: annotation) or ``launch`` (the runtime call that launched device work).
-    what: Literal["kernel", "op", "launch"]
+    what: CountWhat
     old_per_forward: float
     new_per_forward: float
-    #: ``added``, ``removed``, ``more``, ``fewer`` or ``same``.
-    state: Literal["added", "removed", "more", "fewer", "same"]
+    state: CountState
     old_us: float = 0.0
     new_us: float = 0.0
     family: str | None = None

@@ -110,16 +110,18 @@ def _rows_table(keys: tuple[str, ...], metrics: tuple[str, ...], rows: list[RowD
         table.add_column(f"{title} old", justify="right")
         table.add_column("new", justify="right")
         table.add_column("change", justify="right")
-        if any(r.metric(metric) and r.metric(metric).p_value is not None for r in rows):
+        if any((m := r.metric(metric)) is not None and m.p_value is not None for r in rows):
             table.add_column("p (n)", justify="right")
     table.add_column("notes")
+    tested = {metric: any((m := r.metric(metric)) is not None and m.p_value is not None
+                          for r in rows) for metric in metrics}
     for row in rows:
         cells: list[Text | str] = [Text(str(v)) for v in row.key.values()]
         for metric in metrics:
             m = row.metric(metric)
             assert m is not None
             cells += [_value(m, m.old), _value(m, m.new), format_change(m)]
-            if any(r.metric(metric) and r.metric(metric).p_value is not None for r in rows):
+            if tested[metric]:
                 cells.append(_evidence(m))
         cells.append(Text("; ".join(row.notes), style="dim"))
         table.add_row(*cells)

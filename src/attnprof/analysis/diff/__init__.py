@@ -21,7 +21,15 @@ from attnprof.errors import UsageError
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import RecordBase
 from attnprof.record.compare import CompareRecord
-from attnprof.record.diff import ALPHA, Change, DiffRecord, DiffSide, RowDiff, TraceDiff
+from attnprof.record.diff import (
+    ALPHA,
+    WATCHED_CHANGE,
+    Change,
+    DiffRecord,
+    DiffSide,
+    RowDiff,
+    TraceDiff,
+)
 from attnprof.record.model import ModelRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.record.trace_report import TraceReport
@@ -118,12 +126,28 @@ def _trace_changes(traces: list[TraceDiff], old: Sequence[TraceReport],
 
 
 def _sample_warnings(rows: list[RowDiff], alpha: float) -> list[str]:
-    """Rows whose sample counts cannot show any difference, however large."""
+    """Rows whose sample counts cannot show any difference, however large; rows too noisy
+    or too short to find a 10% change, with the samples that would."""
+    warnings = []
     blind = [(row, m) for row in rows for m in row.metrics if m.detectable is False]
-    if not blind:
-        return []
-    row, m = blind[0]
-    key = " ".join(str(v) for v in row.key.values())
-    return [f"{len(blind)} row(s) have too few samples for any difference to be "
-            f"significant at alpha={alpha:g} (e.g. {key}: n={m.n_old} vs {m.n_new}); "
-            "take more samples (a longer --min-time)"]
+    if blind:
+        row, m = blind[0]
+        warnings.append(f"{len(blind)} row(s) have too few samples for any difference to be "
+                        f"significant at alpha={alpha:g} (e.g. {_key(row)}: n={m.n_old} vs "
+                        f"{m.n_new}); take more samples (a longer --min-time)")
+    weak = [(row, m) for row in rows for m in row.metrics if m.detectable is not False
+            and m.detectable_change is not None and m.detectable_change > WATCHED_CHANGE]
+    if weak:
+        row, m = max(weak, key=lambda pair: pair[1].detectable_change or 0.0)
+        warnings.append(
+            f"{len(weak)} row(s) cannot reliably show a {WATCHED_CHANGE:.0%} change: their "
+            f"samples are too few for their noise (e.g. {_key(row)}: n={m.n_old}+{m.n_new}, "
+            f"spread {m.spread:.0%}: changes below ±{m.detectable_change:.0%} are likely "
+            f"\"~\"; about {m.samples_needed} samples per side would find "
+            f"{WATCHED_CHANGE:.0%}); take more samples (a longer --min-time) on a quieter "
+            "machine")
+    return warnings
+
+
+def _key(row: RowDiff) -> str:
+    return " ".join(str(v) for v in row.key.values())

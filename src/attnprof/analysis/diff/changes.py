@@ -40,7 +40,7 @@ def struct_changes(scope: str, old: Any, new: Any, *, skip: tuple[str, ...] = ()
 
 def _differences(a: Any, b: Any, prefix: str) -> list[tuple[str, Any, Any]]:
     if isinstance(a, dict) and isinstance(b, dict):
-        out = []
+        out: list[tuple[str, Any, Any]] = []
         for key in dict.fromkeys([*a, *b]):
             path = f"{prefix}{key}"
             out += _differences(a.get(key), b.get(key), f"{path}.") if (

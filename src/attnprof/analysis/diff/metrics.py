@@ -12,8 +12,15 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from attnprof.analysis.diff.stats import holm, mann_whitney_p, smallest_p
-from attnprof.record.diff import MetricChange, RowDiff
+from attnprof.analysis.diff.stats import (
+    detectable_change,
+    holm,
+    mann_whitney_p,
+    pooled_spread,
+    samples_for,
+    smallest_p,
+)
+from attnprof.record.diff import WATCHED_CHANGE, MetricChange, RowDiff
 
 __all__ = ["exact", "informative", "judge", "relative_change", "sampled"]
 
@@ -37,7 +44,7 @@ def sampled(metric: str, unit: str, old: Sequence[float], new: Sequence[float],
     return MetricChange(metric=metric, unit=unit, old=old_median, new=new_median,
                         change=relative_change(old_median, new_median),
                         n_old=len(old), n_new=len(new),
-                        p_value=mann_whitney_p(old, new),
+                        p_value=mann_whitney_p(old, new), spread=pooled_spread(old, new),
                         detectable=smallest_p(len(old), len(new)) <= alpha)
 
 
@@ -57,10 +64,14 @@ def informative(metric: str, unit: str, old: float | None, new: float | None, *,
 
 
 def judge(rows: list[RowDiff], alpha: float) -> None:
-    """Holm's correction over every tested metric of ``rows``, then each one's verdict
-    (in place: the rows were built for this diff)."""
+    """Holm's correction over every tested metric of ``rows``, then each one's verdict and
+    the change it could have detected (in place: the rows were built for this diff)."""
     tested = [m for row in rows for m in row.metrics if m.p_value is not None]
+    strictest = alpha / max(1, len(tested))  # what the smallest p of Holm's steps must beat
     for m, adjusted in zip(tested, holm([m.p_value for m in tested if m.p_value is not None]),
                            strict=True):
         m.p_adjusted = adjusted
         m.significant = adjusted < alpha
+        if m.spread is not None and m.n_old and m.n_new:
+            m.detectable_change = detectable_change(m.n_old, m.n_new, m.spread, strictest)
+            m.samples_needed = samples_for(WATCHED_CHANGE, m.spread, strictest)

@@ -15,6 +15,7 @@ from attnprof.analysis.diff.metrics import exact, informative, sampled
 from attnprof.record.compare import CompareRecord, Latency, VariantResult
 from attnprof.record.diff import MetricChange, RowDiff, RowState
 from attnprof.record.model import ModelRecord, PhaseRun
+from attnprof.record.model_attribution import LayerReport, ModelAttribution
 from attnprof.record.sweep import SweepRecord
 
 __all__ = ["compare_rows", "model_rows", "sweep_rows"]
@@ -51,18 +52,22 @@ def model_rows(old: ModelRecord, new: ModelRecord, alpha: float) -> list[RowDiff
             continue
         a = old.run(str(row.key["implementation"]), str(row.key["phase"]))
         b = new.run(str(row.key["implementation"]), str(row.key["phase"]))
-        if a.attribution is None or b.attribution is None:
-            continue
-        basis_a, basis_b = a.attribution.time_basis, b.attribution.time_basis
-        layers += _match(a.attribution.layers, b.attribution.layers,
-                         lambda layer, key=row.key: {**key, "layer": layer.name},
-                         lambda la, lb, key: RowDiff(key=key, state=_state(la, lb), metrics=[
-                             informative("attention_us", "µs",
-                                         la.attention_on(basis_a) if la else None,
-                                         lb.attention_on(basis_b) if lb else None),
-                             informative("layer_us", "µs", la.total_on(basis_a) if la else None,
-                                         lb.total_on(basis_b) if lb else None)]))
+        if a.attribution is not None and b.attribution is not None:
+            layers += _layer_rows(row.key, a.attribution, b.attribution)
     return runs + layers
+
+
+def _layer_rows(key: Key, old: ModelAttribution, new: ModelAttribution) -> list[RowDiff]:
+    """One row per layer of two attributions: attention and layer time per step, each on
+    its own side's time basis."""
+    def build(a: LayerReport | None, b: LayerReport | None, row_key: Key) -> RowDiff:
+        return RowDiff(key=row_key, state=_state(a, b), metrics=[
+            informative("attention_us", "µs", a.attention_on(old.time_basis) if a else None,
+                        b.attention_on(new.time_basis) if b else None),
+            informative("layer_us", "µs", a.total_on(old.time_basis) if a else None,
+                        b.total_on(new.time_basis) if b else None)])
+
+    return _match(old.layers, new.layers, lambda layer: {**key, "layer": layer.name}, build)
 
 
 def _match(old: Iterable[T], new: Iterable[T], key_of: Callable[[T], Key],

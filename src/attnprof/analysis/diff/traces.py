@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attnprof.record.diff import CountChange, RegionDiff, TimeChange, TraceDiff
+from attnprof.record.diff import (
+    CountChange,
+    CountState,
+    CountWhat,
+    RegionDiff,
+    TimeChange,
+    TraceDiff,
+)
 from attnprof.record.trace_report import RegionReport, TraceReport
 
 __all__ = ["diff_regions", "diff_reports", "match_regions", "pair_files"]
@@ -115,14 +122,14 @@ def _families(region: RegionReport) -> dict[str, float]:
     return out
 
 
-def _counts(what: str, old: _Tally, new: _Tally) -> list[CountChange]:
+def _counts(what: CountWhat, old: _Tally, new: _Tally) -> list[CountChange]:
     rows = []
     for name in dict.fromkeys([*old, *new]):
         a, b = old.get(name), new.get(name)
         count_a, us_a = (a[0], a[1]) if a else (0.0, 0.0)
         count_b, us_b = (b[0], b[1]) if b else (0.0, 0.0)
         rows.append(CountChange(
-            name=name, what=what,  # type: ignore[arg-type]
+            name=name, what=what,
             old_per_forward=count_a, new_per_forward=count_b,
             state=_count_state(a is not None, b is not None, count_b - count_a),
             old_us=us_a, new_us=us_b, family=(b or a or (0, 0, None, None))[2],
@@ -131,7 +138,7 @@ def _counts(what: str, old: _Tally, new: _Tally) -> list[CountChange]:
     return sorted(rows, key=lambda r: (order[r.state], -max(r.old_us, r.new_us), r.name))
 
 
-def _count_state(in_old: bool, in_new: bool, delta: float) -> str:
+def _count_state(in_old: bool, in_new: bool, delta: float) -> CountState:
     if not in_old:
         return "added"
     if not in_new:
