@@ -42,15 +42,19 @@ def run(args: argparse.Namespace) -> int:
     from attnprof.render.terminal import make_console
     from attnprof.store import open_store, store_path
 
+    from attnprof.spec.workload import canonical_dtype
+
+    dtypes = [canonical_dtype(d) for d in (args.dtypes or DEFAULT_DTYPES)]  # before any work
     path = store_path(args.store)
     assert path is not None
     host = platform.node() or "unknown"
-    with open_store(path, create=True) as store:
+    with open_store(path, create=False) as store:  # checked now; made only to save into
         profiles = [] if args.refresh else store.machines(host, args.device)
-        if not profiles:
-            profile = _measure(args)
+    if not profiles:
+        profile = _measure(args.device, dtypes)
+        with open_store(path, create=True) as store:
             store.save_machine(host, profile.environment.device, profile)
-            profiles = [profile]
+        profiles = [profile]
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(profiles)).decode() + "\n")
         return 0
@@ -60,14 +64,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _measure(args: argparse.Namespace) -> Any:
+def _measure(device: str | None, dtypes: list[str]) -> Any:
     from attnprof.measure.device import check_device, check_dtype, default_device
     from attnprof.measure.machine import measure_machine
-    from attnprof.spec.workload import canonical_dtype
 
-    device = args.device or default_device()
+    device = device or default_device()
     check_device(device)
-    dtypes = [canonical_dtype(d) for d in (args.dtypes or DEFAULT_DTYPES)]
     for dtype in dtypes:
         check_dtype(device, dtype)
     print(f"attnprof: measuring this machine's ceilings on {device} "

@@ -80,8 +80,15 @@ def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
 
     from attnprof.record.family import load_record
 
-    if Path(target).is_file():
+    path = Path(target)
+    if path.is_file():
         return load_record(target), None
+    if path.exists() and not path.is_dir():
+        from attnprof.errors import UsageError
+        from attnprof.formatting import safe_text
+
+        raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
+                         "or a stored run")
     with open_for_reading(args) as store:
         run = store.find(target)
         return store.load(run.run_id), run

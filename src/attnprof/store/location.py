@@ -31,6 +31,10 @@ def store_path(flag: str | None = None, *, no_store: bool = False) -> Path | Non
     if no_store:
         return None
     if flag is not None:
+        if not flag.strip():
+            from attnprof.errors import UsageError
+
+            raise UsageError("--store is an empty path; give a file path such as runs.db")
         return Path(flag)
     env = os.environ.get(STORE_ENV, "")
     return Path(env) if env.strip() else default_store_path()

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from attnprof._version import __version__
+from attnprof.atomic import KERNEL_TREES
 from attnprof.errors import UsageError
 from attnprof.formatting import safe_text
 from attnprof.record.base import RecordBase
@@ -87,8 +88,10 @@ def open_store(path: str | os.PathLike[str], *, create: bool) -> Store:
     is created. Raises :class:`UsageError` for anything that is not an attnprof store."""
     p = Path(path)
     shown = safe_text(str(p))
-    if not str(path).strip():
-        raise UsageError("--store is an empty path; give a file path such as runs.db")
+    real = Path(os.path.realpath(p))
+    if any(str(real).startswith(tree + "/") for tree in KERNEL_TREES):
+        raise UsageError(f"store {shown} is under the kernel's {real.parts[1]} interface, "
+                         "not a place for data; give another --store path")
     found = _stat(p, shown)
     if found is None and not create:
         return Store(p, None)
