@@ -40,9 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
     from attnprof.render.env_view import render_machine
     from attnprof.render.terminal import make_console
-    from attnprof.store import open_store, store_path
-
     from attnprof.spec.workload import canonical_dtype
+    from attnprof.store import open_store, store_path
 
     dtypes = [canonical_dtype(d) for d in (args.dtypes or DEFAULT_DTYPES)]  # before any work
     path = store_path(args.store)
