@@ -103,3 +103,20 @@ def test_noisy_rows_get_a_warning_with_the_samples_that_would_do() -> None:
     (warning,) = _sample_warnings([row], 0.05)
     assert "cannot reliably show a 10% change" in warning
     assert f"about {m.samples_needed} samples per side" in warning
+
+
+def test_the_gate_names_rows_it_could_not_judge() -> None:
+    from attnprof.analysis.diff.gate import blind_rows, regressions
+    from attnprof.record.diff import DiffRecord, DiffSide
+
+    rng = random.Random(5)
+    noisy = [rng.lognormvariate(0, 0.4) for _ in range(12)]
+    steady = [rng.gauss(1.0, 0.005) for _ in range(200)]
+    rows = [RowDiff(key={"variant": name}, state="compared",
+                    metrics=[sampled("latency_ms", "ms", s, list(reversed(s)), 0.05)])
+            for name, s in (("noisy", noisy), ("steady", steady))]
+    judge(rows, 0.05)
+    diff = DiffRecord(old=DiffSide(ref="a", kind="compare"),
+                      new=DiffSide(ref="b", kind="compare"), rows=rows)
+    assert regressions(diff, 5.0) == []
+    assert [r.key["variant"] for r in blind_rows(diff, 5.0)] == ["noisy"]

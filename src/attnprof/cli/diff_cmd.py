@@ -38,7 +38,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.analysis.diff.gate import regressions
+    from attnprof.analysis.diff.gate import blind_rows, regressions
     from attnprof.analysis.history import DiffRequest, diff_sources
     from attnprof.cli.outcome import print_written
     from attnprof.cli.storing import open_for_reading
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if percent is None:
         return 0
     found = regressions(diff, percent)
-    render_gate(found, percent, console)
+    render_gate(found, percent, console, blind=len(blind_rows(diff, percent)))
     return 1 if found else 0
 
 

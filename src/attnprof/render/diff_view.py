@@ -26,6 +26,9 @@ def render_diff(record: DiffRecord, console: Console, top: int = 15) -> None:
     """The whole diff: sides, changes, rows, states, traces, warnings."""
     console.print(Text.assemble(("attnprof diff  ", "bold"), _side(record.old), "  →  ",
                                 _side(record.new)))
+    if not record.changes and record.rows:
+        console.print(Text("same environment, settings and workload on both sides",
+                           style="dim"))
     if record.changes:
         table = Table(title="changed around the numbers", title_justify="left")
         for column in ("", "what", "old", "new"):
@@ -206,12 +209,17 @@ def _render_region(region: RegionDiff, console: Console, top: int) -> None:
 
 
 def render_gate(found: list[tuple[RowDiff, MetricChange | None]], percent: float,
-                console: Console) -> None:
-    """The CI gate's verdict: each regression, or that there is none."""
+                console: Console, blind: int = 0) -> None:
+    """The CI gate's verdict: each regression, or that there is none (and how many rows it
+    could not judge at ``percent``)."""
     if not found:
         console.print(Text(f"regression gate ({percent:g}%): passed — no significant "
                            f"slowdown or memory growth above {percent:g}%, no row broke",
                            style="green"))
+        if blind:
+            console.print(Text(f"  but {blind} row(s) could not have shown a {percent:g}% "
+                               "slowdown with their samples and noise (see the warning)",
+                               style="yellow"))
         return
     console.print(Text(f"regression gate ({percent:g}%): {len(found)} regression(s)",
                        style="bold red"))

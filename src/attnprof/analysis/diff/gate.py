@@ -11,10 +11,19 @@ from __future__ import annotations
 
 from attnprof.record.diff import DiffRecord, MetricChange, RowDiff
 
-__all__ = ["GATED_METRICS", "regressions"]
+__all__ = ["GATED_METRICS", "blind_rows", "regressions"]
 
 #: Metrics the gate judges.
 GATED_METRICS = ("latency_ms", "peak_memory_bytes")
+
+
+def blind_rows(diff: DiffRecord, percent: float) -> list[RowDiff]:
+    """Rows whose latency test could not have found a slowdown of ``percent`` (too few
+    samples for their noise): a gate that passes says so rather than vouch for them."""
+    return [row for row in diff.rows for m in row.metrics
+            if m.metric == "latency_ms" and m.p_value is not None and (
+                m.detectable is False or (m.detectable_change is not None
+                                          and m.detectable_change * 100.0 > percent))]
 
 
 def regressions(diff: DiffRecord, percent: float) -> list[tuple[RowDiff, MetricChange | None]]:
