@@ -10,17 +10,21 @@ __all__ = ["git_state"]
 def git_state(cwd: str) -> tuple[str | None, bool | None]:
     """``(commit, dirty)`` of the git work tree holding ``cwd``; ``(None, None)`` outside
     one, or without git. ``dirty``: tracked files differ from the commit (untracked files
-    do not count: build outputs and traces would always make it so)."""
+    do not count: build outputs and traces would always make it so). One ``git status``
+    call gives both (its porcelain v2 header names the commit)."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+        done = subprocess.run(["git", "status", "--porcelain=v2", "--branch",
+                               "--untracked-files=no"], cwd=cwd, capture_output=True,
                               text=True, timeout=10, check=False)
-        if head.returncode != 0:
-            return None, None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                cwd=cwd, capture_output=True, text=True, timeout=10,
-                                check=False)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
         return None, None
-    commit = head.stdout.strip() or None
-    dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
-    return commit, dirty
+    if done.returncode != 0:
+        return None, None
+    commit, dirty = None, False
+    for line in done.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            oid = line.split()[2]
+            commit = oid if oid != "(initial)" else None
+        elif not line.startswith("#"):
+            dirty = True
+    return commit, dirty if commit is not None else None
