@@ -67,7 +67,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
         done = attnprof("compare", "--variants", "attn.py:attention", *TINY, "--min-time",
                         "1.0", "--store", str(store), "--label", label, *trace, cwd=root)
         assert done.returncode == 0, done.stderr
-        assert "stored as run" in done.stderr
+        assert "stored as run" in done.stdout
     done = attnprof("analyze", "traces", "--store", str(store), cwd=root)
     assert done.returncode == 0, done.stderr
     return root

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,14 +62,18 @@ def open_for_reading(args: argparse.Namespace) -> Store:
 
 def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
                 argv: Sequence[str]) -> None:
-    """Save ``record`` with the label and the command line; say where, on stderr."""
+    """Save ``record`` with the label and the command line; say where, beside the other
+    "written to" lines."""
+    from rich.text import Text
+
     from attnprof.formatting import safe_text
+    from attnprof.render.terminal import make_console
 
     command = shlex.join(["attnprof", *argv])
     run = store.save(record, label=getattr(args, "label", None), command=command,
                      cwd=os.getcwd())
-    print(f"attnprof: stored as run {run.run_id} in {store.shown} (attnprof show "
-          f"{safe_text(run.run_id)})", file=sys.stderr)
+    make_console().print(Text(f"stored as run {safe_text(run.run_id)} in {store.shown} "
+                              f"(attnprof show {safe_text(run.run_id)})", style="dim"))
 
 
 def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
