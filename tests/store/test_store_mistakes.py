@@ -59,3 +59,24 @@ def test_a_label_with_control_characters_is_shown_escaped(capsys: pytest.Capture
     line = _mistake(["analyze", "x.json", "--label", "\x1b[31mred", "--store",
                      str(tmp_path / "s.db")], capsys)
     assert "\x1b" not in line and "\\x1b" in line
+
+
+def test_an_unusable_default_store_warns_and_the_run_goes_on(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, public_traces: Path) -> None:
+    home = tmp_path / "data"
+    home.mkdir()
+    (home / "attnprof").mkdir()
+    (home / "attnprof" / "runs.db").mkdir()  # the default store's path is a folder
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    monkeypatch.delenv("ATTNPROF_STORE")
+    assert main(["analyze", str(public_traces / "cpu_only.json.gz")]) == 0
+    out, err = capsys.readouterr()
+    assert "cpu_only" in out and "stored as run" not in out
+    (line,) = err.strip().splitlines()
+    assert line.startswith("attnprof: warning: store ") and "is a folder" in line
+    assert "this run is not stored" in line
+    # A store the user named is their mistake: exit 2, before anything runs.
+    monkeypatch.setenv("ATTNPROF_STORE", str(home / "attnprof" / "runs.db"))
+    assert "is a folder" in _mistake(["analyze", str(public_traces / "cpu_only.json.gz")],
+                                     capsys)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +43,24 @@ def open_for_saving(args: argparse.Namespace) -> Store | None:
     """The store a record-making command will save into, checked (and made) now; ``None``
     with ``--no-store``."""
     from attnprof.errors import UsageError
-    from attnprof.store import open_store, store_path
+    from attnprof.store import STORE_ENV, open_store, store_path
 
     label = getattr(args, "label", None)
     if label is not None and (not label.strip() or any(ord(c) < 32 for c in label)):
         raise UsageError(f"--label {label!r} must be non-empty text on one line")
     path = store_path(args.store, no_store=args.no_store)
-    return None if path is None else open_store(path, create=True)
+    if path is None:
+        return None
+    try:
+        return open_store(path, create=True)
+    except UsageError as exc:
+        if args.store is not None or os.environ.get(STORE_ENV, "").strip():
+            raise  # a store the user named: their mistake to fix before anything runs
+        # The default store, in a home that may be read-only (a container, a CI sandbox):
+        # the run is what was asked for, the store a convenience.
+        print(f"attnprof: warning: {exc}; this run is not stored (choose one with --store, "
+              "or --no-store)", file=sys.stderr)
+        return None
 
 
 def open_for_reading(args: argparse.Namespace) -> Store:
