@@ -35,6 +35,7 @@ from attnprof.measure.timer import round_sizes, take_samples, warm_up
 from attnprof.models.implementations import (
     Refused,
     default_implementation,
+    snapshot,
     switch_implementation,
     with_pin,
 )
@@ -47,10 +48,12 @@ from attnprof.run.measurements import caught_messages
 from attnprof.run.model_rows import (
     PhaseMeasurements,
     attention_rows,
+    drop_lost_reference,
     failed_run,
     kv_cache_report,
     layer_deltas,
     model_info,
+    not_as_requested,
     phase_row,
     relative_error,
 )
@@ -124,17 +127,19 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
     release_free_memory()  # what building the model freed: not what the runs should reuse
     default = default_implementation(loaded)
     impls = list(spec.implementations) or [default]
-    reference = "eager" if "eager" in impls else impls[0]
     record = ModelRecord(environment=collect_environment(loaded.device), spec=spec,
                          model=model_info(loaded, default if loaded.is_transformers else None),
                          settings=settings, attention=attention_rows(located))
-    with _trace_dir(settings.trace_dir) as folder:
-        ref_out = _output(loaded, reference) if len(impls) > 1 else None
-        for impl in impls:
-            _run_implementation(loaded, located, spec, settings, impl, folder, record,
-                                (reference, ref_out), progress, on_record)
-        with contextlib.suppress(Refused):
-            switch_implementation(loaded, default)
+    restore = snapshot(loaded)
+    try:
+        with _trace_dir(settings.trace_dir) as folder:
+            reference, ref_out = _reference(loaded, located, impls)
+            for impl in impls:
+                _run_implementation(loaded, located, spec, settings, impl, folder, record,
+                                    (reference, ref_out), progress, on_record)
+    finally:
+        restore()
+    drop_lost_reference(record.runs, reference)
     record.deltas = layer_deltas(record.runs, reference)
     record.status = "complete"
     if on_record is not None:
@@ -177,12 +182,26 @@ def _trace_dir(folder: str | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def _output(loaded: LoadedModel, impl: str) -> torch.Tensor | None:
+def _reference(loaded: LoadedModel, located: Located,
+               impls: list[str]) -> tuple[str, torch.Tensor | None]:
+    """The implementation the others are compared with — eager when it is run, else the
+    first — and its output; the next one that runs when it is refused."""
+    order = sorted(impls, key=lambda i: i != "eager")
+    if len(impls) < 2:
+        return order[0], None
+    for impl in order:
+        out = _output(loaded, located, impl)
+        if out is not None:
+            return impl, out
+    return order[0], None
+
+
+def _output(loaded: LoadedModel, located: Located, impl: str) -> torch.Tensor | None:
     """The reference output (prefill inputs) under ``impl``; ``None`` if it cannot run."""
     import torch
 
     try:
-        switch_implementation(loaded, impl)
+        switch_implementation(loaded, impl, located)
         with torch.no_grad():
             out = with_pin(impl, lambda: loaded.model(*loaded.args, **loaded.kwargs))()
     except Exception:  # its own row will say why
@@ -196,13 +215,13 @@ def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
                         record: ModelRecord, reference: tuple[str, torch.Tensor | None],
                         progress: ModelProgress | None, on_record: OnRecord | None) -> None:
     try:
-        switch_implementation(loaded, impl)
+        switch_implementation(loaded, impl, located)
         refused = None
     except Refused as exc:
         refused = str(exc)
     error = None
     if refused is None and reference[1] is not None and impl != reference[0]:
-        out = _output(loaded, impl)
+        out = _output(loaded, located, impl)
         error = relative_error(out, reference[1]) if out is not None else None
     for phase in spec.phases:
         name = f"{impl}/{phase}"
@@ -252,6 +271,10 @@ def _run_phase(loaded: LoadedModel, located: Located, spec: ModelSpec,
         return failed_run(impl, phase, exc, seen)
     m.error, m.reference = accuracy
     m.warnings = seen
+    if (why := not_as_requested(impl, m.attribution)) is not None:
+        return PhaseRun(implementation=impl, phase=phase, status="unsupported", reason=why,
+                        attribution=m.attribution, trace=m.trace, warnings=seen,
+                        notes=m.notes)
     return phase_row(impl, phase, m, loaded.dtype)
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from attnprof.analysis.attribution.implementation import layer_list
 from attnprof.formatting import one_line
 from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.measure.memory import MemoryProfile
 from attnprof.measure.stats import summarize
+from attnprof.models.implementations import dispatch_family
 from attnprof.models.loaded import LoadedModel
 from attnprof.models.locate import Located
 from attnprof.record.model import (
@@ -30,8 +32,9 @@ from attnprof.spec.workload import DTYPE_BYTES
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["PhaseMeasurements", "attention_rows", "failed_run", "kv_cache_report",
-           "layer_deltas", "model_info", "phase_row", "relative_error"]
+__all__ = ["PhaseMeasurements", "attention_rows", "drop_lost_reference", "failed_run",
+           "kv_cache_report", "layer_deltas", "model_info", "not_as_requested", "phase_row",
+           "relative_error"]
 
 
 @dataclass
@@ -170,3 +173,38 @@ def layer_deltas(runs: list[PhaseRun], reference: str) -> list[LayerDelta]:
                                       ratio=mine / theirs if theirs > 0 else None))
     return out
 
+
+def not_as_requested(implementation: str, attribution: ModelAttribution | None) -> str | None:
+    """Why a run did not run what it names — layers whose attention core dispatched to
+    another implementation than ``implementation`` (eager asked, SDPA ran; an SDPA backend
+    pinned on attention that calls no SDPA) — else ``None``.
+
+    A backend SDPA chose for itself (``sdpa`` asked, its math backend ran) is still SDPA:
+    that is the ``attention-fallback`` finding, not a wrong row."""
+    wanted = dispatch_family(implementation)
+    if wanted is None or attribution is None:
+        return None
+    wrong: dict[str, list[str]] = {}
+    for layer in attribution.layers:
+        ran = layer.actual
+        if ran is not None and ran.split(" ", 1)[0] != wanted:
+            wrong.setdefault(ran, []).append(layer.name)
+    if not wrong:
+        return None
+    said = "; ".join(f"{ran} ran in {len(names)} layer(s) ({layer_list(names, keep=3)})"
+                     for ran, names in wrong.items())
+    return (f"{implementation} was asked for but the trace shows {said}: not measured as "
+            f"{implementation}")
+
+
+def drop_lost_reference(runs: list[PhaseRun], reference: str) -> None:
+    """Take back the accuracy of every row measured against ``reference`` when a run of
+    ``reference`` turned out not to run it (its output was not the reference's)."""
+    if not any(r.implementation == reference and r.status == "unsupported"
+               and r.attribution is not None for r in runs):
+        return
+    for r in runs:
+        if r.reference == reference:
+            r.max_abs_diff = r.tolerance = r.within_tolerance = r.reference = None
+            r.notes.append(f"no accuracy: the reference {reference} did not run as "
+                           f"{reference}")
