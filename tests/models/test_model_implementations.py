@@ -57,3 +57,26 @@ def test_a_pinned_backend_on_attention_that_calls_no_sdpa_is_unsupported(
     assert run.reason.startswith("sdpa-math was asked for but the trace shows eager "
                                  "(hand-written) ran in 2 layer(s) (0, 1)")
     assert run.latency_ms is None and run.attribution is not None  # the evidence stays
+
+
+def test_a_backend_refusal_is_unsupported_in_model_as_in_compare() -> None:
+    """One classification of refusals: sdpa-efficient on a CPU is refused by PyTorch ("No
+    viable backend"), the same row status and reason in both commands (issue 16, item 6)."""
+    from model_helpers import TINY
+
+    from attnprof.run.compare import compare
+    from attnprof.spec.settings import Settings, TimingPlan
+
+    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=2, max_samples=2,
+                      min_warmup_calls=1, rounds=1)
+    compared = compare(variants=["sdpa-efficient", "sdpa-cudnn"], batch=1, heads=2,
+                       kv_heads=2, seq=16, head_dim=8, device="cpu",
+                       settings=Settings(plan=plan, measure_ceilings=False))
+    modelled = profile_model(spec=ModelSpec(source="llama", **TINY,
+                                            implementations=("sdpa-efficient", "sdpa-cudnn")),
+                             settings=FAST)
+    for name in ("sdpa-efficient", "sdpa-cudnn"):
+        row, run = compared.result(name), modelled.run(name, "prefill")
+        assert row.status == run.status == "unsupported", (name, run.reason)
+        assert run.reason == row.reason
+        assert run.reason.startswith("PyTorch refused without a reason on cpu: ")

@@ -268,7 +268,7 @@ def _run_phase(loaded: LoadedModel, located: Located, spec: ModelSpec,
         return PhaseRun(implementation=impl, phase=phase, status="unsupported",
                         reason=str(exc), warnings=seen)
     except BaseException as exc:  # isolation: a failing run is a row, the others run
-        return failed_run(impl, phase, exc, seen)
+        return failed_run(impl, phase, exc, seen, loaded.device.split(":")[0])
     m.error, m.reference = accuracy
     m.warnings = seen
     if (why := not_as_requested(impl, m.attribution)) is not None:

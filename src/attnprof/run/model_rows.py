@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from attnprof.analysis.attribution.implementation import layer_list
 from attnprof.formatting import one_line
-from attnprof.knowledge.sdpa_backends import sdpa_backend
+from attnprof.knowledge.sdpa_backends import refusal_of, sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.measure.memory import MemoryProfile
 from attnprof.measure.stats import summarize
@@ -27,6 +27,7 @@ from attnprof.record.model import (
 )
 from attnprof.record.model_attribution import ModelAttribution
 from attnprof.run.rows import is_oom, latency
+from attnprof.spec.model_spec import SDPA_PINS
 from attnprof.spec.workload import DTYPE_BYTES
 
 if TYPE_CHECKING:
@@ -135,15 +136,18 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
         notes=m.notes)
 
 
-def failed_run(implementation: str, phase: str, exc: BaseException,
-               warnings: list[str]) -> PhaseRun:
-    """The row of a phase that raised: ``oom`` or ``error`` with the message."""
-    status = "oom" if is_oom(exc) else "error"
-    if isinstance(exc, NotImplementedError):
-        status = "unsupported"
-    return PhaseRun(implementation=implementation, phase=phase, status=status,  # type: ignore[arg-type]
-                    reason=f"{type(exc).__name__}: {one_line(str(exc))}",
-                    warnings=warnings)
+def failed_run(implementation: str, phase: str, exc: BaseException, warnings: list[str],
+               device_type: str) -> PhaseRun:
+    """The row of a phase that raised: ``unsupported`` for a refusal, classified as every
+    command classifies it (:func:`attnprof.knowledge.sdpa_backends.refusal_of`), else
+    ``oom`` or ``error`` with the message."""
+    refusal = refusal_of(exc, warnings, SDPA_PINS.get(implementation), device_type)
+    if refusal is not None:
+        return PhaseRun(implementation=implementation, phase=phase, status="unsupported",
+                        reason=refusal, warnings=warnings)
+    return PhaseRun(implementation=implementation, phase=phase,
+                    status="oom" if is_oom(exc) else "error",
+                    reason=f"{type(exc).__name__}: {one_line(str(exc))}", warnings=warnings)
 
 
 def layer_deltas(runs: list[PhaseRun], reference: str) -> list[LayerDelta]:
