@@ -87,7 +87,10 @@ def test_a_factory_returning_keyword_inputs_and_mha(factories: Path, tmp_path: P
     ("llama", ["--batch", "0"], "--batch must be a positive integer"),
     ("llama", ["--hidden", "65536", "--heads", "512", "--layers", "64"],
      "reduce --layers, --hidden, --vocab, --seq, --cache-len or --batch"),
-    ("gpt2", ["--seq", "2000000"], "GiB"),
+    ("llama", ["--seq", "100000", "--batch", "64"], "GiB"),
+    ("gpt2", ["--seq", "5000"], "--seq 5000 exceeds the model's 1024 positions"),
+    ("gpt2", ["--layers", "1000000000"], "reduce --layers"),
+    ("gpt2", ["--hidden", str(2**40), "--heads", "16"], "reduce --layers, --hidden"),
 ])
 def test_mistakes_are_one_line_exit_2_and_no_file(
         spec: str | None, extra: list[str], needle: str, factories: Path, tmp_path: Path,

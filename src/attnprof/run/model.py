@@ -160,7 +160,7 @@ def _given(model: Any, inputs: Any) -> LoadedModel:
     sizes: dict[str, int | None] = {}
     if hasattr(model, "config"):
         from attnprof.models.hf import family_of
-        from attnprof.models.sources import config_sizes
+        from attnprof.models.sizes import config_sizes
 
         family, sizes = family_of(model.config), config_sizes(model.config)
     tensor = next((a for a in [*args, *kwargs.values()] if isinstance(a, torch.Tensor)), None)
