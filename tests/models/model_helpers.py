@@ -88,6 +88,27 @@ def make_kwargs():
         "value": torch.randn(2, 8, 32), "need_weights": False}
 
 
+class PixelAttention(nn.Module):
+    """Attention over an image's pixels: takes [batch, channels, height, width]."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.qkv = nn.Linear(channels, 3 * channels)
+        self.proj = nn.Linear(channels, channels)
+
+    def forward(self, image):
+        b, c, h, w = image.shape
+        x = image.flatten(2).transpose(1, 2)
+        q, k, v = self.qkv(x).unsqueeze(1).chunk(3, dim=-1)
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v).squeeze(1)
+        return self.proj(out).transpose(1, 2).reshape(b, c, h, w)
+
+
+def make_image():
+    torch.manual_seed(0)
+    return nn.Sequential(PixelAttention(2), PixelAttention(2)), torch.randn(1, 2, 8, 8)
+
+
 def raises():
     raise RuntimeError("weights file is corrupt")
 

@@ -112,3 +112,25 @@ def test_without_transformers_a_builtin_says_what_to_install(tmp_path: Path) -> 
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 2
     assert "pip install 'attnprof[hf]'" in done.stderr and done.stdout == ""
+
+
+def test_a_4d_factory_input_is_shown_as_its_shape_without_tokens_per_second(
+        factories: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "image.json"
+    assert main(["model", f"{factories}:make_image", "--min-time", "0.01", "--rounds", "1",
+                 "--trace-steps", "1", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "input 1 × 2 × 8 × 8" in text and "batch × seq" not in text
+    record = ModelRecord.load(out)
+    assert record.model.input_shape == [1, 2, 8, 8] and record.model.seq is None
+    (run,) = record.runs
+    assert run.status == "ok" and run.tokens_per_s is None and run.tokens_per_step is None
+
+
+def test_bert_attention_modules_are_listed_once_for_all_layers(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model", "bert", *TINY_FLAGS]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("attention:")]
+    assert len(lines) == 1
+    assert lines[0].startswith("attention: BertAttention ×2 (encoder.layer.0.attention … "
+                               "encoder.layer.1.attention)")

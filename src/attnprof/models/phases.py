@@ -32,6 +32,9 @@ class PhaseStep:
     #: Decode: one step without cropping the cache (for measuring its growth).
     grow: Callable[[], object] | None = None
     crop: Callable[[], None] | None = None
+    #: Whether a call frees what earlier calls allocated (decode replaces the cache's
+    #: tensors as they grow): memory is then measured on a call after a settling one.
+    settles: bool = False
 
 
 def unsupported_phase(loaded: LoadedModel, phase: str) -> str | None:
@@ -112,12 +115,14 @@ def _decode_step(loaded: LoadedModel, cache_len: int) -> PhaseStep:
         crop()
         return out
 
-    return PhaseStep(call=step, tokens=int(token.shape[0]), cache=cache, grow=grow, crop=crop)
+    return PhaseStep(call=step, tokens=int(token.shape[0]), cache=cache, grow=grow, crop=crop,
+                     settles=True)
 
 
-def cache_bytes(cache: Any) -> int:
-    """Bytes held by a transformers cache's key and value tensors (self-attention only:
-    an encoder-decoder's cross-attention cache does not grow with new tokens)."""
+def cache_bytes(cache: Any, kind: str = "self") -> int:
+    """Bytes held by a transformers cache's key and value tensors: the self-attention
+    cache's (``kind="self"``), or an encoder-decoder's cross-attention cache's
+    (``kind="cross"``: the encoder output's keys and values, 0 for a decoder-only cache)."""
     import torch
 
     seen: set[int] = set()
@@ -133,11 +138,12 @@ def cache_bytes(cache: Any) -> int:
         if isinstance(obj, (list, tuple)):
             return sum(walk(o, depth + 1) for o in obj)
         total = 0
-        if hasattr(obj, "self_attention_cache"):
-            return walk(obj.self_attention_cache, depth + 1)
         for name in ("layers", "keys", "values", "key_cache", "value_cache"):
             if hasattr(obj, name):
                 total += walk(getattr(obj, name), depth + 1)
         return total
 
-    return walk(cache, 0)
+    if hasattr(cache, "self_attention_cache"):
+        part = cache.self_attention_cache if kind == "self" else cache.cross_attention_cache
+        return walk(part, 1)
+    return walk(cache, 0) if kind == "self" else 0

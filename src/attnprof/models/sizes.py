@@ -80,7 +80,8 @@ def _first(config: Any, *names: str) -> int | None:
 
 def config_sizes(config: Any) -> dict[str, int | None]:
     """Layers, hidden, heads, kv_heads, head_dim as a transformers config states them, and
-    decoder_layers (encoder-decoders), intermediate and vocab for what depends on them."""
+    what depends on the rest: an encoder-decoder's decoder_layers and decoder_heads (when
+    they differ from the encoder's), intermediate and vocab."""
     heads = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads",
                    "encoder_attention_heads")
     hidden = _first(config, "hidden_size", "n_embd", "d_model", "dim")
@@ -89,10 +90,11 @@ def config_sizes(config: Any) -> dict[str, int | None]:
                                                        else None)
     layers = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers",
                     "encoder_layers")
-    decoder = (_first(config, "num_decoder_layers", "decoder_layers")
-               if _get(config, "is_encoder_decoder") else None)
+    two_stacks = bool(_get(config, "is_encoder_decoder"))
+    decoder = _first(config, "num_decoder_layers", "decoder_layers") if two_stacks else None
+    decoder_heads = _first(config, "decoder_attention_heads") if two_stacks else None
     return {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads,
-            "head_dim": head_dim, "decoder_layers": decoder,
+            "head_dim": head_dim, "decoder_layers": decoder, "decoder_heads": decoder_heads,
             "intermediate": _first(config, "intermediate_size", "n_inner", "d_ff", "ffn_dim",
                                    "encoder_ffn_dim", "hidden_dim"),
             "vocab": _first(config, "vocab_size")}

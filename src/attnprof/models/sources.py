@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.models.fits import check_fits
-from attnprof.models.loaded import LoadedModel, as_call_inputs
+from attnprof.models.loaded import LoadedModel, as_call_inputs, input_sizes
 from attnprof.models.sizes import config_sizes
 from attnprof.spec.model_spec import ModelSpec
 
@@ -116,7 +116,7 @@ def _from_factory(spec: ModelSpec) -> LoadedModel:
                          "(model, inputs) instead") from None
     except BaseException as exc:  # the user's code: its failure, in one line
         raise UsageError(f"model factory {source!r} raised {type(exc).__name__}: "
-                         f"{one_line(str(exc))[:300]}") from None
+                         f"{one_line(str(exc), 300)}") from None
     if not isinstance(made, (tuple, list)) or len(made) != 2:
         raise UsageError(f"model factory {source!r} returned {type(made).__name__}; return "
                          "a pair (model, inputs) with model an nn.Module")
@@ -127,12 +127,9 @@ def _from_factory(spec: ModelSpec) -> LoadedModel:
     args, kwargs = as_call_inputs(inputs, source)
     dtype = next((p.dtype for p in model.parameters()), torch.float32)
     device = next((str(p.device) for p in model.parameters()), "cpu")
-    sizes: dict[str, int | None] = {}
-    if hasattr(model, "config"):
-        sizes = config_sizes(model.config)
-    tensor = next((a for a in [*args, *kwargs.values()] if isinstance(a, torch.Tensor)), None)
-    if tensor is not None and tensor.dim() >= 2:
-        sizes.update(batch=int(tensor.shape[0]), seq=int(tensor.shape[1]))
+    sizes = config_sizes(model.config) if hasattr(model, "config") else {}
+    read, shape = input_sizes(args, kwargs)
     return LoadedModel(model=model, args=args, kwargs=kwargs, source=source,
-                       family="module", weights="factory", sizes=sizes,
-                       dtype=str(dtype).removeprefix("torch."), device=device)
+                       family="module", weights="factory", sizes={**sizes, **read},
+                       dtype=str(dtype).removeprefix("torch."), device=device,
+                       input_shape=shape)

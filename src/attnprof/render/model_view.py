@@ -54,18 +54,33 @@ def _summary(record: ModelRecord, console: Console) -> None:
     text = Text(f"attnprof model — {m.source}", style="bold")
     text.append(f"\n{m.architecture} ({m.family}), {m.parameters / 1e6:.1f}M parameters, "
                 f"{m.weights} weights" + (f"; {sizes}" if sizes else ""))
-    shape = " × ".join(str(v) for v in (m.batch, m.seq) if v is not None)
-    text.append(f"\n{m.dtype} on {env.device_name} ({env.threads} threads)"
-                + (f", batch × seq {shape}" if shape else "")
+    if m.input_shape:
+        shape = f", input {' × '.join(map(str, m.input_shape))}"
+    elif m.batch is not None and m.seq is not None:
+        shape = f", batch × seq {m.batch} × {m.seq}"
+    else:
+        shape = f", batch {m.batch}" if m.batch is not None else ""
+    positions = ("" if m.positions is None else f"; positions: up to {m.max_positions:,} "
+                 f"({m.positions})" if m.max_positions is not None
+                 else f"; positions: {m.positions}")
+    text.append(f"\n{m.dtype} on {env.device_name} ({env.threads} threads){shape}"
                 + (f"; built with attn_implementation {m.default_implementation}"
-                   if m.default_implementation else ""), style="dim")
+                   if m.default_implementation else "") + positions, style="dim")
     console.print(text)
+    # One line per kind of module, whatever layer it sits in: the reason names a path
+    # inside the module (BERT's ``...attention.self``), told apart only by the layer index.
     groups: dict[tuple[str, str], list[str]] = {}
     for a in record.attention:
-        groups.setdefault((a.cls, a.recognised_by), []).append(a.path)
+        how = a.recognised_by.replace(a.path, _numbered(a.path)) if a.path else a.recognised_by
+        groups.setdefault((a.cls, how), []).append(a.path)
     for (cls, how), paths in groups.items():
         where = paths[0] if len(paths) == 1 else f"{paths[0]} … {paths[-1]}"
         console.print(Text(f"attention: {cls} ×{len(paths)} ({where}) — {how}"))
+
+
+def _numbered(path: str) -> str:
+    """``encoder.layer.3.attention`` -> ``encoder.layer.N.attention``."""
+    return ".".join("N" if part.isdigit() else part for part in path.split("."))
 
 
 def _runs(record: ModelRecord, console: Console) -> None:
@@ -138,22 +153,38 @@ def _kv_cache(record: ModelRecord, console: Console) -> None:
     runs = [r for r in record.runs if r.kv_cache is not None]
     if not runs:
         return
-    table = Table(title="KV cache in decode (per token, per sequence)", title_justify="left")
-    for name in ("attention", "computed", "per layer", "measured growth", "cache held",
+    table = Table(title="KV cache in decode (per sequence)", title_justify="left")
+    for name in ("attention", "kind", "tokens", "computed / token", "per layer",
+                 "measured growth / token", "held: computed", "held: measured",
                  "ms / token", "peak mem / step"):
-        table.add_column(name, justify="left" if name == "attention" else "right")
+        table.add_column(name, justify="left" if name in ("attention", "kind") else "right")
     for r in runs:
         kv = r.kv_cache
         assert kv is not None
-        table.add_row(Text(r.implementation), format_bytes(kv.computed_bytes_per_token),
+        computed = (kv.computed_bytes_per_token * kv.cache_len
+                    if kv.computed_bytes_per_token is not None else None)
+        table.add_row(Text(r.implementation), "self", str(kv.cache_len),
+                      format_bytes(kv.computed_bytes_per_token),
                       format_bytes(kv.computed_bytes_per_token_per_layer),
-                      format_bytes(kv.measured_bytes_per_token),
+                      format_bytes(kv.measured_bytes_per_token), format_bytes(computed),
                       format_bytes(kv.measured_cache_bytes),
                       _ms(r.latency_ms.median if r.latency_ms else None),
                       format_bytes(r.peak_memory_bytes))
+        if (x := kv.cross) is not None:
+            table.add_row(Text(r.implementation), "cross", str(x.encoder_len),
+                          format_bytes(x.computed_bytes_per_token),
+                          format_bytes(x.computed_bytes_per_token_per_layer),
+                          format_bytes(x.measured_bytes_per_token),
+                          format_bytes(x.computed_bytes), format_bytes(x.measured_bytes),
+                          "", "")
     console.print(table)
     kv0 = runs[0].kv_cache
     assert kv0 is not None
-    console.print(Text(f"  computed: {kv0.formula}; measured: growth of the cache's "
-                       f"key/value tensors over {kv0.new_tokens} new tokens after "
-                       f"{kv0.cache_len} cached", style="dim"))
+    said = (f"  self: {kv0.formula} per token, grown by {kv0.new_tokens} new tokens after "
+            f"{kv0.cache_len} cached")
+    if kv0.cross is not None:
+        said += (f"; cross: the encoder output's keys and values, {kv0.cross.formula}, made "
+                 "once per sequence and read by every step (it does not grow)")
+        if kv0.measured_total_bytes is not None:
+            said += f"; both held: {format_bytes(kv0.measured_total_bytes)}"
+    console.print(Text(said, style="dim"))

@@ -40,7 +40,7 @@ from attnprof.models.implementations import (
     with_pin,
 )
 from attnprof.models.instrument import labelled
-from attnprof.models.loaded import LoadedModel, as_call_inputs, first_tensor
+from attnprof.models.loaded import LoadedModel, as_call_inputs, first_tensor, input_sizes
 from attnprof.models.locate import Located, locate
 from attnprof.models.phases import build_step, cache_bytes, unsupported_phase
 from attnprof.record.model import ModelRecord, ModelSettings, PhaseRun
@@ -163,13 +163,12 @@ def _given(model: Any, inputs: Any) -> LoadedModel:
         from attnprof.models.sizes import config_sizes
 
         family, sizes = family_of(model.config), config_sizes(model.config)
-    tensor = next((a for a in [*args, *kwargs.values()] if isinstance(a, torch.Tensor)), None)
-    if tensor is not None and tensor.dim() >= 2:
-        sizes.update(batch=int(tensor.shape[0]), seq=int(tensor.shape[1]))
+    read, shape = input_sizes(args, kwargs)
     model.eval()
     return LoadedModel(model=model, args=args, kwargs=kwargs, source=type(model).__name__,
-                       family=family, weights="factory", sizes=sizes,  # type: ignore[arg-type]
-                       dtype=dtype, device=device)
+                       family=family, weights="factory",  # type: ignore[arg-type]
+                       sizes={**sizes, **read}, dtype=dtype, device=device,
+                       input_shape=shape)
 
 
 @contextlib.contextmanager
@@ -304,19 +303,20 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
         m.labelled_ms.extend(samples)
         call()
     say("memory")
-    m.memory = profile_step(call, device)
+    m.memory = profile_step(call, device, settle=step.settles)
     if phase == "decode" and step.grow is not None and step.crop is not None:
-        before = cache_bytes(step.cache)
+        kinds = ("self", "cross") if loaded.family == "encoder-decoder" else ("self",)
+        before = {kind: cache_bytes(step.cache, kind) for kind in kinds}
         grow = with_pin(impl, step.grow)
         for _ in range(spec.new_tokens):
             grow()
-        after = cache_bytes(step.cache)
+        held = {kind: (before[kind], cache_bytes(step.cache, kind)) for kind in kinds}
         step.crop()
-        m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, before, after)
+        m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, held)
     path = folder / trace_file_name(f"model-{impl}-{phase}")
     m.attribution, retaken = _trace(call, located, settings, path, say,
                                     {"model": loaded.source, "implementation": impl,
-                                     "phase": phase}, device)
+                                     "phase": phase}, device, settle=step.settles)
     m.notes.extend(retaken)
     if settings.trace_dir is not None:
         m.trace = str(path)
@@ -325,7 +325,7 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
 
 def _trace(call: Callable[[], object], located: Located, settings: ModelSettings, path: Path,
            say: Callable[[str], None], metadata: dict[str, Any],
-           device: str) -> tuple[Any, list[str]]:
+           device: str, *, settle: bool = False) -> tuple[Any, list[str]]:
     """Capture and attribute the labelled trace; retaken while it was noisy, keeping the
     quietest capture at ``path``. Returns its attribution and a note per retake.
 
@@ -336,7 +336,8 @@ def _trace(call: Callable[[], object], located: Located, settings: ModelSettings
     onto fresh pages, faults an untraced step never pays; before a retake the heap is
     grown by twice what the last capture faulted, so the next session finds the room
     already in place. A capture still noisy after :data:`_TRACE_TRIES` is kept, and its
-    attribution carries the finding that says why.
+    attribution carries the finding that says why. ``settle``: the step settles before it
+    is traced (:attr:`~attnprof.models.phases.PhaseStep.settles`).
     """
     region = f"model/{metadata['implementation']}/{metadata['phase']}"
     best: tuple[tuple[bool, float, float], Any] | None = None
@@ -348,7 +349,7 @@ def _trace(call: Callable[[], object], located: Located, settings: ModelSettings
         with labelled(located):
             capture_trace(call, region, device, candidate,
                           CaptureSpec(steps=settings.trace_steps, wait=0, warmup=1),
-                          metadata=metadata, untraced_faults=True)
+                          metadata=metadata, untraced_faults=True, settle=settle)
         say("analysing the trace")
         attribution = _attribute(candidate)
         wait = attribution.cpu_wait if attribution is not None else None

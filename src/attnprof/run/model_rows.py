@@ -15,11 +15,13 @@ from attnprof.knowledge.sdpa_backends import refusal_of, sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.measure.memory import MemoryProfile
 from attnprof.measure.stats import summarize
+from attnprof.models.fits import position_limit
 from attnprof.models.implementations import dispatch_family
 from attnprof.models.loaded import LoadedModel
 from attnprof.models.locate import Located
 from attnprof.record.model import (
     AttentionModule,
+    CrossCacheReport,
     KvCacheReport,
     LayerDelta,
     ModelInfo,
@@ -58,6 +60,8 @@ class PhaseMeasurements:
 def model_info(loaded: LoadedModel, default_impl: str | None) -> ModelInfo:
     """What the model is, from its config or its parameters."""
     s = loaded.sizes
+    config = getattr(loaded.model, "config", None)
+    limit, positions = position_limit(config) if config is not None else (None, None)
     return ModelInfo(source=loaded.source, architecture=type(loaded.model).__name__,
                      family=loaded.family,
                      parameters=sum(p.numel() for p in loaded.model.parameters()),
@@ -65,7 +69,9 @@ def model_info(loaded: LoadedModel, default_impl: str | None) -> ModelInfo:
                      dtype=loaded.dtype, device=loaded.device, batch=s.get("batch"),
                      seq=s.get("seq"), layers=s.get("layers"), hidden=s.get("hidden"),
                      heads=s.get("heads"), kv_heads=s.get("kv_heads"),
-                     head_dim=s.get("head_dim"), default_implementation=default_impl)
+                     head_dim=s.get("head_dim"), default_implementation=default_impl,
+                     input_shape=loaded.input_shape, max_positions=limit,
+                     positions=positions if config is not None else None)
 
 
 def attention_rows(located: Located) -> list[AttentionModule]:
@@ -77,25 +83,45 @@ def attention_rows(located: Located) -> list[AttentionModule]:
 
 
 def kv_cache_report(loaded: LoadedModel, cache_len: int, new_tokens: int,
-                    before: int | None, after: int | None) -> KvCacheReport:
+                    measured: dict[str, tuple[int, int]]) -> KvCacheReport:
     """Bytes per token from the config (layers × 2 × kv_heads × head_dim × dtype bytes)
-    beside the growth the cache object showed over ``new_tokens`` tokens."""
+    beside what the cache object held and its growth over ``new_tokens`` tokens;
+    ``measured`` maps ``self`` (and ``cross``, in an encoder-decoder) to the bytes held
+    before and after the growth."""
     s = loaded.sizes
-    layers, kv, hd = s.get("layers"), s.get("kv_heads"), s.get("head_dim")
-    elem = DTYPE_BYTES.get(loaded.dtype)
+    batch = s.get("batch") or 1
+    # An encoder-decoder caches in its decoder layers, with the decoder's heads.
+    layers = s.get("decoder_layers") or s.get("layers")
+    kv = s.get("decoder_heads") or s.get("kv_heads")
+    hd, elem = s.get("head_dim"), DTYPE_BYTES.get(loaded.dtype)
     per_layer = 2 * kv * hd * elem if kv and hd and elem else None
     computed = layers * per_layer if layers and per_layer else None
-    batch = s.get("batch") or 1
-    measured = None
-    if before is not None and after is not None and new_tokens > 0:
-        measured = (after - before) / (new_tokens * batch)
     formula = (f"{layers} layers × 2 (K,V) × {kv} kv_heads × {hd} head_dim × {elem} bytes"
                if computed else "unknown: the config does not give kv_heads and head_dim")
+
+    def held(kind: str) -> tuple[int | None, float | None]:
+        if kind not in measured:
+            return None, None
+        before, after = measured[kind]
+        growth = (after - before) / (new_tokens * batch) if new_tokens > 0 else None
+        return before // batch, growth
+
+    self_held, self_growth = held("self")
+    cross = None
+    if loaded.family == "encoder-decoder":
+        encoder_len = int(s.get("seq") or 0)
+        cross_held, cross_growth = held("cross")
+        cross = CrossCacheReport(
+            encoder_len=encoder_len, computed_bytes_per_token=computed,
+            computed_bytes_per_token_per_layer=per_layer,
+            formula=f"{formula} × {encoder_len} encoder tokens" if computed else formula,
+            computed_bytes=computed * encoder_len if computed else None,
+            measured_bytes=cross_held, measured_bytes_per_token=cross_growth)
     return KvCacheReport(cache_len=cache_len, new_tokens=new_tokens,
                          computed_bytes_per_token=computed,
                          computed_bytes_per_token_per_layer=per_layer, formula=formula,
-                         measured_bytes_per_token=measured,
-                         measured_cache_bytes=(before // batch) if before is not None else None)
+                         measured_bytes_per_token=self_growth,
+                         measured_cache_bytes=self_held, cross=cross)
 
 
 def relative_error(out: torch.Tensor, reference: torch.Tensor) -> float:
@@ -120,7 +146,7 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
     return PhaseRun(
         implementation=implementation, phase=phase, status="ok",
         latency_ms=latency(stats, m.bare_ms),
-        tokens_per_step=m.tokens,
+        tokens_per_step=m.tokens or None,
         tokens_per_s=m.tokens / (stats.median / 1e3) if stats.median > 0 and m.tokens
         else None,
         instrumented_ms=labelled, instrumentation_overhead=overhead,
