@@ -21,7 +21,7 @@ from attnprof.record.model_attribution import ModelAttribution
 from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import CpuAllocator, TimingPlan
 
-__all__ = ["AttentionModule", "CrossCacheReport", "KvCacheReport", "LayerDelta", "ModelInfo", "ModelRecord",
+__all__ = ["AttentionCall", "AttentionModule", "CrossCacheReport", "KvCacheReport", "LayerDelta", "ModelInfo", "ModelRecord",
            "ModelSettings", "PhaseRun"]
 
 ModelFamily = Literal["decoder", "encoder", "encoder-decoder", "module"]
@@ -91,9 +91,10 @@ class KvCacheReport(msgspec.Struct, kw_only=True):
 
     cache_len: int
     new_tokens: int
-    #: layers × 2 × kv_heads × head_dim × dtype bytes (per token, per sequence), of the
-    #: self-attention cache (an encoder-decoder's decoder layers).
-    computed_bytes_per_token: int | None
+    #: What one more token adds to the self-attention cache (an encoder-decoder's
+    #: decoder layers), per sequence: layers × 2 × kv_heads × head_dim × dtype bytes, less
+    #: the sliding-window layers already full (averaged over ``new_tokens`` tokens).
+    computed_bytes_per_token: float | None
     computed_bytes_per_token_per_layer: int | None
     formula: str
     #: Growth of the cache's key/value tensors over ``new_tokens`` tokens, per token.
@@ -101,6 +102,12 @@ class KvCacheReport(msgspec.Struct, kw_only=True):
     #: Bytes the self-attention cache held after the prompt (``cache_len`` tokens).
     measured_cache_bytes: int | None
     cross: CrossCacheReport | None = None
+    #: What the config says the self-attention cache holds after the prompt: a
+    #: sliding-window layer keeps at most window − 1 tokens.
+    computed_cache_bytes: int | None = None
+    #: Layers whose cache a sliding window bounds, and the window.
+    window_layers: int = 0
+    window: int | None = None
 
     @property
     def measured_total_bytes(self) -> int | None:
@@ -110,6 +117,35 @@ class KvCacheReport(msgspec.Struct, kw_only=True):
             return None
         cross = self.cross.measured_bytes if self.cross is not None else 0
         return self.measured_cache_bytes + (cross or 0)
+
+
+class AttentionCall(msgspec.Struct, kw_only=True):
+    """One attention module's call in a step, read from the call itself: its lengths, the
+    sliding window its config gives it, what its mask admitted, and its core FLOPs."""
+
+    module: str
+    layer: str | None
+    q_len: int
+    #: Keys of the sequence (a decode step's cache and its token; the encoder's for cross).
+    k_len: int
+    cross: bool
+    causal: bool
+    window: int | None = None
+    #: (query, key) pairs the mask admitted (batch element 0, head 0) and the most keys
+    #: one query admitted; ``None`` when the call was passed no mask to read.
+    admitted_pairs: int | None = None
+    widest: int | None = None
+    #: Pairs counted exactly without and with the window, and the share the window
+    #: removed (``None``: no window).
+    full_pairs: int
+    window_pairs: int
+    window_saves: float | None = None
+    #: True: the mask admitted at most ``window`` keys per query; False: more (the
+    #: window declared was not applied); None: no window, or no mask to read.
+    window_applied: bool | None = None
+    #: Core FLOPs of the call per step under :data:`attnprof.spec.costs.FLOPS_CONVENTION`
+    #: (a window counts the pairs it admits); ``None`` when the heads are not known.
+    flops: float | None = None
 
 
 class PhaseRun(msgspec.Struct, kw_only=True):
@@ -143,6 +179,11 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     attribution: ModelAttribution | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
     notes: list[str] = msgspec.field(default_factory=list)
+    #: Every attention call of one step, in order (:class:`AttentionCall`), and their
+    #: core FLOPs per step summed, under ``flops_convention``.
+    calls: list[AttentionCall] = msgspec.field(default_factory=list)
+    core_flops: float | None = None
+    flops_convention: str | None = None
 
 
 class LayerDelta(msgspec.Struct, kw_only=True):

@@ -107,6 +107,55 @@ def _runs(record: ModelRecord, console: Console) -> None:
     console.print("[dim]ms / step: median, labels off; labels cost: the same step with "
                   "attnprof's labels on (profiler off); max diff: max |out − reference| / "
                   "max(1, max |reference|) on the same weights and inputs[/dim]")
+    _attention_calls(record, console)
+
+
+def _attention_calls(record: ModelRecord, console: Console) -> None:
+    """Per phase: the attention core's FLOPs per step, and each sliding window — where the
+    mask applied it and what it removed (from the first run of the phase that has calls)."""
+    first: dict[str, PhaseRun] = {}
+    for r in record.runs:
+        if r.calls and r.phase not in first:
+            first[r.phase] = r
+    if not first:
+        return
+    flops = ", ".join(f"{phase} {_flops(r.core_flops)}" for phase, r in first.items())
+    convention = next(iter(first.values())).flops_convention
+    console.print(Text(f"attention core FLOPs per step: {flops} ({convention})",
+                       style="dim"))
+    for phase, run in first.items():
+        groups: dict[tuple[object, ...], list[str]] = {}
+        for c in run.calls:
+            if c.window is not None:
+                key = (c.window, c.window_applied, c.window_pairs, c.full_pairs,
+                       c.window_saves, c.q_len, c.k_len)
+                groups.setdefault(key, []).append(c.layer or c.module)
+        for (window, applied, kept, full, saves, q, k), layers in groups.items():
+            where = (f"{len(layers)} of {len(run.calls)} attention calls "
+                     f"({layers[0]}{' … ' + layers[-1] if len(layers) > 1 else ''})")
+            pairs = f"{kept:,} of {full:,} (query, key) pairs at {q}×{k}"
+            if applied is False:
+                console.print(Text(f"sliding window {window} declared in {where} · {phase}: "
+                                   "NOT applied — the mask admitted more keys per query; "
+                                   f"FLOPs count {pairs}", style="yellow"))
+            elif not saves:
+                console.print(Text(f"sliding window {window} in {where} · {phase}: excludes "
+                                   f"nothing at these lengths ({pairs})", style="dim"))
+            else:
+                seen = "seen in the mask" if applied else "no mask to read; from the config"
+                console.print(Text(f"sliding window {window} applied in {where} · {phase} "
+                                   f"({seen}): each query sees at most {window} keys; "
+                                   f"{pairs}, {saves:.0%} fewer; FLOPs count only these",
+                                   style="dim"))
+
+
+def _flops(n: float | None) -> str:
+    if n is None:
+        return "—"
+    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} FLOP"
 
 
 
@@ -161,12 +210,11 @@ def _kv_cache(record: ModelRecord, console: Console) -> None:
     for r in runs:
         kv = r.kv_cache
         assert kv is not None
-        computed = (kv.computed_bytes_per_token * kv.cache_len
-                    if kv.computed_bytes_per_token is not None else None)
         table.add_row(Text(r.implementation), "self", str(kv.cache_len),
                       format_bytes(kv.computed_bytes_per_token),
                       format_bytes(kv.computed_bytes_per_token_per_layer),
-                      format_bytes(kv.measured_bytes_per_token), format_bytes(computed),
+                      format_bytes(kv.measured_bytes_per_token),
+                      format_bytes(kv.computed_cache_bytes),
                       format_bytes(kv.measured_cache_bytes),
                       _ms(r.latency_ms.median if r.latency_ms else None),
                       format_bytes(r.peak_memory_bytes))

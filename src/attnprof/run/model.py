@@ -42,11 +42,13 @@ from attnprof.models.implementations import (
 from attnprof.models.instrument import labelled
 from attnprof.models.loaded import LoadedModel, as_call_inputs, first_tensor, input_sizes
 from attnprof.models.locate import Located, locate
-from attnprof.models.phases import build_step, cache_bytes, unsupported_phase
+from attnprof.models.phases import build_step, unsupported_phase
+from attnprof.models.windows import probe_calls
 from attnprof.record.model import ModelRecord, ModelSettings, PhaseRun
 from attnprof.run.measurements import caught_messages
 from attnprof.run.model_rows import (
     PhaseMeasurements,
+    attention_calls,
     attention_rows,
     drop_lost_reference,
     failed_run,
@@ -288,6 +290,9 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
     m = PhaseMeasurements(tokens=step.tokens)
     say("warming up")
     bare = warm_up(call, device=device, plan=plan)
+    # Every attention call of a step, once: lengths, windows and what the masks admitted.
+    seen = probe_calls(call, located)
+    m.calls = attention_calls(seen, loaded, phase)
     with labelled(located):
         warm_up(call, device=device,
                 plan=msgspec.structs.replace(plan, min_warmup_calls=1, warmup_s=0.0))
@@ -304,15 +309,11 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
         call()
     say("memory")
     m.memory = profile_step(call, device, settle=step.settles)
-    if phase == "decode" and step.grow is not None and step.crop is not None:
-        kinds = ("self", "cross") if loaded.family == "encoder-decoder" else ("self",)
-        before = {kind: cache_bytes(step.cache, kind) for kind in kinds}
-        grow = with_pin(impl, step.grow)
-        for _ in range(spec.new_tokens):
-            grow()
-        held = {kind: (before[kind], cache_bytes(step.cache, kind)) for kind in kinds}
-        step.crop()
-        m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, held)
+    if step.growth is not None:
+        growth = step.growth
+        held = with_pin(impl, lambda: growth(spec.new_tokens))()
+        m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, held,
+                                     [c.window for c in seen if not c.cross])
     path = folder / trace_file_name(f"model-{impl}-{phase}")
     m.attribution, retaken = _trace(call, located, settings, path, say,
                                     {"model": loaded.source, "implementation": impl,
