@@ -18,7 +18,8 @@ transformers = pytest.importorskip("transformers")
 def test_t5_eager_runs_eager_in_every_layer_of_both_stacks(tmp_path: Path) -> None:
     spec = ModelSpec(model_path=str(config_dir(tmp_path, "t5")), seq=12,
                      implementations=("eager", "sdpa"), phases=("prefill", "decode"))
-    record = profile_model(spec=spec, settings=FAST)
+    prepared = prepare_model(spec)
+    record = profile_model(prepared=prepared, settings=FAST)
     for run in record.runs:
         assert run.status == "ok", (run.implementation, run.phase, run.reason)
         att = run.attribution
@@ -31,8 +32,7 @@ def test_t5_eager_runs_eager_in_every_layer_of_both_stacks(tmp_path: Path) -> No
     sdpa = record.run("sdpa", "prefill")
     assert sdpa.reference == "eager" and sdpa.within_tolerance is True
     # The model is left as it was built: sdpa in both stacks.
-    _, loaded, located = prepare_model(spec)
-    assert not stale_modules(located, "sdpa")
+    assert not stale_modules(prepared[2], "sdpa")
 
 
 def test_transformers_own_switch_leaves_the_t5_stacks_and_the_check_names_them(

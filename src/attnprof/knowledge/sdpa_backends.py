@@ -4,11 +4,11 @@
 This is the cheap, always-available answer (the CPU side of any trace has it); kernel-level
 evidence comes from the trace analysis.
 
-Why a backend was refused is only in PyTorch's warnings; :func:`refusal_of` is the one
-classification of a refusal that compare, model and sweep rows share. On CUDA they come in sections, one
+Why a backend was refused is only in PyTorch's warnings. On CUDA they come in sections, one
 per fused backend, each a header warning (``"Flash attention kernel not used because:"``)
 followed by one warning per failed check; with a backend pinned, the other backends'
-sections only say they were runtime disabled.
+sections only say they were runtime disabled. :func:`refusal_of` is the one classification
+of a refusal that compare, model and sweep rows share.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ __all__ = ["PY_BYTES_PER_LAYER", "check_fits", "longest_sequence", "position_lim
 
 #: Host memory the Python objects of one transformer layer take (modules, parameters'
 #: wrappers, hooks' tables), measured building Llama and GPT-2 layers on ``meta``
-#: (29–32 KiB); the lower figure, so a model that fits is never refused for it.
+#: (29 to 32 KiB); the lower figure, so a model that fits is never refused for it.
 PY_BYTES_PER_LAYER = 24 * 1024
 _POSITION_KEYS = ("max_position_embeddings", "n_positions")
 

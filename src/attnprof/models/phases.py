@@ -83,7 +83,7 @@ def _decode_step(loaded: LoadedModel, cache_len: int) -> PhaseStep:
     import torch
 
     assert loaded.token_inputs is not None
-    model = loaded.model
+    model: Any = loaded.model  # a transformers model (token_inputs is set only for them)
     prompt = loaded.token_inputs(cache_len)["input_ids"]
     token = loaded.token_inputs(1)["input_ids"]
     extra: dict[str, Any] = {}

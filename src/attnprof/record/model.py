@@ -21,8 +21,8 @@ from attnprof.record.model_attribution import ModelAttribution
 from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import CpuAllocator, TimingPlan
 
-__all__ = ["AttentionCall", "AttentionModule", "CrossCacheReport", "KvCacheReport", "LayerDelta", "ModelInfo", "ModelRecord",
-           "ModelSettings", "PhaseRun"]
+__all__ = ["AttentionCall", "AttentionModule", "CrossCacheReport", "KvCacheReport",
+           "LayerDelta", "ModelInfo", "ModelRecord", "ModelSettings", "PhaseRun"]
 
 ModelFamily = Literal["decoder", "encoder", "encoder-decoder", "module"]
 

@@ -33,8 +33,8 @@ from attnprof.record.model import (
 )
 from attnprof.record.model_attribution import ModelAttribution
 from attnprof.run.rows import is_oom, latency
-from attnprof.spec.model_spec import SDPA_PINS
 from attnprof.spec.costs import FLOPS_CONVENTION, attended_pairs
+from attnprof.spec.model_spec import SDPA_PINS
 from attnprof.spec.workload import DTYPE_BYTES
 
 if TYPE_CHECKING:
