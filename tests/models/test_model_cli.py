@@ -86,7 +86,7 @@ def test_a_factory_returning_keyword_inputs_and_mha(factories: Path, tmp_path: P
     ("llama", ["--min-time", "nan"], "--min-time must be positive"),
     ("llama", ["--batch", "0"], "--batch must be a positive integer"),
     ("llama", ["--hidden", "65536", "--heads", "512", "--layers", "64"],
-     "reduce --layers, --hidden, --vocab, --seq, --cache-len or --batch"),
+     "reduce --layers, --hidden, --vocab, --seq, --cache-len, --new-tokens or --batch"),
     ("llama", ["--seq", "100000", "--batch", "64"], "GiB"),
     ("gpt2", ["--seq", "5000"], "--seq 5000 exceeds the model's 1024 positions"),
     ("gpt2", ["--layers", "1000000000"], "reduce --layers"),

@@ -79,6 +79,17 @@ def test_builtin_flags_past_the_model_or_memory_are_refused(fields: dict[str, An
     assert needle in str(err.value)
 
 
+def test_a_decode_cache_that_cannot_fit_is_refused_where_positions_have_no_limit(
+        tmp_path: Path) -> None:
+    from model_helpers import config_dir
+
+    # T5's relative positions allow any length, so only memory stops 10**12 new tokens.
+    spec = ModelSpec(model_path=str(config_dir(tmp_path, "t5")), seq=8, phases=("decode",),
+                     new_tokens=10**12)
+    with pytest.raises(UsageError, match="lower --seq, --cache-len, --new-tokens or --batch"):
+        prepare_model(spec)
+
+
 def test_positions_up_to_the_limit_run_and_relative_positions_have_none(
         tmp_path: Path) -> None:
     from attnprof.models.fits import position_limit

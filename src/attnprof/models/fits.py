@@ -100,17 +100,23 @@ def _check_memory(params: int, config: Any, spec: ModelSpec, seq: int) -> None:
     need = (params * elem * (3 if "train" in spec.phases else 1)
             + spec.batch * tokens * vocab * 4 + spec.batch * heads * tokens * tokens * 4)
     layers = (sizes["layers"] or 0) + (sizes["decoder_layers"] or 0)
+    if "decode" in spec.phases:
+        # The KV cache grown by --new-tokens after --cache-len (and the encoder's, cross).
+        cached = (spec.cache_len or seq) + spec.new_tokens + seq
+        need += (spec.batch * cached * 2 * (sizes["kv_heads"] or 0) * (sizes["head_dim"] or 0)
+                 * elem * (sizes["decoder_layers"] or sizes["layers"] or 0))
     host = layers * PY_BYTES_PER_LAYER + (need if spec.device == "cpu" else 0)
     short = (memory_shortfall(need, spec.device) if spec.device != "cpu" else None) \
         or memory_shortfall(host, "cpu")
     if short is None:
         return
     if spec.kind == "builtin":
-        fix = "reduce --layers, --hidden, --vocab, --seq, --cache-len or --batch"
+        fix = ("reduce --layers, --hidden, --vocab, --seq, --cache-len, --new-tokens or "
+               "--batch")
     else:
         stated = ", ".join(f"{k} {v:,}" for k, v in sizes.items() if v)
         fix = (f"its config.json states {stated}: make them smaller, or lower --seq, "
-               "--cache-len or --batch")
+               "--cache-len, --new-tokens or --batch")
     raise UsageError(f"{type(config).__name__} at this size needs about {short[0]} "
                      f"(weights, layers and one step's largest tensors) but {short[1]}; "
                      f"{fix}")

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["CallSeen", "declared_window", "probe_calls"]
 
 _KV_NAMES = ("key_value_states", "encoder_hidden_states")
+#: The largest flex_attention mask made dense to be read (pairs; 64 MiB as booleans).
+_DENSE_LIMIT = 1 << 26
 _MASK_NAMES = ("attention_mask", "mask", "attn_mask", "block_mask")
 
 
@@ -191,6 +193,8 @@ def _dense(mask: Any) -> torch.Tensor | None:
         from torch.nn.attention.flex_attention import create_mask
 
         q, k = (int(n) for n in lengths)
+        if q * k > _DENSE_LIMIT:  # block-sparse so that it never is dense: not read
+            return None
         device = getattr(getattr(mask, "kv_num_blocks", None), "device", "cpu")
         return create_mask(mask_mod, 1, 1, q, k, device=device)[0, 0].bool()
     return None
