@@ -40,7 +40,9 @@ class CallSeen:
     q_len: int
     k_len: int
     cross: bool
-    causal: bool
+    #: ``None``: the call does not say (a hand-written module passing ``is_causal`` to SDPA
+    #: inside its forward), so its pairs, and FLOPs, are not counted.
+    causal: bool | None
     window: int | None
     #: Pairs the mask admitted (batch element 0, head 0) and the most keys one query
     #: admitted; ``None`` when no mask was passed (all causal pairs, or all pairs).
@@ -137,13 +139,30 @@ def _read_call(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path:
         # window − 1 of them); the lengths above are the sequence's.
         rows = dense.sum(-1)
         admitted, widest = int(rows.sum()), int(rows.max()) if rows.numel() else 0
-    causal = kv is None and bool(getattr(module, "is_causal", False))
+    causal = False if kv is not None else _causal(module, named)
     heads = _stated(module, _HEAD_NAMES)
     head_dim = _stated(module, _HEAD_DIM_NAMES) or (
         int(hidden.shape[-1]) // heads if heads and hidden.shape[-1] % heads == 0 else None)
     return CallSeen(path=path, layer=layer, q_len=q_len, k_len=k_len, cross=kv is not None,
                     causal=causal, window=None if kv is not None else window,
                     admitted=admitted, widest=widest, heads=heads, head_dim=head_dim)
+
+
+def _causal(module: Any, named: dict[str, Any]) -> bool | None:
+    """Whether a self-attention call is causal: transformers modules say so in
+    ``is_causal``; a forward taking ``is_causal`` (``nn.MultiheadAttention``) in that
+    argument or its default; otherwise the call does not say."""
+    stated = getattr(module, "is_causal", None)
+    if isinstance(stated, bool):
+        return stated
+    try:
+        parameter = inspect.signature(module.forward).parameters.get("is_causal")
+    except (TypeError, ValueError):
+        parameter = None
+    if parameter is not None:
+        value = named.get("is_causal", parameter.default)
+        return value if isinstance(value, bool) else None
+    return None
 
 
 _HEAD_NAMES = ("num_heads", "n_heads", "num_attention_heads", "n_head", "heads")

@@ -129,7 +129,9 @@ class AttentionCall(msgspec.Struct, kw_only=True):
     #: Keys of the sequence (a decode step's cache and its token; the encoder's for cross).
     k_len: int
     cross: bool
-    causal: bool
+    #: ``None``: the call did not say (its pairs are then counted as full, and its FLOPs
+    #: are not counted).
+    causal: bool | None
     window: int | None = None
     #: (query, key) pairs the mask admitted (batch element 0, head 0) and the most keys
     #: one query admitted; ``None`` when the call was passed no mask to read.

@@ -158,7 +158,9 @@ def attention_calls(seen: list[CallSeen], loaded: LoadedModel,
     out = []
     for c in seen:
         heads, head_dim = c.heads or s.get("heads"), c.head_dim or s.get("head_dim")
-        causal = c.causal and c.q_len > 1  # one decode query may see the whole cache
+        # One decode query may see the whole cache; an unknown causality counts as full
+        # for the pairs shown, and leaves the FLOPs uncounted.
+        causal = bool(c.causal) and c.q_len > 1
         exact = _pairs(c.q_len, c.k_len, causal, c.q_len + c.k_len)
         windowed = _pairs(c.q_len, c.k_len, causal, c.window) if c.window else exact
         applied = (None if c.window is None or c.widest is None
@@ -166,12 +168,12 @@ def attention_calls(seen: list[CallSeen], loaded: LoadedModel,
         convention = attended_pairs(c.q_len, c.k_len, causal, c.window)
         out.append(AttentionCall(
             module=c.path, layer=c.layer, q_len=c.q_len, k_len=c.k_len, cross=c.cross,
-            causal=causal, window=c.window, admitted_pairs=c.admitted, widest=c.widest,
-            full_pairs=exact, window_pairs=windowed,
+            causal=causal if c.causal is not None else None, window=c.window,
+            admitted_pairs=c.admitted, widest=c.widest, full_pairs=exact, window_pairs=windowed,
             window_saves=1 - windowed / exact if c.window and exact else None,
             window_applied=applied,
             flops=scale * 4.0 * batch * heads * convention * head_dim
-            if heads and head_dim else None))
+            if heads and head_dim and c.causal is not None else None))
     return out
 
 
