@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -149,13 +150,16 @@ _NAMES_CACHE: dict[type, frozenset[str]] = {}
 
 def _forward_names(cls: type) -> frozenset[str]:
     """Global and attribute names the class's ``forward`` code refers to (decorators
-    unwrapped), once per class."""
+    unwrapped; functions defined inside it too), once per class."""
     if cls not in _NAMES_CACHE:
         names: set[str] = set()
         forward = inspect.unwrap(getattr(cls, "forward", None) or (lambda: None))
-        code = getattr(forward, "__code__", None)
-        if code is not None:
-            names.update(code.co_names)
+        todo = [getattr(forward, "__code__", None)]
+        while todo:
+            code = todo.pop()
+            if isinstance(code, types.CodeType):
+                names.update(code.co_names)
+                todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         _NAMES_CACHE[cls] = frozenset(names)
     return _NAMES_CACHE[cls]
 
@@ -245,7 +249,8 @@ def _label_rest(modules: dict[str, torch.nn.Module], roles: dict[str, str],
                 "position", "head")
                 for c in claimed):
             continue
-        if path == "" or holds(path, attention) or holds(path, layers):
+        if path == "" or holds(path, attention) or holds(path, layers) \
+                or _never_called(module):
             continue  # a container: its children are labelled instead
         in_layer = any(_inside(path, layer) for layer in layers)
         role = _rest_role(path, module, in_layer)
@@ -253,6 +258,14 @@ def _label_rest(modules: dict[str, torch.nn.Module], roles: dict[str, str],
                                         and roles.get(c) != "layer"):
             roles[path] = role
             claimed.add(path)
+
+
+def _never_called(module: torch.nn.Module) -> bool:
+    """A ``ModuleDict``/``ModuleList`` holds modules but is never called itself (its
+    ``forward`` is ``nn.Module``'s unimplemented one): a label on it would never open."""
+    import torch
+
+    return type(module).forward is torch.nn.Module.forward
 
 
 def _rest_role(path: str, module: torch.nn.Module, in_layer: bool) -> str | None:

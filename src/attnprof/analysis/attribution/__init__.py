@@ -103,7 +103,7 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
         total_work_us=None if on_device else total.work_us,
         attention_cpu_us=att.cpu_us, attention_device_us=att.device_us if on_device else None,
         attention_work_us=None if on_device else att.work_us,
-        attention_share=_fraction(att.on(basis), whole),
+        attention_share=shares[step],  # att / whole, summed as the step's share was
         core_share=_fraction(core.on(basis), whole),
         parts=parts, layers=layers, backward_attributed=any(backward), requested=requested,
         findings=found, cpu_wait=wait, extra_fault_bytes=extra_faults,
