@@ -13,6 +13,7 @@ import pytest
 from attnprof.cli.main import main
 from attnprof.record.model import ModelRecord
 
+
 def finished_status(record: ModelRecord) -> int:
     """What a finished run exits with: 3 when a run's shares are marked unreliable (this
     machine's load can make every capture noisy), else 0."""

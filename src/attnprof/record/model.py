@@ -90,8 +90,9 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     tokens_per_step: int | None = None
     tokens_per_s: float | None = None
     #: The same step timed with the labels installed (profiler off), and its cost: the
-    #: median labelled over the median bare, and the lowest and highest of that ratio in
-    #: the interleaved rounds (its spread: a figure inside it is noise).
+    #: median over the interleaved rounds of each round's labelled median over its bare
+    #: median, less 1, and the lowest and highest of those (its spread: a cost inside a
+    #: spread that holds 0 is not told from noise).
     instrumented_ms: float | None = None
     instrumentation_overhead: float | None = None
     instrumentation_overhead_range: list[float] | None = None

@@ -76,7 +76,8 @@ def _runs(record: ModelRecord, console: Console) -> None:
                           ("max diff", "right"), ("labels cost", "right"),
                           ("notes", "left")):
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
-                         overflow="fold", ratio=1 if name == "notes" else None)
+                         overflow="fold", ratio=1 if name == "notes" else None,
+                         no_wrap=name == "labels cost")
     for r in record.runs:
         lat = r.latency_ms
         table.add_row(Text(r.implementation), r.phase,
@@ -92,7 +93,7 @@ def _runs(record: ModelRecord, console: Console) -> None:
     console.print(table)
     console.print("[dim]ms / step: median, labels off; shares: of the traced step's time; "
                   "labels cost: the same step with attnprof's labels on (profiler off), "
-                  "median (lowest … highest of the interleaved rounds); max diff: max |out − "
+                  "median over the interleaved rounds (lowest … highest); max diff: max |out − "
                   "reference| / max(1, max |reference|) on the same weights and inputs[/dim]")
     if any(r.shares_unreliable for r in record.runs):
         console.print("[yellow]shares marked ? are unreliable (every capture of the run was "
@@ -106,7 +107,7 @@ def _labels_cost(r: PhaseRun) -> str:
     text = f"{r.instrumentation_overhead:+.1%}"
     if r.instrumentation_overhead_range:
         low, high = r.instrumentation_overhead_range
-        text += f" ({low:+.1%} … {high:+.1%})"
+        text += f" ({low * 100:+.1f} … {high:+.1%})"
     return text
 
 

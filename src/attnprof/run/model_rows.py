@@ -6,6 +6,7 @@ The runner (:mod:`attnprof.run.model`) only measures and calls these.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -113,6 +114,8 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
     stats = summarize(m.bare_ms)
     labelled = summarize(m.labelled_ms).median if m.labelled_ms else None
     overhead = labelled / stats.median - 1.0 if labelled and stats.median > 0 else None
+    if m.round_overheads:  # paired within each round: what drifts between rounds cancels
+        overhead = statistics.median(m.round_overheads)
     att = m.attribution
     tol = TOLERANCE.get(dtype) if m.error is not None else None
     return PhaseRun(
