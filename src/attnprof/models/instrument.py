@@ -46,7 +46,7 @@ __all__ = ["Patch", "labelled", "planned_patches"]
 
 
 @dataclass
-class _Hooks:
+class _Installed:
     #: Each labelled module with the instance ``forward`` it had before (None: none).
     forwards: list[tuple[Any, Any]] = field(default_factory=list)
     patches: list[Patch] = field(default_factory=list)
@@ -81,26 +81,26 @@ def planned_patches(located: Located) -> list[Patch]:
 @contextlib.contextmanager
 def labelled(located: Located) -> Iterator[None]:
     """Labels on for the block: module and function wrappers, removed after."""
-    hooks = _Hooks()
+    installed = _Installed()
     try:
         for path, role in located.roles.items():
-            _label_forward(located.modules[path], module_label(role, path), hooks)
+            _label_forward(located.modules[path], module_label(role, path), installed)
         for patch in planned_patches(located):
             apply_patch(patch, _wrap)
-            hooks.patches.append(patch)
+            installed.patches.append(patch)
         yield
     finally:
-        for module, own in reversed(hooks.forwards):
+        for module, own in reversed(installed.forwards):
             if own is None:
                 with contextlib.suppress(AttributeError):
                     object.__delattr__(module, "forward")
             else:
                 object.__setattr__(module, "forward", own)
-        for patch in reversed(hooks.patches):
+        for patch in reversed(installed.patches):
             undo_patch(patch)
 
 
-def _label_forward(module: torch.nn.Module, label: str, hooks: _Hooks) -> None:
+def _label_forward(module: torch.nn.Module, label: str, installed: _Installed) -> None:
     """Wrap the module's ``forward`` (on the instance) in its label.
 
     A wrapper, not a pair of forward hooks: a module with hooks takes ``nn.Module``'s slow
@@ -126,7 +126,7 @@ def _label_forward(module: torch.nn.Module, label: str, hooks: _Hooks) -> None:
 
     labelled_forward.__attnprof_label__ = label  # type: ignore[attr-defined]
     object.__setattr__(module, "forward", labelled_forward)
-    hooks.forwards.append((module, own))
+    installed.forwards.append((module, own))
 
 
 def _wrap(fn: Callable[..., Any], label: str) -> Callable[..., Any]:

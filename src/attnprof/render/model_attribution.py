@@ -76,8 +76,8 @@ def render_attribution(att: ModelAttribution, console: Console, *, title: str,
                       format_us(layer.attention_between_us)]
         cells.append(share_text(layer.attention_share, att.unreliable))
         if cross:
-            kinds = {k.name: k for k in layer.kinds}
-            cells += [format_us(kinds[k].on(basis)) if k in kinds else "—"
+            by_kind = {k.name: k for k in layer.kinds}
+            cells += [format_us(by_kind[k].on(basis)) if k in by_kind else "—"
                       for k in ("self_attention", "cross_attention")]
         cells += [Text(_top(layer, basis)), f"{layer.core_kernels:g}",
                   format_bytes(layer.peak_memory_bytes), Text(_ran(layer))]
