@@ -71,7 +71,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--csv", metavar="PATH", help="write one CSV line per layer and run")
     p.add_argument("--trace", metavar="DIR", help="keep each run's trace in DIR")
     p.add_argument("--trace-steps", type=int, default=3, metavar="N",
-                   help="steps per trace; each figure is the median over them (default 3)")
+                   help="steps per trace; the figures are those of the step whose "
+                        "attention share is the median (default 3)")
     p.add_argument("--min-time", type=float, default=0.5, metavar="S",
                    help="seconds of sampling per run, split between labels off and on "
                         "(default 0.5)")

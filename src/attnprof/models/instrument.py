@@ -105,8 +105,9 @@ def _label_forward(module: torch.nn.Module, label: str, installed: _Installed) -
 
     A wrapper, not a pair of forward hooks: a module with hooks takes ``nn.Module``'s slow
     call path (the hook dictionaries walked, the arguments repacked) on every call, labels
-    off or on, which cost 4 to 5 µs a module call here against well under 1 µs for one
-    C call that finds the profiler off; a decode step of many small modules paid for it.
+    off or on — 3 to 9 µs a module call, up to 18% of a small decode step — while the
+    wrapper's call and one C call that finds the profiler off were not told from noise in
+    the same paired measurement (``benchmarks/bench_labels_cost.py``).
     ``functools.wraps`` keeps ``inspect.signature(module.forward)`` what it was
     (generation code reads it). An instance ``forward`` set before (someone else's
     wrapper) is wrapped in turn and put back after.

@@ -108,7 +108,10 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
         parts=parts, layers=layers, backward_attributed=any(backward), requested=requested,
         findings=found, cpu_wait=wait, extra_fault_bytes=extra_faults,
         step_attention_shares=known, step=step, kinds=kinds,
-        unreliable=unreliable_reason(wait, extra_faults, known))
+        # On a GPU trace shares are of kernel time, which a CPU's wait or page faults do
+        # not stretch (they widen the gaps between kernels): only disagreeing steps count.
+        unreliable=unreliable_reason(None if on_device else wait,
+                                     None if on_device else extra_faults, known))
 
 
 def _fraction(part: float, whole: float) -> float | None:
