@@ -204,3 +204,46 @@ def check_self_and_cross(record: ModelRecord, decoder_layers: int,
     assert {k.name for k in att.kinds} == {"self_attention", "cross_attention"}
     assert math.fsum(k.cpu_us for k in att.kinds) == pytest.approx(att.attention_cpu_us,
                                                                    rel=1e-9)
+
+
+class NoOutput(nn.Module):
+    """Attention that returns the heads merged, leaving the output projection to its
+    parent (as BERT's self-attention leaves it to its SelfOutput)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(DIM, 3 * DIM)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, HEADS, -1).transpose(1, 3).unbind(2)
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, DIM)
+
+
+class Holder(nn.Module):
+    def __init__(self, with_mlp: bool) -> None:
+        super().__init__()
+        self.inner, self.dense = NoOutput(), nn.Linear(DIM, DIM)
+        self.norm = nn.LayerNorm(DIM)
+        self.fc = nn.Linear(DIM, DIM) if with_mlp else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm(x + self.dense(self.inner(x)))
+        return x if self.fc is None else x + self.fc(x)
+
+
+@pytest.mark.parametrize("with_mlp", [False, True])
+def test_a_parent_is_taken_only_when_it_holds_just_the_output_projection(
+        with_mlp: bool) -> None:
+    model = nn.Sequential(*(Block(Holder(with_mlp)) for _ in range(2))).eval()
+    found = locate(model, probe=lambda: model(torch.randn(1, 5, DIM)))
+    paths = [f.path for f in found.attention]
+    assert found.roles["0.attn.inner.qkv"] == "qkv_proj"
+    if with_mlp:  # it holds an MLP too: attention stays the module found
+        assert paths == ["0.attn.inner", "1.attn.inner"]
+        assert found.roles.get("0.attn.dense") != "o_proj"
+    else:  # all it holds besides is the projection of the found module's output
+        assert paths == ["0.attn", "1.attn"]
+        assert "its parent holds the output projection" in found.attention[0].recognised_by
+        assert found.roles["0.attn.dense"] == "o_proj"
+        assert found.roles["0.attn.norm"] == "norm"

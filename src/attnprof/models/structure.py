@@ -321,9 +321,13 @@ def _read(modules: dict[str, torch.nn.Module], attention: list[str], holders: di
         mine = [o for o, owner in state.outputs.items() if owner == path]
         inside = [o for o in mine if o.startswith(path + ".")]
         holder = path.rpartition(".")[0]
-        if not inside and holder in holders and any(o.startswith(holder + ".") for o in mine):
+        beside = [c for c in _candidates(modules, holder) if not c.startswith(path + ".")]
+        # Taken as attention only when all it holds besides the module found (norms aside)
+        # is that module's output projection: a block that also holds an MLP is no holder.
+        if not inside and holder in holders and beside and set(beside) <= set(mine):
             found.holders[path] = holder
-        for o in inside or mine:
+            inside = beside
+        for o in inside:
             found.roles[o] = "o_proj"
         cores = state.cores.get(path, [])
         found.roles.update(_input_roles(cores, path, set(found.roles)))
