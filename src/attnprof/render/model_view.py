@@ -97,7 +97,8 @@ def _runs(record: ModelRecord, console: Console) -> None:
                   "reference| / max(1, max |reference|) on the same weights and inputs[/dim]")
     if any(r.shares_unreliable for r in record.runs):
         console.print("[yellow]shares marked ? are unreliable (every capture of the run was "
-                      "noisy, or its steps disagree): see the notes; exit status 3[/yellow]")
+                      "noisy, or its steps disagree): why, under each run's per-layer "
+                      "table; exit status 3[/yellow]")
 
 
 def _labels_cost(r: PhaseRun) -> str:
@@ -122,7 +123,7 @@ def _notes(r: PhaseRun) -> str:
     if r.latency_ms is not None and r.latency_ms.noisy:
         parts.append("noisy")
     if r.shares_unreliable:
-        parts.append(f"shares unreliable: {r.shares_unreliable}")
+        parts.append("shares unreliable (why: under the run's per-layer table)")
     parts.extend(r.notes)
     return "; ".join(parts)
 
