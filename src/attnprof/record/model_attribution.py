@@ -191,6 +191,10 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
     #: that disagree); ``None`` when nothing says so.
     unreliable: str | None = None
 
+    def step_on(self, basis: str) -> float:
+        """The step's time on ``basis``, µs: what the shares are of."""
+        return _on(basis, self.total_cpu_us, self.total_device_us, self.total_work_us)
+
     def attention_components(self) -> dict[str, float]:
         """Each attention component's time summed over the layers, µs on ``time_basis``,
         in the order components first appear."""

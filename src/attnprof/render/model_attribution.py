@@ -85,8 +85,7 @@ def render_attribution(att: ModelAttribution, console: Console, *, title: str,
     console.print(table)
     if len(att.layers) > top:
         console.print(f"  [dim]{len(att.layers) - top} more layers in the record[/dim]")
-    whole = sum(p.on(basis) for p in att.parts)
-    console.print(Text(f"  model (step {format_us(whole)}): " + ", ".join(
+    console.print(Text(f"  model (step {format_us(att.step_on(basis))}): " + ", ".join(
         f"{p.name} {format_us(p.on(basis))} ({p.share:.0%})" for p in att.parts)))
     kinds = ", ".join(f"{k.name.replace('_', '-')} {format_us(k.on(basis))} ({k.share:.0%})"
                       for k in att.kinds)

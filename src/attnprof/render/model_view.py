@@ -108,7 +108,7 @@ def _labels_cost(r: PhaseRun) -> str:
     text = f"{r.instrumentation_overhead:+.1%}"
     if r.instrumentation_overhead_range:
         low, high = r.instrumentation_overhead_range
-        text += f" ({low * 100:+.1f} … {high:+.1%})"
+        text += f" ({low * 100:+.1f} … {high:+.1%})" if low < high else " (one round)"
     return text
 
 
