@@ -46,6 +46,7 @@ def busy_cpus() -> Iterator[None]:
             p.wait()
 
 
+@pytest.mark.slow
 def test_contended_captures_mark_the_shares_unreliable(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if cpu_wait_s() is None:
