@@ -1,9 +1,13 @@
-"""CUDA-only checks of ``attnprof model`` (skipped without a CUDA device). No transformers
-needed: the H200 image has none, so the model is a plain module that calls SDPA."""
+"""CUDA-only checks of the model attribution (skipped without a CUDA device): shares of the
+kernels' time, parts adding up to the step, self- and cross-attention apart."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+import torch
+from torch import nn
 
 from attnprof.record.model import ModelSettings
 from attnprof.run.model import profile_model
@@ -11,44 +15,28 @@ from attnprof.spec.settings import TimingPlan
 
 pytestmark = pytest.mark.gpu
 
-FAST = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.02, min_samples=2,
-                                     max_samples=5, min_warmup_calls=1, rounds=1),
-                     trace_steps=1)
+QUICK = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.05, min_samples=3,
+                                      max_samples=10, min_warmup_calls=1, rounds=2),
+                      trace_steps=3)
 
 
-def _attention_model() -> tuple[object, object]:
-    import torch
-    from torch import nn
-
-    class Attention(nn.Module):
-        def __init__(self, dim: int, heads: int) -> None:
-            super().__init__()
-            self.heads = heads
-            self.qkv = nn.Linear(dim, 3 * dim)
-            self.proj = nn.Linear(dim, dim)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            b, s, d = x.shape
-            q, k, v = self.qkv(x).view(b, s, 3, self.heads, d // self.heads).unbind(2)
-            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-            out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-            return self.proj(out.transpose(1, 2).reshape(b, s, d))
-
+def test_a_decoder_on_cuda_is_attributed_by_kernel_time() -> None:
     torch.manual_seed(0)
-    model = nn.Sequential(Attention(256, 4), Attention(256, 4)).cuda()
-    return model, torch.randn(2, 128, 256, device="cuda")
-
-
-def test_a_refused_backend_is_unsupported_in_model_as_in_compare() -> None:
-    """fp32 on flash: PyTorch refuses with its reasons in warnings; the model row is
-    ``unsupported`` with them, as compare's row is (one classification)."""
-    model, inputs = _attention_model()
-    record = profile_model(model, inputs, implementations=("sdpa-math", "sdpa-flash"),
-                           settings=FAST)
-    math, flash = record.run("sdpa-math", "prefill"), record.run("sdpa-flash", "prefill")
-    assert math.status == "ok", math.reason
-    assert math.peak_memory_method == "cuda-allocator-peak"
-    # The module passes is_causal to SDPA itself: the call does not say, FLOPs uncounted.
-    assert [c.q_len for c in math.calls] == [128, 128] and math.core_flops is None
-    assert flash.status == "unsupported", flash.reason
-    assert flash.reason.startswith("PyTorch refused: ") and "dtype" in flash.reason
+    model = nn.TransformerDecoder(nn.TransformerDecoderLayer(256, 4, 1024, batch_first=True),
+                                  2).cuda().eval()
+    inputs = (torch.randn(2, 128, 256, device="cuda"), torch.randn(2, 96, 256, device="cuda"))
+    record = profile_model(model, inputs, settings=QUICK)
+    run = record.runs[0]
+    att = run.attribution
+    assert run.status == "ok" and att is not None, run.reason
+    assert att.time_basis == "device" and att.total_device_us and att.total_device_us > 0
+    assert math.fsum(p.device_us or 0.0 for p in att.parts) == pytest.approx(
+        att.total_device_us, rel=1e-9)
+    assert att.attention_share is not None and 0 < att.attention_share < 1
+    assert {k.name for k in att.kinds} == {"self_attention", "cross_attention"}
+    for layer in att.layers:
+        assert layer.device_us is not None
+        assert math.fsum(c.device_us or 0.0 for c in layer.components) == pytest.approx(
+            layer.device_us, rel=1e-9)
+        assert {k.name for k in layer.kinds} == {"self_attention", "cross_attention"}
+    assert sum(a.kind == "cross" for a in record.attention) == 2
