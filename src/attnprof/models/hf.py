@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
+from attnprof.input_files import CONFIG, check_folder, read_input
 
 if TYPE_CHECKING:
     import torch
@@ -79,14 +80,18 @@ def from_config_dir(path: str, *, seed: int,
     transformers = require_transformers(f"--model-path {path}")
     folder = Path(path)
     config_file = folder / "config.json"
-    if not folder.is_dir():
-        raise UsageError(f"--model-path {path!r} is not a folder; give the folder that "
-                         "holds config.json")
-    if not config_file.is_file():
-        raise UsageError(f"--model-path {path!r} has no config.json; give a folder written "
-                         "by save_pretrained (config.json, optionally weights)")
+    saved = "a folder written by save_pretrained (config.json, optionally weights)"
+    check_folder(folder, f"--model-path {path!r}",
+                 f"give its folder, {str(folder.parent)!r}" if folder.name == "config.json"
+                 else f"give {saved}")
+    if not os.path.lexists(config_file):
+        raise UsageError(f"--model-path {path!r} has no config.json; give {saved}")
+    # A regular file within the cap, read in bounded memory (a FIFO, a folder or a loop of
+    # links named as such): then transformers reads that same small file.
+    text = read_input(config_file, f"the config.json of --model-path {path!r}", cap=CONFIG,
+                      fix=f"give {saved}")
     try:
-        json.loads(config_file.read_text(encoding="utf-8"))
+        json.loads(text)
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:  # malformed JSON or an unknown model_type: the user's file
         raise UsageError(f"--model-path {path!r}: transformers cannot read its config.json "

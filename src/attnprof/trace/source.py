@@ -13,7 +13,6 @@ are kept, other values are skipped unparsed.
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import sys
 import threading
@@ -26,6 +25,7 @@ from typing import Any
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.input_files import open_input
 from attnprof.trace.schema import HEADER_KEYS
 
 __all__ = ["WS", "Source", "TextBuffer", "parse_trailer", "read_header"]
@@ -57,16 +57,9 @@ class Source:
             _Inflater(self._file) if self.gzipped else self._file)
 
     def _open(self, path: Path) -> io.BufferedIOBase:
-        """The file, opened once: pipes (``/dev/stdin``, ``<(...)``) cannot be opened twice."""
-        try:
-            if path.is_dir():
-                raise UsageError(f"{path} is a directory; pass a trace file (.json or .json.gz)")
-            return open(path, "rb")  # closed by Source.close
-        except FileNotFoundError:
-            raise UsageError(f"trace file not found: {path}; check the path") from None
-        except OSError as e:
-            raise UsageError(f"cannot open trace file {path} ({e.strerror or e}); "
-                             f"{_open_fix(e)}") from None
+        """The file, opened once: pipes (``/dev/stdin``, ``<(...)``) cannot be opened twice.
+        A regular file or a pipe (read as a stream, in bounded memory), nothing else."""
+        return open_input(path, f"trace file {str(path)!r}", pipes=True)
 
     def _head(self) -> bytes:
         """The first two bytes (gzip's magic, or not), leaving the stream where it was."""
@@ -137,15 +130,6 @@ class Source:
             f"{self.path} is not a Chrome trace ({why}); "
             "pass a trace written by torch.profiler's export_chrome_trace"
         )
-
-
-def _open_fix(error: OSError) -> str:
-    """What to do about a trace file that exists but cannot be opened."""
-    if error.errno == errno.ELOOP:
-        return "it is a loop of symbolic links: point the link at the trace file"
-    if error.errno in (errno.EACCES, errno.EPERM):
-        return "check its permissions"
-    return "check the path"
 
 
 class _Prefixed(io.RawIOBase):
