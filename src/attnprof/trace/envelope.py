@@ -214,6 +214,7 @@ class _Walk:
         first = i = t.start
         held = True  # the value's text stays in the buffer while it may be returned
         depth = commas = 0
+        window = 1 << 10
         in_string = False
         scalar = t.buf[i] not in b'"[{'
         while True:
@@ -233,7 +234,10 @@ class _Walk:
                     continue
                 i = j  # the text's end, or a backslash there whose escape is not read yet
             elif depth:  # inside a container: its structure, a slice at a time, in numpy
-                upto = min(end, i + _SKIM_BYTES)
+                # (from a small slice up: most values are small, and each slice costs a few
+                # passes over all of it)
+                upto = min(end, i + window)
+                window = min(2 * window, _SKIM_BYTES)
                 i, depth, inner = _skim(buf, i, upto, depth)
                 commas += inner
                 if not depth:
