@@ -48,15 +48,16 @@ def resolve_output(path: str | os.PathLike[str], flag: str = "output") -> Path:
     (``realpath`` of ``/dev/stdout`` gives the file stdout is redirected to, hiding it).
 
     :class:`UsageError` for a step into the kernel's trees, or a loop of links."""
-    current = os.path.abspath(os.fspath(path))
+    # Joined, not normalised: "link/../x" is x beside the link's target, as the kernel
+    # reads it; realpath resolves each folder before the ".." that follows it.
+    current = os.path.join(os.getcwd(), os.fspath(path))
     for _ in range(_MAX_LINKS):
         folder, name = os.path.split(current)
         current = os.path.join(os.path.realpath(folder), name)
         _refuse_kernel_tree(current, os.fspath(path), flag)
         if not os.path.islink(current):
             return Path(current)
-        target = os.readlink(current)
-        current = os.path.normpath(os.path.join(os.path.dirname(current), target))
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
     raise UsageError(f"{flag} {os.fspath(path)!r} is a loop of symbolic links (or a chain of "
                      f"more than {_MAX_LINKS}); point the link at a file")
 

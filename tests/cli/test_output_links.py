@@ -127,3 +127,16 @@ def test_the_library_writers_keep_the_link(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="under /proc"):
         write_atomic(proc, b"x")
     assert proc.is_symlink()
+
+
+def test_dot_dot_after_a_linked_folder_is_where_the_kernel_puts_it(
+        trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``alias/../out.json`` with ``alias`` a link to ``real/sub``: the file is made in
+    ``real``, as ``open`` would make it, not beside ``alias`` (a path normalised as text)."""
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(tmp_path / "real" / "sub")
+    monkeypatch.chdir(tmp_path)
+    assert resolve_output("alias/../out.json") == tmp_path / "real" / "out.json"
+    assert main(["analyze", str(trace), "--json", "alias/../out.json"]) == 0
+    assert (tmp_path / "real" / "out.json").is_file()
+    assert not (tmp_path / "out.json").exists()
