@@ -64,8 +64,11 @@ def check_input(path: str | os.PathLike[str], source: str, *, cap: Cap | None = 
         raise UsageError(f"{source} is an empty path; give a file name")
     try:
         found = os.stat(text)
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
         raise _not_found(text, source) from None
+    except NotADirectoryError:
+        raise UsageError(f"cannot read {source}: a part of its path is a file, not a folder; "
+                         "check the path") from None
     except OSError as exc:
         raise _cannot(source, exc) from None
     _check_status(found, text, source, cap, fix, pipes)
