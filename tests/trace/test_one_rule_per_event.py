@@ -81,6 +81,20 @@ ODD: list[tuple[str, str, dict[str, dict[str, int]]]] = [
      {"skipped_events": {"dur not a number": 1}}),
     ("ts-beyond-float", _x(20).replace('"ts": 20', '"ts": 1e999'),
      {"skipped_events": {"ts not a number": 1}}),
+    # Numbers beyond float range, which msgspec cannot hold even untyped: the value is
+    # unusable, the event stays (it was dropped whole, as "not an object").
+    ("pid-beyond-float", _x(20).replace('"pid": 1', '"pid": 1e999'),
+     {"unusable_values": {"pid": 1}}),
+    ("correlation-beyond-float", _x(20, args={"correlation": 1}).replace(
+        '"correlation": 1', '"correlation": -1e999'),
+     {"unusable_values": {"args.correlation": 1}}),
+    ("args-beyond-float", _x(20, args=1).replace('"args": 1', '"args": 1e999'),
+     {"unusable_values": {"args": 1}}),
+    ("name-beyond-float-and-dur-too", _x(20).replace('"aten::mm"', "1e400").replace(
+        '"dur": 4', '"dur": 1e400'),
+     {"unusable_values": {"name": 1}, "skipped_events": {"dur not a number": 1}}),
+    ("ph-beyond-float", _x(20).replace('"ph": "X"', '"ph": 1e999'),
+     {"dropped_entries": {"no phase (ph)": 1}}),
     ("a-number", "17", {"dropped_entries": {"not an object": 1}}),
     ("a-list", "[1, {}]", {"dropped_entries": {"not an object": 1}}),
     ("null", "null", {"dropped_entries": {"not an object": 1}}),
@@ -192,13 +206,14 @@ def test_an_odd_event_reads_alike_in_any_batch(
 
 
 @pytest.mark.parametrize("neighbour", sorted(NEIGHBOURS))
-@pytest.mark.parametrize("where", ["name", "cat", "args.name", "args-list"])
+@pytest.mark.parametrize("where", ["name", "cat", "args.name", "args-list", "beside-1e999"])
 def test_text_that_is_not_utf8_is_refused_in_any_batch(
         where: str, neighbour: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Invalid UTF-8 in a value attnprof reads makes the file unreadable (JSON is UTF-8),
     with the byte named, whether its batch typed or was re-read event by event."""
     odd = {"name": _x(20, name="BAD"), "cat": _x(20).replace('"cpu_op"', '"BAD"'),
-           "args.name": _x(20, args={"name": "BAD"}), "args-list": _x(20, args=["BAD"])}[where]
+           "args.name": _x(20, args={"name": "BAD"}), "args-list": _x(20, args=["BAD"]),
+           "beside-1e999": _x(20, name="BAD").replace('"pid": 1', '"pid": 1e999')}[where]
     near = NEIGHBOURS[neighbour][0]
     messages = set()
     for name, neighbours in (("alone.json", None), ("beside.json", near)):

@@ -30,7 +30,7 @@ from attnprof.errors import UsageError
 from attnprof.trace import scan
 from attnprof.trace.builder import TableBuilder
 from attnprof.trace.envelope import read_header, read_trailer
-from attnprof.trace.schema import NO_RAW, Event, LooseEvent, RawTs, to_event
+from attnprof.trace.schema import NO_RAW, Event, LooseEvent, RawTs, loose_by_field, to_event
 from attnprof.trace.source import WS, Source, TextBuffer
 from attnprof.trace.table import DistributedInfo, Trace, TraceMeta
 
@@ -322,12 +322,16 @@ def _feed(piece: _Piece, builder: TableBuilder, dropped: dict[str, int], src: So
     written: tuple[list[bool], list[bool]] = ([], [])
     for raw in _raws.decode(piece.data):
         try:
-            loose = _loose.decode(raw)
-        except msgspec.ValidationError:
-            _count(dropped, NOT_AN_OBJECT)
-            continue
+            try:
+                found: LooseEvent | None = _loose.decode(raw)
+            except msgspec.ValidationError:  # not an object, or a number beyond float range
+                found = loose_by_field(raw)
         except msgspec.DecodeError:  # invalid UTF-8 in a value read: the file is wrong
             raise _not_utf8(src, bytes(raw), data, offset) from None
+        if found is None:
+            _count(dropped, NOT_AN_OBJECT)
+            continue
+        loose = found
         unusable: list[str] = []
         event = to_event(loose, unusable)
         if event.ph:  # an entry without a phase is dropped whole, its values unread

@@ -33,8 +33,8 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import field
 
-__all__ = ["HEADER_KEYS", "MAX_BYTES", "NO_RAW", "Args", "Event", "LooseArgs", "LooseEvent",
-           "RawTs", "to_event"]
+__all__ = ["HEADER_KEYS", "MAX_BYTES", "NO_RAW", "UNUSABLE", "Args", "Event", "LooseArgs",
+           "LooseEvent", "RawTs", "loose_by_field", "to_event"]
 
 NAN = math.nan
 # An empty Raw is the "absent" value for raw fields: msgspec does not allow ``Raw | None``.
@@ -155,6 +155,65 @@ class LooseEvent(msgspec.Struct, gc=False):
     id: Any = None
     bp: Any = None
     args: LooseArgs | list[Any] | str | float | int | bool | None = None
+
+
+class _Unusable:
+    """A value msgspec cannot hold even untyped (a number beyond float range): written, but
+    unusable, as a wrong-typed value is."""
+
+    def __repr__(self) -> str:
+        return "UNUSABLE"
+
+
+UNUSABLE = _Unusable()
+
+
+def _all_raw(cls: Any) -> Any:
+    """A struct of ``cls``'s fields, same JSON names, each kept as written (``Raw``): decoding
+    it skips unknown keys unread, as ``cls`` does, and decodes no value."""
+    fields = [(name, msgspec.Raw, NO_RAW) for name in cls.__struct_fields__]
+    names = dict(zip(cls.__struct_fields__, cls.__struct_encode_fields__, strict=True))
+    return msgspec.defstruct(f"Raw{cls.__name__}", fields, rename=names, gc=False)
+
+
+_RAW_EVENT = msgspec.json.Decoder(_all_raw(LooseEvent))
+_RAW_ARGS = msgspec.json.Decoder(_all_raw(LooseArgs))
+
+
+def loose_by_field(raw: bytes) -> LooseEvent | None:
+    """:class:`LooseEvent` of an entry whose loose decoding failed, read one field at a
+    time: a value beyond what msgspec decodes (``"pid": 1e999``) becomes :data:`UNUSABLE`
+    instead of making the whole event unreadable. None when the entry is not an object;
+    text that is not UTF-8 in a field raises :class:`msgspec.DecodeError`, as there."""
+    try:
+        fields = _RAW_EVENT.decode(raw)
+    except msgspec.ValidationError:
+        return None
+    event = _fill(LooseEvent(), fields, ("ts", "dur", "args"))
+    if fields.args is not NO_RAW:
+        if bytes(fields.args)[:1] == b"{":
+            event.args = _fill(LooseArgs(), _RAW_ARGS.decode(fields.args),
+                               ("input_dims", "input_types"))
+        else:
+            event.args = _value(fields.args)
+    return event
+
+
+def _fill(out: Any, fields: Any, keep: tuple[str, ...]) -> Any:
+    """``out`` with each field written in ``fields`` decoded on its own (those in ``keep``
+    kept as written)."""
+    for name in out.__struct_fields__:
+        value = getattr(fields, name)
+        if value is not NO_RAW and name != "args":
+            setattr(out, name, value if name in keep else _value(value))
+    return out
+
+
+def _value(raw: msgspec.Raw) -> Any:
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.ValidationError:  # a number beyond float range (not UTF-8: raised)
+        return UNUSABLE
 
 
 class RawTs(msgspec.Struct, gc=False):
