@@ -79,17 +79,7 @@ def from_config_dir(path: str, *, seed: int,
     ``check(cls, config)`` runs before anything is allocated (sizes, memory)."""
     transformers = require_transformers(f"--model-path {path}")
     folder = Path(path)
-    config_file = folder / "config.json"
-    saved = "a folder written by save_pretrained (config.json, optionally weights)"
-    check_folder(folder, f"--model-path {path!r}",
-                 f"give its folder, {str(folder.parent)!r}" if folder.name == "config.json"
-                 else f"give {saved}")
-    if not os.path.lexists(config_file):
-        raise UsageError(f"--model-path {path!r} has no config.json; give {saved}")
-    # A regular file within the cap, read in bounded memory (a FIFO, a folder or a loop of
-    # links named as such): then transformers reads that same small file.
-    text = read_input(config_file, f"the config.json of --model-path {path!r}", cap=CONFIG,
-                      fix=f"give {saved}")
+    text = _config_text(path)
     try:
         json.loads(text)
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
@@ -110,6 +100,23 @@ def from_config_dir(path: str, *, seed: int,
         raise UsageError(f"--model-path {path!r}: transformers could not build "
                          f"{cls.__name__} ({type(exc).__name__}: "
                          f"{one_line(str(exc))[:300]})") from None
+
+
+def _config_text(path: str) -> bytes:
+    """The bytes of ``path/config.json``: ``path`` a folder, the file a regular one within
+    :data:`~attnprof.input_files.CONFIG`'s cap, read in bounded memory (a FIFO, a folder or
+    a loop of links, at either place, named as such); transformers then reads that same
+    small file."""
+    folder = Path(path)
+    saved = "a folder written by save_pretrained (config.json, optionally weights)"
+    check_folder(folder, f"--model-path {path!r}",
+                 f"give its folder, {str(folder.parent)!r}" if folder.name == "config.json"
+                 else f"give {saved}")
+    config_file = folder / "config.json"
+    if not os.path.lexists(config_file):
+        raise UsageError(f"--model-path {path!r} has no config.json; give {saved}")
+    return read_input(config_file, f"the config.json of --model-path {path!r}", cap=CONFIG,
+                      fix=f"give {saved}")
 
 
 def _model_class(transformers: ModuleType, config: Any) -> Any:

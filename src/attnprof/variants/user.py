@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
-from attnprof.input_files import check_input
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
 
@@ -70,6 +69,8 @@ def _load_file(spec: str, path: Path, what: str) -> Any:
         raise UsageError(f"{what} {spec!r}: file {str(path)!r} does not exist; "
                          "check the path (relative to the current directory)")
     # A FIFO, a folder, a device or a loop of links: named as such, never imported.
+    from attnprof.input_files import check_input
+
     check_input(path, f"{what} {spec!r}: file {str(path)!r}")
     name = f"attnprof_user_{abs(hash(str(path.resolve())))}"
     if name in sys.modules:  # two variants from one file share its module and its state
