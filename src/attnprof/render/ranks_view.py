@@ -69,13 +69,12 @@ def _rank_table(record: RanksRecord, console: Console, top: int) -> None:
     table = Table(title="per rank, per step (mean over its steps; step: median)",
                   title_justify="left")
     for name in ("rank", "steps", "step", "compute", "in collectives",
-                 "framework" if cpu else "idle", "attention", "share",
+                 "rest of CPU" if cpu else "idle", "attention", "share",
                  "compute ops" if cpu else "kernels", "SDPA backend"):
         table.add_column(name, justify="left" if name in ("rank", "SDPA backend") else "right")
     for r in shown:
         if r.error is not None:
-            table.add_row(_rank(r), Text("unreadable", style="red"),
-                          Text(r.error, style="red"), *[""] * 7)
+            table.add_row(_rank(r), Text("unreadable (below)", style="red"), *[""] * 8)
             continue
         c = r.categories_us
         table.add_row(
@@ -92,15 +91,18 @@ def _rank_table(record: RanksRecord, console: Console, top: int) -> None:
                            "are in --json and --csv", style="dim"))
     basis = ("CPU-only run: compute is the compute ops' work, in collectives the "
              "collectives' time on the process group's threads (mostly waiting for the "
-             "other ranks), framework the rest of the CPU time" if cpu else
+             "other ranks), rest of CPU the step's other CPU time (Python, the dispatcher, "
+             "the main thread blocked on a collective)" if cpu else
              "device time: compute kernels, communication kernels (in collectives: mostly "
              "waiting for the other ranks), idle inside the steps")
     console.print(Text(f"  {basis}; attention: work inside SDPA/flex ops and "
                        "fused-attention kernels (a floor: hand-written attention has no op "
                        "that names it)", style="dim"))
     for r in shown:
+        if r.error is not None:
+            console.print(Text(f"  rank {_rank(r)} unreadable: {r.error}", style="red"))
         for note in r.notes:
-            console.print(Text(f"  {_rank(r)}: {note}", style="yellow"))
+            console.print(Text(f"  rank {_rank(r)}: {note}", style="yellow"))
 
 
 def _straggler_table(record: RanksRecord, console: Console, top: int) -> None:

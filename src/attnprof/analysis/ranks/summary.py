@@ -48,7 +48,10 @@ def read_rank(job: RankFile) -> RankSummary:
     try:
         trace = load_trace(job.location or job.path)
     except (UsageError, OSError, MemoryError) as exc:
-        return failed_rank(job, _reason(exc))
+        reason = _reason(exc)
+        if job.location:  # name the file as the user did, wherever the worker opened it
+            reason = reason.replace(job.location, job.path)
+        return failed_rank(job, reason)
     return summarize_rank(trace, job)
 
 
