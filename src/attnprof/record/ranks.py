@@ -140,8 +140,9 @@ class StepStraggler(msgspec.Struct, kw_only=True):
     straggler_collective_us: float
     others_collective_us: float  # median over the other ranks
     extra_us: float
-    #: Collective time of every rank in this step, by rank.
-    collective_us: dict[int, float] = msgspec.field(default_factory=dict)
+    #: Every rank compared in this step, and its collective time (same order).
+    ranks: list[int] = msgspec.field(default_factory=list)
+    collective_us: list[float] = msgspec.field(default_factory=list)
 
 
 class RanksRecord(RecordBase, tag="ranks"):

@@ -74,7 +74,7 @@ def _straggler_of(step: int, ranks: list[RankSummary]) -> StepStraggler | None:
     return StepStraggler(step=step, straggler=straggler,
                          straggler_collective_us=spent[straggler],
                          others_collective_us=others, extra_us=others - spent[straggler],
-                         collective_us=spent)
+                         ranks=list(spent), collective_us=list(spent.values()))
 
 
 def _judge(table: list[StepStraggler], ranks: list[RankSummary], steps: list[int]
