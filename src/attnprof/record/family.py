@@ -1,10 +1,10 @@
 """The record family: every kind, decoded by its ``kind`` tag, and older files upgraded.
 
 ``load_record(path)`` reads any record attnprof writes (``compare``, ``profile``,
-``analyze``, ``model``, ``sweep``, ``ranks``; diff records join :data:`RECORD_TYPES` as they arrive) and
-returns the typed struct of its kind. A schema-1 file (attnprof 0.1's compare and analyze
-JSON) is upgraded first (:mod:`attnprof.record.legacy`); any other version, or a file that
-is not a record, is one :class:`UsageError` naming the file.
+``analyze``, ``model``, ``sweep``, ``ranks``; diff records join :data:`RECORD_TYPES` as
+they arrive) and returns the typed struct of its kind. A schema-1 file (attnprof 0.1's
+compare and analyze JSON) is upgraded first (:mod:`attnprof.record.legacy`); any other
+version, or a file that is not a record, is one :class:`UsageError` naming the file.
 """
 
 from __future__ import annotations

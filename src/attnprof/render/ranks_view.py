@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.formatting import format_us
-from attnprof.record.ranks import RankSummary, RanksRecord
+from attnprof.record.ranks import RanksRecord, RankSummary
 from attnprof.render.trace_report import render_findings
 
 __all__ = ["render_ranks"]

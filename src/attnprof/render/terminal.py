@@ -5,9 +5,9 @@ ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wh
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
 trace; a sweep is its points table with the scaling fits; a model is its summary, runs
-and per-layer tables; a rank set is its ranks side by side, stragglers and findings. New record kinds add a view to :data:`_VIEWS`; every view draws from
-the record after :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control
-character.
+and per-layer tables; a rank set is its ranks side by side, stragglers and findings. New
+record kinds add a view to :data:`_VIEWS`; every view draws from the record after
+:func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from attnprof.record.analyze import AnalyzeRecord
-from attnprof.record.ranks import RankSummary, RanksRecord
+from attnprof.record.ranks import RanksRecord, RankSummary
 
 if TYPE_CHECKING:
     from attnprof.analysis.ranks.identify import RankSet

@@ -96,7 +96,7 @@ def identify_rank_set(paths: list[str]) -> RankSet:
         return RankSet(reason=f"{beyond[0].path} is rank {beyond[0].rank} of a world of "
                               f"{world}")
     named = sorted(f.rank for f in found if f.rank_from == "file name" and f.rank is not None)
-    notes = ()
+    notes: tuple[str, ...] = ()
     if named:
         notes = (f"{ranks_text(named)} told by file name: the trace has no distributedInfo",)
     ordered = sorted(found, key=lambda f: (f.rank is None, f.rank or 0, f.path))
