@@ -12,6 +12,7 @@ must not cost the others.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -151,9 +152,8 @@ def _collectives(view: RegionView, devices: DeviceEvents) -> tuple[list[float], 
         durs = (devices.end[at] - devices.start[at])[mine]
     else:
         ops: OpIndex = view.ops
-        ids = ops.trace.events.strings.ids_matching(CPU_COLLECTIVE)
         positions = view.op_positions
-        mine = np.isin(ops.name[positions], ids) & ops.annotation[positions]
+        mine = _named(ops, ops.name[positions], CPU_COLLECTIVE) & ops.annotation[positions]
         owner = view.visit_instance[mine]
         durs = ops.end[positions[mine]] - ops.start[positions[mine]]
     per: list[list[float]] = [[] for _ in range(view.n)]
@@ -166,16 +166,25 @@ def _attention(view: RegionView, kernels: dict[str, float]) -> dict[str, float]:
     """Attention ops and fused-attention kernels that ran, by name: count per step."""
     ops = view.ops
     strings = ops.trace.events.strings
-    ids = strings.ids_matching(ATTENTION_OP)
     names = ops.name[view.op_positions]
-    found, counts = np.unique(names[np.isin(names, ids) & ~ops.annotation[view.op_positions]],
-                              return_counts=True)
+    chosen = _named(ops, names, ATTENTION_OP) & ~ops.annotation[view.op_positions]
+    found, counts = np.unique(names[chosen], return_counts=True)
     out = {strings[int(i)]: c / view.n for i, c in zip(found.tolist(), counts.tolist(),
                                                        strict=True)}
     if view.on_device:
         out.update({name: n for name, n in kernels.items()
                     if decode_kernel_name(name).is_attention})
     return dict(sorted(out.items()))
+
+
+def _named(ops: OpIndex, ids: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
+    """Which of the name ``ids`` match ``pattern``: each distinct name searched once (a
+    region's few hundred op names, not the trace's thousands of strings)."""
+    found, inverse = np.unique(ids, return_inverse=True)
+    strings = ops.trace.events.strings
+    hit = np.array([pattern.search(strings[i]) is not None for i in found.tolist()],
+                   dtype=bool)
+    return hit[inverse] if len(ids) else np.zeros(0, dtype=bool)
 
 
 def _reason(exc: BaseException) -> str:
