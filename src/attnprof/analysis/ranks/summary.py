@@ -12,7 +12,6 @@ must not cost the others.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 from attnprof.analysis.index.device_events import DEVICE_KINDS, DeviceEvents, link_device_events
 from attnprof.analysis.index.device_kind import identify_device
 from attnprof.analysis.index.op_index import OpIndex, index_cpu_ops
+from attnprof.analysis.index.pairs import names_matching
 from attnprof.analysis.index.regions import Region, profiler_steps, step_number
 from attnprof.analysis.index.views import RegionView, view_regions
 from attnprof.analysis.passes import identify_sdpa_backend, measure_cpu_time
@@ -153,7 +153,8 @@ def _collectives(view: RegionView, devices: DeviceEvents) -> tuple[list[float], 
     else:
         ops: OpIndex = view.ops
         positions = view.op_positions
-        mine = _named(ops, ops.name[positions], CPU_COLLECTIVE) & ops.annotation[positions]
+        mine = names_matching(ops.name[positions], ops.trace.events.strings.__getitem__,
+                              CPU_COLLECTIVE) & ops.annotation[positions]
         owner = view.visit_instance[mine]
         durs = ops.end[positions[mine]] - ops.start[positions[mine]]
     per: list[list[float]] = [[] for _ in range(view.n)]
@@ -167,7 +168,8 @@ def _attention(view: RegionView, kernels: dict[str, float]) -> dict[str, float]:
     ops = view.ops
     strings = ops.trace.events.strings
     names = ops.name[view.op_positions]
-    chosen = _named(ops, names, ATTENTION_OP) & ~ops.annotation[view.op_positions]
+    chosen = names_matching(names, strings.__getitem__, ATTENTION_OP) \
+        & ~ops.annotation[view.op_positions]
     found, counts = np.unique(names[chosen], return_counts=True)
     out = {strings[int(i)]: c / view.n for i, c in zip(found.tolist(), counts.tolist(),
                                                        strict=True)}
@@ -175,16 +177,6 @@ def _attention(view: RegionView, kernels: dict[str, float]) -> dict[str, float]:
         out.update({name: n for name, n in kernels.items()
                     if decode_kernel_name(name).is_attention})
     return dict(sorted(out.items()))
-
-
-def _named(ops: OpIndex, ids: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
-    """Which of the name ``ids`` match ``pattern``: each distinct name searched once (a
-    region's few hundred op names, not the trace's thousands of strings)."""
-    found, inverse = np.unique(ids, return_inverse=True)
-    strings = ops.trace.events.strings
-    hit = np.array([pattern.search(strings[i]) is not None for i in found.tolist()],
-                   dtype=bool)
-    return hit[inverse] if len(ids) else np.zeros(0, dtype=bool)
 
 
 def _reason(exc: BaseException) -> str:
