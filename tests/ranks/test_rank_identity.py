@@ -103,3 +103,34 @@ def test_an_unreadable_file_stays_in_the_set_as_its_rank(tmp_path: Path) -> None
 def test_a_single_trace_is_never_a_set(tmp_path: Path) -> None:
     one = _trace(tmp_path / "rank-0.json.gz", {"rank": 0, "world_size": 8})
     assert identify_rank_set([str(one)]).reason == "a single trace"
+
+
+def test_missing_ranks_of_a_huge_world_are_written_from_the_gaps() -> None:
+    from attnprof.analysis.ranks.naming import missing_ranks_text
+
+    assert missing_ranks_text({0, 1}, 128) == "ranks 2-127"
+    assert missing_ranks_text({5}, 10**9) == "ranks 0-4, 6-999999999"
+    assert missing_ranks_text({0, 2, 4}, 6) == "ranks 1, 3, 5"
+    assert missing_ranks_text({1}, 2) == "rank 0"
+
+
+def test_pipes_are_not_peeked_at_and_read_whole(tmp_path: Path) -> None:
+    # Two named pipes carrying rank traces: reading their heads to tell the ranks would
+    # take those bytes from the reader, so they are analysed each on its own, intact.
+    import os
+    import threading
+
+    from attnprof.record.analyze import AnalyzeRecord
+    from attnprof.run.analyze import AnalyzeRequest, analyze
+
+    pipes = []
+    for r in (0, 1):
+        source = _trace(tmp_path / f"source-{r}.json", {"rank": r, "world_size": 2}, gz=False)
+        pipe = tmp_path / f"rank-{r}.json"
+        os.mkfifo(pipe)
+        data = source.read_bytes()
+        threading.Thread(target=pipe.write_bytes, args=(data,), daemon=True).start()
+        pipes.append(str(pipe))
+    record = analyze(AnalyzeRequest(paths=tuple(pipes)))
+    assert isinstance(record, AnalyzeRecord)
+    assert [(r.rank, r.world_size) for r in record.reports] == [(0, 2), (1, 2)]

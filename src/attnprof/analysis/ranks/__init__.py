@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnprof.analysis.ranks.divergence import find_divergence
-from attnprof.analysis.ranks.naming import ranks_text
+from attnprof.analysis.ranks.naming import missing_ranks_text, ranks_text
 from attnprof.analysis.ranks.stragglers import common_steps, find_stragglers
 from attnprof.record.finding import Finding
 from attnprof.record.ranks import RankSummary, StepStraggler
@@ -57,11 +57,12 @@ def coverage_notes(ranks: list[RankSummary], world_size: int | None) -> list[str
     notes = []
     present = {r.rank for r in ranks if r.rank is not None}
     if world_size is not None:
-        missing = set(range(world_size)) - present
-        if missing:
-            notes.append(f"{ranks_text(sorted(missing))} of the world of {world_size} "
-                         f"{'is' if len(missing) == 1 else 'are'} not in the set: stragglers "
-                         f"and divergence are judged among the {len(present)} read")
+        missing = world_size - len({r for r in present if 0 <= r < world_size})
+        if missing > 0:
+            notes.append(f"{missing_ranks_text(present, world_size)} of the world of "
+                         f"{world_size} {'is' if missing == 1 else 'are'} not in the set: "
+                         f"stragglers and divergence are judged among the {len(present)} "
+                         "read")
     bad = [r for r in ranks if r.error is not None]
     for r in bad:
         notes.append(f"{r.label} could not be read: {r.error}")

@@ -15,7 +15,9 @@ is a row, not the end of the job.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,9 +105,20 @@ def identify_rank_set(paths: list[str]) -> RankSet:
     return RankSet(files=tuple(ordered), world_size=world, notes=notes)
 
 
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return True  # let the reader say what is wrong with it
+
+
 def _identify(path: str) -> RankFile:
     named = rank_from_name(path)
     by_name: RankSource | None = "file name" if named is not None else None
+    if not _regular(path):
+        # A pipe (<(zcat rank0.json.gz), /dev/stdin) can be read once only: peeking at its
+        # head would take that away from the reader. It states no rank here.
+        return RankFile(path=path, rank=None, rank_from=None, world_size=None)
     try:
         info = read_distributed_info(path)
     except UsageError as exc:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ranks_text"]
+__all__ = ["missing_ranks_text", "ranks_text"]
 
 
 def ranks_text(ranks: list[int] | set[int] | tuple[int, ...]) -> str:
@@ -23,3 +23,19 @@ def ranks_text(ranks: list[int] | set[int] | tuple[int, ...]) -> str:
             parts.extend(str(r) for r in ordered[i:j + 1])
         i = j + 1
     return "ranks " + ", ".join(parts)
+
+
+def missing_ranks_text(present: set[int], world_size: int) -> str:
+    """The ranks of ``range(world_size)`` not in ``present``, written as :func:`ranks_text`
+    writes them, in time proportional to the ranks present (a world may be millions)."""
+    runs: list[tuple[int, int]] = []  # inclusive gaps between the ranks present
+    start = 0
+    for rank in sorted(r for r in present if 0 <= r < world_size):
+        if rank > start:
+            runs.append((start, rank - 1))
+        start = rank + 1
+    if start < world_size:
+        runs.append((start, world_size - 1))
+    parts = [str(a) if a == b else f"{a}, {b}" if b == a + 1 else f"{a}-{b}" for a, b in runs]
+    single = len(runs) == 1 and runs[0][0] == runs[0][1]
+    return ("rank " if single else "ranks ") + ", ".join(parts)
