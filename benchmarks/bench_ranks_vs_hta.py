@@ -8,9 +8,9 @@ Usage::
 The set is made from the public two-rank GPU set (``shared/traces/public/sampled_ranks``,
 two ranks of a 128-rank NCCL job): rank r is a copy of rank-(r % 2) whose
 ``distributedInfo`` says rank r of ``--ranks``, and whose timings are perturbed — every
-timestamp and duration stretched by a factor drawn per rank from [0.9, 1.1] around the
-trace's start, the whole trace shifted by up to a second — so no two ranks are the same
-trace. The seed is fixed: every run of the script reads the same set.
+event's start and end stretched by a factor drawn per rank from [0.9, 1.1] around the
+trace's start, the whole trace shifted by up to a second, and rounded to whole µs as the
+source traces are — so no two ranks are the same trace. The seed is fixed: every run of the script reads the same set.
 
 Each measurement is one fresh process, timed from start to exit (imports included):
 
@@ -28,7 +28,7 @@ in one more, untimed run of each, sampling ``/proc`` every 20 ms (sampling costs
 it is kept out of the timed runs). At the end the two tools' per-rank temporal breakdown
 and overlap are compared (the largest relative difference), with HTA as it runs by default
 and once more with its rounding of nanosecond timestamps to whole microseconds turned off
-(``HTA_DISABLE_NS_ROUNDING=1``; the perturbed timestamps have nanoseconds).
+(``HTA_DISABLE_NS_ROUNDING=1``; it matters for traces with nanoseconds, not these).
 
 The machine must be quiet: figures taken while other work runs say little.
 """
@@ -87,9 +87,13 @@ def make_set(folder: Path, ranks: int, seed: int = 20) -> None:
         timed = [e for e in trace["traceEvents"] if isinstance(e.get("ts"), (int, float))]
         origin = min(e["ts"] for e in timed)
         for event in timed:
-            event["ts"] = round(origin + (event["ts"] - origin) * stretch + shift, 3)
+            # Whole µs, as the source traces have them; start and end are rounded (not
+            # start and duration), so what nested still nests.
+            start = event["ts"]
+            event["ts"] = round(origin + (start - origin) * stretch + shift)
             if isinstance(event.get("dur"), (int, float)):
-                event["dur"] = round(event["dur"] * stretch, 3)
+                end = round(origin + (start + event["dur"] - origin) * stretch + shift)
+                event["dur"] = end - event["ts"]
         with gzip.open(folder / f"rank-{rank}.json.gz", "wt", compresslevel=6) as fh:
             json.dump(trace, fh)
 

@@ -2,14 +2,19 @@
 per rank: the multi-rank sets the rank-set tests read, made at test time.
 
     python tests/ranks/gloo_job.py OUT [--world-size 3] [--steps 4] [--sleep-ms 100]
+                                       [--device cpu|cuda] [--sets clean,straggler,...]
 
 writes three sets, one folder each, every rank exporting ``rank-N.json.gz``:
 
-* ``OUT/clean``: every rank runs the same step (SDPA pinned to the CPU flash kernel);
+* ``OUT/clean``: every rank runs the same step (SDPA pinned to the CPU flash kernel; on
+  CUDA, where flash takes no float32, to the memory-efficient one);
 * ``OUT/straggler``: the same, but rank 1 sleeps ``--sleep-ms`` inside every step, before
   its backward pass, so the others wait for it in the gradient all-reduce;
-* ``OUT/divergent``: rank 2 (the last rank) runs SDPA pinned to the math backend while
-  the others run flash.
+* ``OUT/divergent``: the last rank runs SDPA pinned to the math backend while the others
+  run the fused one.
+
+With ``--device cuda`` every rank runs on the one GPU (gloo moves CUDA tensors through
+the host), and the traces have CUDA kernels.
 
 One process group serves the three sets, so torch is imported once per rank. The ranks
 are forked from this process after it imported torch (nothing has started a thread yet),
@@ -58,24 +63,26 @@ class Block(nn.Module):
         return self.mlp(F.gelu(self.out(a.transpose(1, 2).reshape(b, t, d)))) + x
 
 
-def run_rank(rank: int, world: int, out: str, store: str, steps: int, sleep_s: float) -> None:
-    """One rank: the three sets, one trace each."""
+def run_rank(rank: int, world: int, out: str, store: str, steps: int, sleep_s: float,
+             device: str, sets: tuple[str, ...]) -> None:
+    """One rank: the sets, one trace each."""
     torch.set_num_threads(1)  # ranks share the machine's cores
     # One cycle per set: that the profiler clears events between cycles does not matter.
     warnings.filterwarnings("ignore", message=".*Profiler clears events")
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank,
                             world_size=world)
     torch.manual_seed(0)
-    model = DistributedDataParallel(Block())
+    model = DistributedDataParallel(Block().to(device))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(2, 64, 32)
-    for name in SETS:
-        backend = (SDPBackend.MATH if name == "divergent" and rank == world - 1
-                   else SDPBackend.FLASH_ATTENTION)
+    x = torch.randn(2, 64, 32, device=device)
+    fused = SDPBackend.FLASH_ATTENTION if device == "cpu" else SDPBackend.EFFICIENT_ATTENTION
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device != "cpu" else [])
+    for name in sets:
+        backend = SDPBackend.MATH if name == "divergent" and rank == world - 1 else fused
         folder = Path(out) / name
         folder.mkdir(parents=True, exist_ok=True)
         target = str(folder / f"rank-{rank}.json.gz")
-        with profile(activities=[ProfilerActivity.CPU],
+        with profile(activities=activities,
                      schedule=schedule(wait=0, warmup=1, active=steps),
                      on_trace_ready=lambda p, t=target: p.export_chrome_trace(t)) as prof:
             for _ in range(steps + 1):
@@ -91,15 +98,15 @@ def run_rank(rank: int, world: int, out: str, store: str, steps: int, sleep_s: f
     dist.destroy_process_group()
 
 
-def make_sets(out: Path, world_size: int = 3, steps: int = 4, sleep_ms: float = 100.0
-              ) -> dict[str, Path]:
-    """Write the three sets under ``out``; their folders by name."""
+def make_sets(out: Path, world_size: int = 3, steps: int = 4, sleep_ms: float = 100.0,
+              device: str = "cpu", sets: tuple[str, ...] = SETS) -> dict[str, Path]:
+    """Write the sets under ``out``; their folders by name."""
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store")
         mp.start_processes(run_rank, args=(world_size, str(out), store, steps,
-                                           sleep_ms / 1000),
+                                           sleep_ms / 1000, device, sets),
                            nprocs=world_size, start_method="fork")
-    return {name: out / name for name in SETS}
+    return {name: out / name for name in sets}
 
 
 def main() -> None:
@@ -108,8 +115,14 @@ def main() -> None:
     parser.add_argument("--world-size", type=int, default=3)
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--sleep-ms", type=float, default=100.0)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--sets", default=",".join(SETS),
+                        help=f"comma-separated, of {', '.join(SETS)}")
     args = parser.parse_args()
-    made = make_sets(args.out, args.world_size, args.steps, args.sleep_ms)
+    sets = tuple(s for s in args.sets.split(",") if s)
+    if not sets or set(sets) - set(SETS):
+        parser.error(f"--sets {args.sets!r}: choose among {', '.join(SETS)}")
+    made = make_sets(args.out, args.world_size, args.steps, args.sleep_ms, args.device, sets)
     for name, folder in made.items():
         print(f"{name}: {folder}")
 

@@ -84,7 +84,9 @@ def test_the_planted_divergence_names_the_rank_and_the_op(
     assert {record.rank(r).sdpa_backend for r in (0, 1)} == {"flash (CPU)"}
     # The math path's extra ops are the same finding's evidence, not a second alarm.
     assert not [f for f in record.findings if f.rule == "kernel-count"]
-    assert not [f for f in record.findings if f.rule == "straggler"]
+    # The math path is slower: on a quiet machine rank 2 may well be everyone's straggler
+    # too, and no other rank may be.
+    assert [f.data["rank"] for f in record.findings if f.rule == "straggler"] in ([], [2])
 
 
 def test_a_clean_set_raises_neither(read_sets: dict[str, RanksRecord]) -> None:

@@ -79,7 +79,7 @@ def _rank_table(record: RanksRecord, console: Console, top: int) -> None:
         c = r.categories_us
         table.add_row(
             _rank(r), str(len(r.steps)), format_us(r.step_us), format_us(c.get("compute")),
-            format_us(c.get("communication")),
+            format_us(r.collective_us_per_step),
             format_us(c.get("framework" if cpu else "idle")),
             format_us(r.attention_us_per_step), _share(r.attention_share),
             f"{r.kernels_per_step:g}" if r.kernels_per_step is not None else "—",

@@ -71,7 +71,9 @@ def _divergent_attention(ranks: list[RankSummary]) -> Finding | None:
     evidence = []
     for group in rest:
         theirs = group[0].attention
-        ours = reference[0].attention if reference else {}
+        # Without a majority, each group is set against another (which is right is unknown).
+        other = reference or (groups[1] if group is groups[0] else groups[0])
+        ours = other[0].attention
         evidence.append(f"{ranks_text(_numbers(group))} ran {_differing(theirs, ours)}"
                         f"{_backend(group[0])}"
                         + (f" where {ranks_text(_numbers(reference))} ran "

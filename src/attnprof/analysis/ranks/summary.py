@@ -144,13 +144,16 @@ def _kernels(view: RegionView, devices: DeviceEvents) -> tuple[dict[str, float],
 
 
 def _collectives(view: RegionView, devices: DeviceEvents) -> tuple[list[float], np.ndarray]:
-    """Each step's time in collectives (µs, exactly summed) and their number."""
+    """Each step's time in collectives (µs, exactly summed) and their number: the
+    communication kernels on a GPU, else (a CPU run, or gloo moving CUDA tensors through
+    the host) the backend's collective annotations."""
+    owner, durs = np.zeros(0, dtype=np.int64), np.zeros(0)
     if view.on_device:
         at = view.device_visits
         mine = devices.kind[at] == _COMMUNICATION
         owner = view.device_instance[mine]
         durs = (devices.end[at] - devices.start[at])[mine]
-    else:
+    if not len(owner):
         ops: OpIndex = view.ops
         positions = view.op_positions
         mine = names_matching(ops.name[positions], ops.trace.events.strings.__getitem__,
