@@ -137,3 +137,14 @@ def test_reading_ranks_imports_neither_torch_nor_ray(straggler: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_traces_that_look_like_ranks_but_are_not_a_set_say_why(
+        straggler: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Rank 1 twice (a rerun's file beside the first): not one run, each analysed alone.
+    shutil.copy(straggler / "rank-1.json.gz", straggler / "rank-1-rerun.json.gz")
+    out = tmp_path / "each.json"
+    assert main(["analyze", str(straggler), "--json", str(out)]) == 0
+    assert isinstance(load_record(out), AnalyzeRecord)
+    err = capsys.readouterr().err
+    assert "note: not read as the ranks of one run (rank 1 appears twice" in err

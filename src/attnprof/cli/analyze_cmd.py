@@ -116,9 +116,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _with_progress(request: Any, analyze: Any) -> Any:
     """Run the analysis with a bar over the ranks when they are a set (on stderr, only
-    where stderr is a terminal)."""
+    where stderr is a terminal); notes on stderr."""
+    from attnprof.formatting import safe_text
+
+    def on_note(note: str) -> None:
+        print(f"attnprof: note: {safe_text(note, limit=None)}", file=sys.stderr)
+
     if not sys.stderr.isatty():
-        return analyze(request)
+        return analyze(request, on_note=on_note)
     from attnprof.render.progress import RankProgress
 
     bar: RankProgress | None = None
@@ -130,7 +135,7 @@ def _with_progress(request: Any, analyze: Any) -> Any:
         bar.update(done, total, summary)
 
     try:
-        return analyze(request, on_rank=on_rank)
+        return analyze(request, on_rank=on_rank, on_note=on_note)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -53,15 +53,27 @@ class AnalyzeRequest(msgspec.Struct, frozen=True, kw_only=True):
     ray_address: str | None = None
 
 
-def analyze(request: AnalyzeRequest, *, on_rank: OnRank | None = None
-            ) -> AnalyzeRecord | RanksRecord:
-    """The record for ``request`` (see the module doc)."""
+def analyze(request: AnalyzeRequest, *, on_rank: OnRank | None = None,
+            on_note: Callable[[str], None] | None = None) -> AnalyzeRecord | RanksRecord:
+    """The record for ``request`` (see the module doc). ``on_note`` hears why traces that
+    looked like a run's ranks (two or more state a rank), or that came with options for
+    ranks, are analysed one by one instead."""
     if request.ranks == "auto" and request.region is None and len(request.paths) > 1:
         from attnprof.analysis.ranks.identify import identify_rank_set
 
         found = identify_rank_set(list(request.paths))
         if found.is_set:
             return read_rank_set(found, request, on_rank=on_rank)
+        asked = request.executor != "process" or request.workers is not None
+        if on_note is not None and (found.ranked >= 2 or asked):
+            on_note(f"not read as the ranks of one run ({found.reason}): each trace is "
+                    "analysed on its own")
+    elif on_note is not None and (request.executor != "process"
+                                  or request.workers is not None):
+        why = ("--region picks regions of single traces" if request.region is not None
+               else "--each was given" if request.ranks == "each" else "a single trace")
+        on_note(f"--executor and --workers apply to the ranks of one run ({why}): each "
+                "trace is analysed on its own, here")
     from attnprof.analysis.analyze import analyze_files
 
     return analyze_files(list(request.paths), region_pattern=request.region,

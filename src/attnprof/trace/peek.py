@@ -78,8 +78,9 @@ def _read_head(path: Path) -> bytes:
                     text += feed
                     feed = fh.read(_PIECE)
                     continue
-                # At most what is still wanted: a small compressed piece may inflate to a lot.
-                text += inflater.decompress(feed, HEAD_BYTES - len(text))
+                # A piece of text at a time: the key is usually in the first, and a small
+                # compressed piece may inflate to a lot.
+                text += inflater.decompress(feed, min(_PIECE, HEAD_BYTES - len(text)))
                 feed = inflater.unconsumed_tail or (b"" if inflater.eof else fh.read(_PIECE))
     except OSError as exc:
         raise UsageError(f"cannot read trace file {path} ({exc.strerror or exc}); check the "

@@ -62,6 +62,9 @@ class RankSet:
     files: tuple[RankFile, ...] = ()
     world_size: int | None = None
     reason: str | None = None
+    #: How many readable files stated a rank (when they are no set: whether it looked
+    #: like one, worth saying why not).
+    ranked: int = 0
     #: Things the set's record should say (ranks told by file name, ...).
     notes: tuple[str, ...] = field(default=())
 
@@ -75,34 +78,43 @@ def identify_rank_set(paths: list[str]) -> RankSet:
     if len(paths) < 2:
         return RankSet(reason="a single trace")
     found = [_identify(p) for p in paths]
-    readable = [f for f in found if f.error is None]
-    unranked = [f for f in readable if f.rank is None]
-    if unranked:
-        return RankSet(reason=f"{unranked[0].path} states no rank (no distributedInfo, no "
-                              "rank-N in its name)")
-    if len(readable) < 2:
-        return RankSet(reason="fewer than two readable traces state a rank")
-    by_rank: dict[int, str] = {}
-    for f in found:
-        if f.rank is None:
-            continue
-        if f.rank in by_rank:
-            return RankSet(reason=f"rank {f.rank} appears twice ({by_rank[f.rank]}, {f.path})")
-        by_rank[f.rank] = f.path
-    sizes = sorted({f.world_size for f in found if f.world_size is not None})
-    if len(sizes) > 1:
-        return RankSet(reason=f"their world sizes differ ({', '.join(map(str, sizes))})")
-    world = sizes[0] if sizes else None
-    beyond = [f for f in found if world is not None and f.rank is not None and f.rank >= world]
-    if beyond:
-        return RankSet(reason=f"{beyond[0].path} is rank {beyond[0].rank} of a world of "
-                              f"{world}")
+    reason = _not_a_set(found)
+    if reason is not None:
+        return RankSet(reason=reason, ranked=sum(f.rank is not None and f.error is None
+                                                 for f in found))
+    sizes = {f.world_size for f in found if f.world_size is not None}
+    world = sizes.pop() if sizes else None
     named = sorted(f.rank for f in found if f.rank_from == "file name" and f.rank is not None)
     notes: tuple[str, ...] = ()
     if named:
         notes = (f"{ranks_text(named)} told by file name: the trace has no distributedInfo",)
     ordered = sorted(found, key=lambda f: (f.rank is None, f.rank or 0, f.path))
     return RankSet(files=tuple(ordered), world_size=world, notes=notes)
+
+
+def _not_a_set(found: list[RankFile]) -> str | None:
+    """Why the files are not one run's ranks (None when they are)."""
+    readable = [f for f in found if f.error is None]
+    unranked = [f for f in readable if f.rank is None]
+    if unranked:
+        return (f"{unranked[0].path} states no rank (no distributedInfo, no rank-N in its "
+                "name)")
+    if len(readable) < 2:
+        return "fewer than two readable traces state a rank"
+    by_rank: dict[int, str] = {}
+    for f in found:
+        if f.rank is None:
+            continue
+        if f.rank in by_rank:
+            return f"rank {f.rank} appears twice ({by_rank[f.rank]}, {f.path})"
+        by_rank[f.rank] = f.path
+    sizes = sorted({f.world_size for f in found if f.world_size is not None})
+    if len(sizes) > 1:
+        return f"their world sizes differ ({', '.join(map(str, sizes))})"
+    beyond = [f for f in found if sizes and f.rank is not None and f.rank >= sizes[0]]
+    if beyond:
+        return f"{beyond[0].path} is rank {beyond[0].rank} of a world of {sizes[0]}"
+    return None
 
 
 def _regular(path: str) -> bool:

@@ -25,13 +25,13 @@ from attnprof.analysis.index.regions import Region, profiler_steps, step_number
 from attnprof.analysis.index.views import RegionView, view_regions
 from attnprof.analysis.passes import identify_sdpa_backend, measure_cpu_time
 from attnprof.analysis.passes.attention_share import ATTENTION_OP, measure_attention
-from attnprof.analysis.passes.breakdown import kernel_breakdown
 from attnprof.analysis.passes.device_time import measure_device_time
 from attnprof.analysis.ranks.identify import RankFile
 from attnprof.analysis.ranks.temporal import temporal_breakdown
 from attnprof.errors import UsageError
 from attnprof.knowledge.collectives import CPU_COLLECTIVE
 from attnprof.knowledge.kernel_names import decode_kernel_name
+from attnprof.knowledge.trace_categories import CATEGORIES
 from attnprof.record.ranks import DeviceTotal, RankSummary, StepTime
 from attnprof.trace import Trace, load_trace
 
@@ -74,8 +74,7 @@ def summarize_rank(trace: Trace, job: RankFile) -> RankSummary:
         world_size=dist.world_size if dist and dist.world_size else job.world_size,
         backend=dist.backend if dist and dist.backend else job.backend,
         device=device, events=trace.meta.n_events,
-        device_totals=[DeviceTotal(category=c.category, count=c.count, total_us=c.total_us)
-                       for c in kernel_breakdown(trace).categories],
+        device_totals=_device_totals(trace, devices),
         temporal=temporal_breakdown(ops, devices, steps))
     if dist is not None and dist.rank is not None and dist.rank != job.rank:
         summary.notes.append(f"its distributedInfo says rank {dist.rank}, its file name "
@@ -112,6 +111,17 @@ def _measure_steps(summary: RankSummary, view: RegionView, steps: Region,
     summary.sdpa_backend = fields["sdpa_backend"]
     summary.kernels = kernels
     summary.attention = _attention(view, kernels)
+
+
+def _device_totals(trace: Trace, devices: DeviceEvents) -> list[DeviceTotal]:
+    """Every device event by category: count and the exact sum of the durations the trace
+    wrote (as :func:`~attnprof.analysis.passes.breakdown.kernel_breakdown` counts them,
+    without its per-name table)."""
+    durations = trace.events.dur
+    return [DeviceTotal(category=category, count=len(rows),
+                        total_us=math.fsum(durations[rows].tolist()))
+            for category in CATEGORIES
+            for rows in [devices.row[devices.kind == DEVICE_KINDS.index(category)]]]
 
 
 def _categories(fields: Mapping[str, Any], coll_us: list[float], n: int,
