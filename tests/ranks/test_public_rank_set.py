@@ -112,3 +112,32 @@ def test_two_steps_that_disagree_call_no_straggler(record: RanksRecord) -> None:
     assert len(counts) == 1 and counts[0].severity == "warning"
     assert "rank 0: 602 kernels per step" in counts[0].evidence
     assert "rank 1: 577 kernels per step" in counts[0].evidence
+
+
+def test_a_set_larger_than_the_table_keeps_the_ranks_that_matter(sampled: Path,
+                                                                  tmp_path: Path) -> None:
+    # Ten ranks made of the two public ones (distributedInfo rewritten), rank 7 corrupt:
+    # with --top 1 the table has room for four rows, and keeps the ranks that need seeing —
+    # the unreadable one and those a finding names (the odd ranks run rank 1's 577 kernels
+    # per step, the even ones rank 0's 602) — even past that.
+    from attnprof.render import TerminalRenderer
+
+    sources = [json.loads(gzip.decompress((sampled / f"rank-{i}.json.gz").read_bytes()))
+               for i in (0, 1)]
+    for rank in range(10):
+        trace = sources[rank % 2]
+        trace["distributedInfo"].update(rank=rank, world_size=10)
+        data = gzip.compress(json.dumps(trace).encode(), compresslevel=1)
+        (tmp_path / f"rank-{rank}.json.gz").write_bytes(data[:200] if rank == 7 else data)
+    paths = tuple(sorted(str(p) for p in tmp_path.iterdir()))
+    record = analyze(AnalyzeRequest(paths=paths))
+    assert isinstance(record, RanksRecord) and len(record.ranks) == 10
+    counts = [f for f in record.findings if f.rule == "kernel-count"]
+    assert len(counts) == 1 and counts[0].data["ranks"] == [1, 3, 5, 9]
+    text = TerminalRenderer(top=1).render(record)
+    table = text.split("└")[0]  # the rank table comes first
+    shown = [line.split("│")[1].strip() for line in table.splitlines()
+             if line.startswith("│ ")]
+    assert shown == ["1", "3", "5", "7", "9"]
+    assert "5 more ranks not shown" in text
+    assert "rank 7 could not be read (the rows say why)" in " ".join(record.notes)

@@ -15,6 +15,7 @@ Units as in :mod:`attnprof.record.trace_report`: times in µs named ``*_us``; ``
 
 from __future__ import annotations
 
+import statistics
 from typing import Literal
 
 import msgspec
@@ -120,11 +121,7 @@ class RankSummary(msgspec.Struct, kw_only=True):
     @property
     def step_us(self) -> float | None:
         """Median step time (None without steps)."""
-        if not self.steps:
-            return None
-        durs = sorted(s.dur_us for s in self.steps)
-        mid = len(durs) // 2
-        return durs[mid] if len(durs) % 2 else (durs[mid - 1] + durs[mid]) / 2
+        return statistics.median(s.dur_us for s in self.steps) if self.steps else None
 
 
 class StepStraggler(msgspec.Struct, kw_only=True):

@@ -56,11 +56,13 @@ def _shown(record: RanksRecord, limit: int) -> list[RankSummary]:
         return record.ranks
     named = {r for f in record.findings for r in f.data.get("ranks", [])}
     named |= {f.data["rank"] for f in record.findings if "rank" in f.data}
-    keep = [r for r in record.ranks if r.error is not None or r.rank in named]
-    slowest = sorted((r for r in record.ranks if r not in keep and r.step_us is not None),
-                     key=lambda r: -(r.step_us or 0.0))
+    keep = [i for i, r in enumerate(record.ranks) if r.error is not None or r.rank in named]
+    kept = set(keep)
+    slowest = sorted((i for i, r in enumerate(record.ranks)
+                      if i not in kept and r.step_us is not None),
+                     key=lambda i: -(record.ranks[i].step_us or 0.0))
     keep += slowest[:max(limit - len(keep), 0)]
-    return sorted(keep, key=lambda r: (r.rank is None, r.rank or 0))
+    return [record.ranks[i] for i in sorted(keep)]  # ranks are in rank order
 
 
 def _rank_table(record: RanksRecord, console: Console, top: int) -> None:

@@ -7,7 +7,7 @@ The flow, bottom to top::
 
 :func:`judge_ranks` takes the summaries the workers returned (in any order) and gives
 the straggler table, the findings and the notes on what could not be judged. Nothing
-here reads a trace or starts a process: :mod:`attnprof.run.ranks` does the fan-out.
+here reads a trace or starts a process: :mod:`attnprof.run.analyze` does the fan-out.
 """
 
 from __future__ import annotations
@@ -56,33 +56,37 @@ def coverage_notes(ranks: list[RankSummary], world_size: int | None) -> list[str
     steps, steps not every rank recorded, devices that differ."""
     notes = []
     present = {r.rank for r in ranks if r.rank is not None}
+    read = sum(r.error is None for r in ranks)
     if world_size is not None:
         missing = world_size - len({r for r in present if 0 <= r < world_size})
         if missing > 0:
             notes.append(f"{missing_ranks_text(present, world_size)} of the world of "
                          f"{world_size} {'is' if missing == 1 else 'are'} not in the set: "
-                         f"stragglers and divergence are judged among the {len(present)} "
-                         "read")
+                         f"stragglers and divergence are judged among the {read} read")
     bad = [r for r in ranks if r.error is not None]
-    for r in bad:
-        notes.append(f"{r.label} could not be read: {r.error}")
+    if bad:
+        named = sorted(r.rank for r in bad if r.rank is not None)
+        unnamed = len(bad) - len(named)
+        who = ", ".join(([ranks_text(named)] if named else [])
+                        + ([f"{unnamed} file(s) of unknown rank"] if unnamed else []))
+        notes.append(f"{who} could not be read (the rows say why): left out of the "
+                     "comparison")
     stepless = sorted(r.rank for r in ranks
                       if r.error is None and not r.steps and r.rank is not None)
     if stepless:
         notes.append(f"{ranks_text(stepless)} recorded no ProfilerStep: left out of the "
                      "step comparison")
     stepped = [r for r in ranks if r.error is None and r.steps]
-    every = common_steps(stepped)
-    seen = sorted({s.step for r in stepped for s in r.steps})
-    if stepped and len(seen) > len(every):
-        notes.append(f"steps {_steps_text(sorted(set(seen) - set(every)))} are not in every "
-                     f"rank's trace: ranks are compared over steps {_steps_text(every)}"
-                     if every else "")
+    every = set(common_steps(stepped))
+    partial = sorted({s.step for r in stepped for s in r.steps} - every)
+    if every and partial:
+        notes.append(f"steps {_steps_text(partial)} are not in every rank's trace: ranks "
+                     f"are compared over steps {_steps_text(sorted(every))}")
     devices = sorted({r.device for r in ranks if r.device})
     if len(devices) > 1:
         notes.append(f"the ranks ran on different devices ({', '.join(devices)}): their "
                      "times are not comparable")
-    return [n for n in notes if n]
+    return notes
 
 
 def _steps_text(steps: list[int]) -> str:
