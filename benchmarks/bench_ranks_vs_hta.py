@@ -10,7 +10,8 @@ two ranks of a 128-rank NCCL job): rank r is a copy of rank-(r % 2) whose
 ``distributedInfo`` says rank r of ``--ranks``, and whose timings are perturbed — every
 event's start and end stretched by a factor drawn per rank from [0.9, 1.1] around the
 trace's start, the whole trace shifted by up to a second, and rounded to whole µs as the
-source traces are — so no two ranks are the same trace. The seed is fixed: every run of the script reads the same set.
+source traces are — so no two ranks are the same trace. The seed is fixed: every run of
+the script reads the same set.
 
 Each measurement is one fresh process, timed from start to exit (imports included):
 

@@ -20,7 +20,7 @@ GLOO_JOB = Path(__file__).resolve().parent / "gloo_job.py"
 def test_a_rank_on_the_math_path_diverges_on_a_gpu(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(GLOO_JOB), str(tmp_path), "--device", "cuda",
                            "--world-size", "2", "--sets", "divergent,straggler"],
-                          capture_output=True, text=True, timeout=170)
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     paths = tuple(sorted(str(p) for p in (tmp_path / "divergent").iterdir()))
     record = analyze(AnalyzeRequest(paths=paths))
