@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
+from attnprof.input_files import CONFIG, check_folder, read_input
 from attnprof.models.sizes import check_config_sizes
 
 if TYPE_CHECKING:
@@ -79,16 +80,10 @@ def from_config_dir(path: str, *, seed: int,
     ``check(cls, config)`` runs before anything is allocated (sizes, memory)."""
     transformers = require_transformers(f"--model-path {path}")
     folder = Path(path)
-    config_file = folder / "config.json"
-    if not folder.is_dir():
-        raise UsageError(f"--model-path {path!r} is not a folder; give the folder that "
-                         "holds config.json")
-    if not config_file.is_file():
-        raise UsageError(f"--model-path {path!r} has no config.json; give a folder written "
-                         "by save_pretrained (config.json, optionally weights)")
     where = f"--model-path {path!r}"
+    text = _config_text(path)
     try:
-        raw = json.loads(config_file.read_text(encoding="utf-8"))
+        raw = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{where}: its config.json is not JSON ({one_line(str(exc), 200)})"
                          ) from None
@@ -141,6 +136,23 @@ def _cut(text: str, limit: int = 300) -> str:
         return line
     head = line[:limit]
     return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(",;:") + " …"
+
+
+def _config_text(path: str) -> bytes:
+    """The bytes of ``path/config.json``: ``path`` a folder, the file a regular one within
+    :data:`~attnprof.input_files.CONFIG`'s cap, read in bounded memory (a FIFO, a folder or
+    a loop of links, at either place, named as such); transformers then reads that same
+    small file."""
+    folder = Path(path)
+    saved = "a folder written by save_pretrained (config.json, optionally weights)"
+    check_folder(folder, f"--model-path {path!r}",
+                 f"give its folder, {str(folder.parent)!r}" if folder.name == "config.json"
+                 else f"give {saved}")
+    config_file = folder / "config.json"
+    if not os.path.lexists(config_file):
+        raise UsageError(f"--model-path {path!r} has no config.json; give {saved}")
+    return read_input(config_file, f"the config.json of --model-path {path!r}", cap=CONFIG,
+                      fix=f"give {saved}")
 
 
 def _model_class(transformers: ModuleType, config: Any) -> Any:
