@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.input_files import open_input
 from attnprof.trace.table import DistributedInfo
 
 __all__ = ["HEAD_BYTES", "read_distributed_info"]
@@ -43,8 +44,10 @@ _info = msgspec.json.Decoder(_Info)
 def read_distributed_info(path: str | Path) -> DistributedInfo | None:
     """The trace's ``distributedInfo`` when its head holds one, else None.
 
-    Raises :class:`~attnprof.errors.UsageError` when the file cannot be opened or is not
-    readable text (a corrupt gzip stream): the caller decides what an unreadable trace is.
+    Raises :class:`~attnprof.errors.UsageError` when the file cannot be opened, is not a
+    regular file (:func:`~attnprof.input_files.open_input`: a pipe must not be peeked at,
+    it can be read once only) or is not readable text (a corrupt gzip stream): the caller
+    decides what an unreadable trace is.
     """
     head = _read_head(Path(path))
     key = head.find(_KEY)
@@ -69,7 +72,7 @@ def _read_head(path: Path) -> bytes:
     """Up to :data:`HEAD_BYTES` of the file's text (gzip'd or not, told by content), read
     until the ``"traceEvents"`` key has been seen."""
     try:
-        with open(path, "rb") as fh:
+        with open_input(path, f"trace file {str(path)!r}") as fh:
             feed = fh.read(_PIECE)
             inflater = zlib.decompressobj(wbits=47) if feed[:2] == b"\x1f\x8b" else None
             text = bytearray()
