@@ -51,6 +51,20 @@ def oom_always(q, k, v, **kwargs):
     return _sdpa(q, k, v, **kwargs)
 
 
+_HOARD = []
+
+
+def hoards_then_oom(q, k, v, **kwargs):
+    # A leak: keeps every block it allocates until its worker's memory runs out (to the
+    # last 2 MiB, so that the worker can still report).
+    try:
+        while True:
+            _HOARD.append(torch.ones(8 << 20, dtype=torch.uint8))
+    except RuntimeError:
+        while True:
+            _HOARD.append(torch.ones(2 << 20, dtype=torch.uint8))
+
+
 def fast_but_wrong(q, k, v, **kwargs):
     return v[:, :, : q.shape[2]] * 0
 

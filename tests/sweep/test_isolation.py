@@ -70,3 +70,25 @@ def test_shapes_that_cannot_fit_are_oom_without_running(fast: Settings) -> None:
     small, big = run_sweep(plan, InlineExecutor()).ordered_points()
     assert small.results[0].status == "ok"
     assert big.results[0].status == "oom" and "q/k/v/output alone" in big.results[0].reason
+
+
+def test_a_variant_out_of_memory_leaves_the_others_a_clean_worker(
+        failing: Path, tiny: dict[str, int], fast: Settings) -> None:
+    # The hoarder keeps what it allocated when it runs out of its worker's memory: in that
+    # worker nothing else could allocate. The worker is replaced after the OOM, so the
+    # others run clean, and only the hoarder is inferred out of memory at the larger point.
+    hoarder = f"{failing}:hoards_then_oom"
+    grid = Grid(axes=[Axis(field="seq", values=[512, 1024])])  # naive: 2 and 8 MiB scores
+    plan, _ = plan_sweep(grid, [hoarder, "sdpa", "naive"],
+                         fast.replace(cpu_allocator="system"), "cpu", **tiny)
+    executor = ProcessExecutor(timeout_s=120, idle_timeout_s=None, memory_limit_bytes=256 << 20)
+    record = run_sweep(plan, executor)
+    assert _statuses(record) == [
+        {"hoards_then_oom": "oom", "sdpa": "ok", "naive": "ok"},
+        {"hoards_then_oom": "skipped", "sdpa": "ok", "naive": "ok"}]
+    first, second = record.ordered_points()
+    assert second.inferred == {hoarder: 0}
+    for point in (first, second):
+        for name in ("sdpa", "naive"):
+            row = point.result(name)
+            assert row is not None and row.within_tolerance and row.latency_ms is not None

@@ -25,18 +25,31 @@ import msgspec
 from attnprof.record.base import RecordBase
 from attnprof.record.compare import VariantResult
 from attnprof.record.environment import Ceilings, Environment
+from attnprof.record.recommendation import Recommended
 from attnprof.spec.grid import Grid
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
 __all__ = ["QUANTITIES", "Crossover", "Quantity", "ScalingFit", "SweepPoint", "SweepRecord",
-           "needs_rerun"]
+           "WorkerLimits", "needs_rerun"]
 
 #: What a fit describes: the median latency of a step, or its peak memory.
 Quantity = Literal["latency_ms", "peak_memory_bytes"]
 QUANTITIES: tuple[Quantity, ...] = ("latency_ms", "peak_memory_bytes")
 #: Signals another process (or a person) sends: the point said nothing about the variant.
 _EXTERNAL_SIGNALS = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
+
+
+class WorkerLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """What ends a point's worker besides the point itself: a time limit and a memory cap
+    (``None``: none). They decide rows (``timeout``, ``oom``), so the record keeps them and
+    a resumed sweep runs under the same ones."""
+
+    #: Seconds a point's worker may run (``--point-timeout``).
+    point_timeout_s: float | None = None
+    #: Bytes the variants may allocate in a worker beyond what it holds when they start
+    #: (``--worker-memory``).
+    worker_memory_bytes: int | None = None
 
 
 class SweepPoint(msgspec.Struct, kw_only=True, tag_field="target", tag="attention"):
@@ -111,9 +124,15 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
     settings: Settings
     flops_convention: str
     executor: str = "process"
+    #: The executor's limits (``None`` in records written before they were kept).
+    limits: WorkerLimits | None = None
     points: list[SweepPoint] = msgspec.field(default_factory=list)
     fits: list[ScalingFit] = msgspec.field(default_factory=list)
     crossovers: list[Crossover] = msgspec.field(default_factory=list)
+    #: ``attnprof recommend``'s choice per point (``None``: none was asked for) and the
+    #: larger batches it measured for the headroom (indexed after the grid's points).
+    recommendation: Recommended | None = None
+    batch_points: list[SweepPoint] = msgspec.field(default_factory=list)
 
     def ordered_points(self) -> list[SweepPoint]:
         """The points in grid order (a parallel executor appends them as they finish)."""

@@ -73,8 +73,14 @@ class ProcessExecutor:
     """Run each point in a worker process (``python -m attnprof.run.executors.worker``).
 
     ``timeout_s`` bounds one worker's whole run, ``idle_timeout_s`` the time between its
-    progress notes; ``memory_limit_bytes`` caps what a worker may allocate beyond its
-    start-up footprint, so exceeding it is an ``oom`` row rather than the OOM killer.
+    progress notes; ``memory_limit_bytes`` caps what the variants may allocate in a worker
+    beyond what it holds when they start (torch, the ceilings, the inputs and the float64
+    reference are in place by then), so exceeding it is an ``oom`` row rather than the OOM
+    killer. A capped worker stops after a variant runs out of memory, and the point's other
+    variants run again in a fresh worker: what one variant left behind never counts against
+    another. The cap counts address space: on a CPU, measure under it with
+    ``Settings(cpu_allocator="system")``, where large blocks are mapped and unmapped as
+    tensors come and go (a ``reuse`` heap keeps every block it grew to, fragmented).
     """
 
     name = "process"
@@ -112,13 +118,21 @@ class ProcessExecutor:
         while remaining:
             attempt = point.replace(variants=tuple(remaining),
                                     ceilings=header.ceilings if header else point.ceilings)
+            before = len(rows)
             ended = self._attempt(attempt, progress, publish)
             if ended.usage_error is not None:
                 raise UsageError(ended.usage_error)
             if ended.interrupted:
                 raise ended.stop or KeyboardInterrupt()
+            lost = {}
             if not ended.done:
                 lost = _casualties(ended, remaining, rows)
+            elif len(rows) == before:  # done without a new row: never start it again
+                lost = {v.name: status_row(v, "error", "the worker ended without measuring it")
+                        for v in resolve_variants([r for r in remaining if r not in rows])}
+            # Else a variant ran out of a capped worker's memory and that worker stopped
+            # (see run_point's stop_after_oom): the others run again in a fresh one.
+            if lost:
                 publish(lost=lost)
                 for name in lost:
                     if progress is not None:
