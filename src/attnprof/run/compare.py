@@ -35,7 +35,7 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Ceilings
 from attnprof.run.guards import InputGuard, checked_call, isolated
 from attnprof.run.measurements import Candidate, Measurements
-from attnprof.run.point import Point, RecordKind, empty_record
+from attnprof.run.point import OWN_STEPS, Point, RecordKind, empty_record
 from attnprof.run.rows import (
     failure_row,
     predicted_oom,
@@ -122,7 +122,7 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
     allocator_note = set_cpu_allocator(settings.cpu_allocator)
     if settings.measure_ceilings and record.ceilings is None:
         if progress is not None:
-            progress("ceilings", "measuring this machine's matmul and copy ceilings")
+            progress(OWN_STEPS[0], "measuring this machine's matmul and copy ceilings")
         record.ceilings = _ceilings(workload)
         release_free_memory()  # the ceilings' buffers: not what the variants should reuse
     inputs = make_inputs(workload, settings.seed)
@@ -259,7 +259,7 @@ def _references(chosen: Sequence[Variant], workload: Workload, inputs: Inputs,
     runs: attnprof's memory, in place before a worker's cap (see :func:`run_point`)."""
     if not settings.check_accuracy:
         return {}
-    _phase(progress, "reference", "computing the float64 reference")
+    _phase(progress, OWN_STEPS[1], "computing the float64 reference")
     windows = dict.fromkeys(v.window(workload) for v in chosen)
     references = {w: reference_output(inputs, workload, w) for w in windows}
     release_free_memory()  # its temporaries: not what the variants should reuse

@@ -30,7 +30,7 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.record.compare import CompareRecord, ProfileRecord, Status, VariantResult
-from attnprof.run.point import empty_record
+from attnprof.run.point import OWN_STEPS, empty_record
 from attnprof.run.rows import status_row
 from attnprof.variants import resolve_variants
 
@@ -49,6 +49,9 @@ _LAST_WORDS = {b"D": "done", b"U": "usage_error", b"I": "interrupted", b"E": "tr
 DEFAULT_IDLE_TIMEOUT_S = 900.0
 #: How long an interrupted worker gets to hand over what it measured.
 _GRACE_S = 10.0
+#: Seconds a worker gets, beyond a point's time limit, to start and make attnprof's own
+#: measurements (the ceilings, the float64 reference) before its variants' clock starts.
+_PREPARE_S = 120.0
 _STDERR_TAIL = 1500
 
 
@@ -179,6 +182,9 @@ class ProcessExecutor:
     def _watch(self, proc: subprocess.Popen[bytes], conn: Connection, ended: _Attempt,
                progress: Progress | None, publish: _Publish) -> None:
         start = last = time.monotonic()
+        # The time limit is the variants': the worker's start-up and attnprof's own
+        # measurements (ceilings, reference) come before it, within _PREPARE_S more.
+        prepare_s = _PREPARE_S
         while True:
             if conn.poll(0.2):
                 try:
@@ -188,11 +194,13 @@ class ProcessExecutor:
                 last = time.monotonic()
                 if _handle(message, ended, progress, publish):
                     return
+                if prepare_s and ended.phase and ended.phase[0] not in OWN_STEPS:
+                    start, prepare_s = last, 0.0  # the first variant's phase: its clock
                 continue
             if proc.poll() is not None and not conn.poll(0):
                 return
             now = time.monotonic()
-            if self.timeout_s is not None and now - start > self.timeout_s:
+            if self.timeout_s is not None and now - start > self.timeout_s + prepare_s:
                 ended.timed_out = f"ran past the {self.timeout_s:g} s time limit"
             elif self.idle_timeout_s is not None and now - last > self.idle_timeout_s:
                 ended.timed_out = f"made no progress for {self.idle_timeout_s:g} s"
@@ -263,10 +271,12 @@ def _casualties(ended: _Attempt, remaining: list[str],
         culprits = [running]
         phase = ended.phase[1] if ended.phase else ""
         how = f"{how} while {phase}" if phase else how
-    else:  # died in start-up or in the ceilings: nothing to tell the variants apart
+    else:  # died in start-up or in attnprof's own steps: nothing tells the variants apart
         culprits = [v for v in remaining if v not in rows]
-        if running == "ceilings":
+        if running == OWN_STEPS[0]:
             how += " while measuring the ceilings"
+        elif running == OWN_STEPS[1]:
+            how += " while computing the float64 reference"
     if ended.stderr_tail:
         how += f"; worker stderr: {ended.stderr_tail}"
     variants = {v.name: v for v in resolve_variants(culprits)}
