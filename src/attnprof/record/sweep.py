@@ -95,6 +95,12 @@ class ScalingFit(msgspec.Struct, kw_only=True):
     points: int
     #: The smallest and largest ``field`` values fitted.
     fitted_range: tuple[int, int]
+    #: ``field`` values whose latency was noisy (IQR/median > 10%).
+    noisy: list[int] = msgspec.field(default_factory=list)
+    #: ``field`` values far off the power law through the other points.
+    outliers: list[int] = msgspec.field(default_factory=list)
+    #: Why the fit should not be read as a scaling law, in words (empty: no reason seen).
+    caveats: list[str] = msgspec.field(default_factory=list)
 
 
 class Crossover(msgspec.Struct, kw_only=True):
@@ -108,6 +114,9 @@ class Crossover(msgspec.Struct, kw_only=True):
     overtaken: str
     at: float
     between: tuple[int, int]
+    #: Why the order it rests on may be noise (a noisy point, or one off its variant's
+    #: fit, at either end); ``None``: none seen.
+    caveat: str | None = None
 
 
 class SweepRecord(RecordBase, tag="sweep", kw_only=True):

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import format_bytes, format_us
+from attnprof.formatting import counted, format_bytes, format_us
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.render.model_attribution import render_attribution, render_model_findings
 from attnprof.render.styles import STATUS_STYLE, error_text
@@ -55,7 +55,7 @@ def _summary(record: ModelRecord, console: Console) -> None:
     text.append(f"\n{m.architecture} ({m.family}), {m.parameters / 1e6:.1f}M parameters, "
                 f"{m.weights} weights" + (f"; {sizes}" if sizes else ""))
     shape = " × ".join(str(v) for v in (m.batch, m.seq) if v is not None)
-    text.append(f"\n{m.dtype} on {env.device_name} ({env.threads} threads)"
+    text.append(f"\n{m.dtype} on {env.device_name} ({counted(env.threads, 'thread')})"
                 + (f", batch × seq {shape}" if shape else "")
                 + (f"; built with attn_implementation {m.default_implementation}"
                    if m.default_implementation else ""), style="dim")
