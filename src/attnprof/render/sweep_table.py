@@ -158,10 +158,12 @@ def render_fits(fits: list[ScalingFit], console: Console) -> None:
         group = " ".join(f"{k}={v}" for k, v in f.group.items()) or "—"
         ci = f"{f.ci95[0]:.2f} … {f.ci95[1]:.2f}" if f.ci95 else "— (2 points)"
         r2 = f"{f.r_squared:.3f}" if f.r_squared is not None else "—"
-        cells = [Text(f.variant), group, _QUANTITY[f.quantity], f"{f.field}^{f.exponent:.2f}",
-                 ci, r2, f"{f.field} {f.fitted_range[0]}..{f.fitted_range[1]} "
-                 f"({f.points} points)"]
-        table.add_row(*cells, *([Text("; ".join(f.caveats))] if caveats else []))
+        cells: list[Text | str] = [
+            Text(f.variant), group, _QUANTITY[f.quantity], f"{f.field}^{f.exponent:.2f}", ci,
+            r2, f"{f.field} {f.fitted_range[0]}..{f.fitted_range[1]} ({f.points} points)"]
+        if caveats:
+            cells.append(Text("; ".join(f.caveats)))
+        table.add_row(*cells)
     console.print(table)
 
 
