@@ -127,3 +127,18 @@ def test_the_plot_names_every_variant_and_what_did_not_run(tmp_path: Path) -> No
     assert "hollow: latency noisy (IQR/median &gt; 10%)" in svg
     # No status words stacked on the axis: each failure is said once, in the legend.
     assert ">oom<" not in svg and ">skipped<" not in svg
+
+
+def test_a_sweep_with_a_row_it_could_not_measure_exits_3(tmp_path: Path) -> None:
+    path = tmp_path / "raises.py"
+    path.write_text("def raises(q, k, v, **kwargs):\n    raise ValueError('a bug')\n")
+    out = tmp_path / "sweep.json"
+    argv = ["sweep", "--seq", "16,32", "--variants", f"sdpa,{path}:raises", "--executor",
+            "inline", *TINY, "--json", str(out)]
+    assert main(argv) == 3
+    record = SweepRecord.load(out)  # every result kept
+    assert record.status == "complete"
+    assert [[r.status for r in p.results] for p in record.ordered_points()] == [
+        ["ok", "error"], ["ok", "error"]]
+    assert main(["sweep", "--seq", "16,32", "--variants", "sdpa", "--executor", "inline",
+                 *TINY]) == 0

@@ -30,14 +30,16 @@ from attnprof.spec.grid import Grid
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["QUANTITIES", "Crossover", "Quantity", "ScalingFit", "SweepPoint", "SweepRecord",
-           "WorkerLimits", "needs_rerun"]
+__all__ = ["LOST_TASK", "QUANTITIES", "Crossover", "Quantity", "ScalingFit", "SweepPoint",
+           "SweepRecord", "WorkerLimits", "needs_rerun"]
 
 #: What a fit describes: the median latency of a step, or its peak memory.
 Quantity = Literal["latency_ms", "peak_memory_bytes"]
 QUANTITIES: tuple[Quantity, ...] = ("latency_ms", "peak_memory_bytes")
 #: Signals another process (or a person) sends: the point said nothing about the variant.
 _EXTERNAL_SIGNALS = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
+#: How the reason of a point whose Ray task died (its worker or node) begins.
+LOST_TASK = "the Ray task was lost"
 
 
 class WorkerLimits(msgspec.Struct, frozen=True, kw_only=True):
@@ -160,9 +162,11 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
 
 def needs_rerun(row: VariantResult) -> bool:
     """Whether a row says nothing about its variant at that point, so ``--resume`` runs it
-    again: a timeout, or a worker killed by a signal someone sent (SIGKILL that was not the
-    OOM killer, SIGTERM, SIGINT, SIGHUP). A segfault, an exit code, running out of memory, a
-    refusal or an error is the variant's own answer and is kept."""
+    again: a timeout, a worker killed by a signal someone sent (SIGKILL that was not the
+    OOM killer, SIGTERM, SIGINT, SIGHUP), or a Ray task lost with its worker or node. A
+    segfault, an exit code, running out of memory, a refusal or an error is the variant's
+    own answer and is kept."""
     if row.status == "timeout":
         return True
-    return row.status == "crashed" and any(f"by {s} " in row.reason for s in _EXTERNAL_SIGNALS)
+    return row.status == "crashed" and (row.reason.startswith(LOST_TASK) or any(
+        f"by {s} " in row.reason for s in _EXTERNAL_SIGNALS))

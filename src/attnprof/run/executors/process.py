@@ -90,10 +90,12 @@ class ProcessExecutor:
 
     def __init__(self, *, timeout_s: float | None = None,
                  idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
-                 memory_limit_bytes: int | None = None) -> None:
+                 memory_limit_bytes: int | None = None, threads: int | None = None) -> None:
         self.timeout_s = timeout_s
         self.idle_timeout_s = idle_timeout_s
         self.memory_limit_bytes = memory_limit_bytes
+        #: Intra-op threads of each worker (``None``: as this process's environment says).
+        self.threads = threads
 
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
@@ -160,7 +162,8 @@ class ProcessExecutor:
                     [sys.executable, "-m", "attnprof.run.executors.worker", str(write_fd),
                      limit],
                     stdin=subprocess.PIPE, stderr=stderr, pass_fds=(write_fd,),
-                    env=_worker_env(capped=self.memory_limit_bytes is not None))
+                    env=_worker_env(capped=self.memory_limit_bytes is not None,
+                                    threads=self.threads))
             finally:
                 os.close(write_fd)
             assert proc.stdin is not None
@@ -310,9 +313,10 @@ def _merge(header: CompareRecord, point: Point,
         header, results=[rows[v] for v in point.variants if v in rows], status="partial")
 
 
-def _worker_env(*, capped: bool = False) -> dict[str, str]:
+def _worker_env(*, capped: bool = False, threads: int | None = None) -> dict[str, str]:
     """This environment, with this process's import path, so the worker imports the same
-    attnprof and the same user modules (``package.module:fn`` variants)."""
+    attnprof and the same user modules (``package.module:fn`` variants), and ``threads``
+    intra-op threads when given."""
     env = dict(os.environ)
     paths = [p for p in sys.path if p and os.path.isdir(p)]
     paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -323,6 +327,8 @@ def _worker_env(*, capped: bool = False) -> dict[str, str]:
         # bytes (PyTorch's "error return without exception set") long before the variant's
         # own tensors reach the cap. One arena keeps the cap about the variant's memory.
         env["MALLOC_ARENA_MAX"] = "1"
+    if threads is not None:  # torch's intra-op pool, and the BLAS/OpenMP below it
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     return env
 
 
