@@ -26,7 +26,7 @@ from attnprof.formatting import one_line
 from attnprof.measure.accuracy import max_abs_error, reference_output
 from attnprof.measure.allocator import minor_faults, release_free_memory, set_cpu_allocator
 from attnprof.measure.capture import capture_trace, trace_file_name
-from attnprof.measure.deadline import time_limit
+from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.device import check_against_device, default_device
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
@@ -38,6 +38,7 @@ from attnprof.run.measurements import Candidate, Measurements
 from attnprof.run.point import OWN_STEPS, Point, RecordKind, empty_record
 from attnprof.run.rows import (
     failure_row,
+    is_oom,
     predicted_oom,
     ran_out_of_memory,
     result_row,
@@ -254,15 +255,27 @@ def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: S
 
 def _references(chosen: Sequence[Variant], workload: Workload, inputs: Inputs,
                 settings: Settings, progress: Progress | None
-                ) -> dict[int | None, torch.Tensor]:
+                ) -> dict[int | None, torch.Tensor] | str:
     """The float64 reference output per mask the variants use, made before any variant
-    runs: attnprof's memory, in place before a worker's cap (see :func:`run_point`)."""
+    runs: attnprof's memory, in place before a worker's cap (see :func:`run_point`). Within
+    ``--variant-timeout`` and the memory there is: else why no accuracy is checked, which
+    every measured row then says (never a variant's failure: the reference is attnprof's)."""
     if not settings.check_accuracy:
         return {}
     _phase(progress, OWN_STEPS[1], "computing the float64 reference")
     windows = dict.fromkeys(v.window(workload) for v in chosen)
-    references = {w: reference_output(inputs, workload, w) for w in windows}
-    release_free_memory()  # its temporaries: not what the variants should reuse
+    try:
+        with time_limit(settings.variant_timeout_s, "computing the float64 reference"):
+            references = {w: reference_output(inputs, workload, w) for w in windows}
+    except TimeLimitExceeded:
+        return (f"accuracy not checked: the float64 reference did not finish within "
+                f"{settings.variant_timeout_s:g} s (--variant-timeout)")
+    except (MemoryError, RuntimeError) as exc:
+        if not is_oom(exc):
+            raise
+        return "accuracy not checked: the float64 reference did not fit in memory"
+    finally:
+        release_free_memory()  # its temporaries: not what the variants should reuse
     return references
 
 
@@ -285,7 +298,7 @@ def _hand_over(record: CompareRecord, outcomes: list[VariantResult | Candidate],
 
 
 def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: Settings,
-            references: dict[int | None, torch.Tensor], progress: Progress | None,
+            references: dict[int | None, torch.Tensor] | str, progress: Progress | None,
             ceilings: Ceilings | None, guard: InputGuard) -> VariantResult:
     """Memory, accuracy and trace of a timed variant, then its row, built once."""
     if candidate.failure is not None:
@@ -312,7 +325,7 @@ def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: 
 
 
 def _measure_once(candidate: Candidate, workload: Workload, inputs: Inputs,
-                  settings: Settings, references: dict[int | None, torch.Tensor],
+                  settings: Settings, references: dict[int | None, torch.Tensor] | str,
                   progress: Progress | None) -> None:
     """Peak memory, error against the reference, and the trace of one variant."""
     variant, measured = candidate.variant, candidate.measured
@@ -320,7 +333,9 @@ def _measure_once(candidate: Candidate, workload: Workload, inputs: Inputs,
         if settings.measure_memory:
             _phase(progress, variant.name, "memory")
             measured.memory = profile_step(candidate.step, workload.device)
-    if settings.check_accuracy:
+    if isinstance(references, str):  # no reference to check against: say so
+        measured.notes.append(references)
+    elif settings.check_accuracy:
         _phase(progress, variant.name, "accuracy")
         window = variant.window(workload)
         with candidate.built.context(), grad_mode("forward"):
