@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
 
-__all__ = ["ProcessExecutor"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "PREPARE_S", "ProcessExecutor"]
 
 _Publish = Callable[[CompareRecord], object]
 #: The worker's last message, by its letter, and the field of _Attempt it sets.
@@ -51,7 +51,7 @@ DEFAULT_IDLE_TIMEOUT_S = 900.0
 _GRACE_S = 10.0
 #: Seconds a worker gets, beyond a point's time limit, to start and make attnprof's own
 #: measurements (the ceilings, the float64 reference) before its variants' clock starts.
-_PREPARE_S = 120.0
+PREPARE_S = 120.0
 _STDERR_TAIL = 1500
 
 
@@ -186,8 +186,8 @@ class ProcessExecutor:
                progress: Progress | None, publish: _Publish) -> None:
         start = last = time.monotonic()
         # The time limit is the variants': the worker's start-up and attnprof's own
-        # measurements (ceilings, reference) come before it, within _PREPARE_S more.
-        prepare_s = _PREPARE_S
+        # measurements (ceilings, reference) come before it, within PREPARE_S more.
+        prepare_s = PREPARE_S
         while True:
             if conn.poll(0.2):
                 try:

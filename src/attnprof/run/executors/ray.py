@@ -42,7 +42,7 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.record.compare import CompareRecord, ProfileRecord, Status
 from attnprof.record.sweep import LOST_TASK
-from attnprof.run.executors.process import DEFAULT_IDLE_TIMEOUT_S
+from attnprof.run.executors.process import DEFAULT_IDLE_TIMEOUT_S, PREPARE_S
 from attnprof.run.point import Point
 from attnprof.run.rows import status_row
 from attnprof.variants import resolve_variants
@@ -136,7 +136,7 @@ class RayExecutor:
             return []
         now = time.monotonic()
         return [ref for ref, (_, _, sent) in in_flight.items()
-                if now - sent > self.timeout_s + _TASK_GRACE_S]
+                if now - sent > self.timeout_s + PREPARE_S + _TASK_GRACE_S]
 
     def _collect(self, ray: Any, ref: Any, point: Point) -> tuple[CompareRecord, str | None]:
         try:
