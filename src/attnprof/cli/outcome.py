@@ -1,6 +1,6 @@
 """What every command says at its end: which files it wrote, the budgets' verdict, and
-its exit status (the table in the README: 0 done, 1 a check failed, 2 a usage error, 3 a
-sweep with rows that could not be measured)."""
+its exit status (the table in the README: 0 done, 1 a check failed, 2 a usage error, 3
+finished with results that are not answers — here, rows that could not be measured)."""
 
 from __future__ import annotations
 
