@@ -1,8 +1,9 @@
 """Records as flat tables: one line per variant (a comparison), per point and variant (a
 sweep), per region (an analysis), per layer of each run (a model), per row and metric (a
-diff). The CSV renderer writes these lines and :meth:`~attnprof.record.base.RecordBase.
-to_frame` makes DataFrames of them, so both have the same columns (documented in the
-README's "History and diffs"). Values are as measured, unrounded; ``None`` where absent.
+diff), per rank (a rank set). The CSV renderer writes these lines and
+:meth:`~attnprof.record.base.RecordBase.to_frame` makes DataFrames of them, so both have
+the same columns (documented in the README's "History and diffs"). Values are as
+measured, unrounded; ``None`` where absent.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from attnprof.record.model_attribution import (
     ATTENTION_KINDS,
     REST_COMPONENTS,
 )
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.spec.workload import Workload
 
-__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "DIFF_COLUMNS", "MODEL_COLUMNS", "analysis_lines",
-           "compare_lines", "diff_lines", "flat_table", "model_lines", "sweep_lines"]
+__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "DIFF_COLUMNS", "MODEL_COLUMNS", "RANK_COLUMNS",
+           "analysis_lines", "compare_lines", "diff_lines", "flat_table", "model_lines",
+           "ranks_lines", "sweep_lines"]
 
 _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
              "causal", "mode")
@@ -64,6 +67,14 @@ MODEL_COLUMNS: tuple[str, ...] = (
     *(f"{c}_work_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
     "model", "architecture", "dtype", "device", "batch", "seq", "device_name", "torch",
     "created")
+#: The rank set header: the rank, its figures per step, HTA's breakdown, the set.
+RANK_COLUMNS: tuple[str, ...] = (
+    "rank", "source", "rank_from", "world_size", "backend", "device", "error", "steps",
+    "step_us", "cpu_us_per_step", "compute_us", "communication_us", "memcpy_us", "memset_us",
+    "idle_us", "framework_us", "collective_us_per_step", "kernels_per_step", "kernel_source",
+    "attention_us_per_step", "attention_share", "sdpa_backend", "device_events",
+    "device_us", "hta_span_us", "hta_compute_us", "hta_non_compute_us", "hta_idle_us",
+    "hta_overlap", "straggler_steps", "findings", "created")
 #: The diff header: the row's key (variant, or point coordinates and variant, or
 #: implementation, phase and layer, as one text), its state, then one metric's figures.
 DIFF_COLUMNS: tuple[str, ...] = (
@@ -82,6 +93,8 @@ def flat_table(record: RecordBase) -> tuple[tuple[str, ...], list[dict[str, Any]
         return MODEL_COLUMNS, model_lines(record)
     if isinstance(record, DiffRecord):
         return DIFF_COLUMNS, diff_lines(record)
+    if isinstance(record, RanksRecord):
+        return RANK_COLUMNS, ranks_lines(record)
     if isinstance(record, CompareRecord):
         return COLUMNS, compare_lines(record)
     raise TypeError(f"no flat table of {type(record).__name__}")
@@ -200,4 +213,34 @@ def diff_lines(record: DiffRecord) -> list[dict[str, Any]]:
                     "old": c.old_per_forward, "new": c.new_per_forward,
                     "change": (c.new_per_forward / c.old_per_forward - 1.0
                                if c.old_per_forward else None), **runs})
+    return lines
+
+
+def ranks_lines(record: RanksRecord) -> list[dict[str, Any]]:
+    """A rank set: one line per rank (an unreadable one with its error)."""
+    lines: list[dict[str, Any]] = []
+    for r in record.ranks:
+        t = r.temporal
+        line: dict[str, Any] = {
+            "rank": r.rank, "source": r.source, "rank_from": r.rank_from,
+            "world_size": r.world_size, "backend": r.backend, "device": r.device,
+            "error": r.error, "steps": len(r.steps) if r.error is None else None,
+            "step_us": r.step_us, "cpu_us_per_step": r.cpu_us_per_step,
+            "collective_us_per_step": r.collective_us_per_step,
+            "kernels_per_step": r.kernels_per_step,
+            "kernel_source": r.kernel_source if r.error is None else None,
+            "attention_us_per_step": r.attention_us_per_step,
+            "attention_share": r.attention_share, "sdpa_backend": r.sdpa_backend,
+            "device_events": sum(d.count for d in r.device_totals) if r.device_totals else None,
+            "device_us": sum(d.total_us for d in r.device_totals) if r.device_totals else None,
+            "hta_span_us": t.span_us if t else None, "hta_compute_us": t.compute_us if t else None,
+            "hta_non_compute_us": t.non_compute_us if t else None,
+            "hta_idle_us": t.idle_us if t else None, "hta_overlap": t.overlap if t else None,
+            "straggler_steps": sum(1 for s in record.steps if s.straggler == r.rank),
+            "findings": sum(1 for f in record.findings
+                            if r.rank in f.data.get("ranks", []) or f.data.get("rank") == r.rank),
+            "created": record.created}
+        line.update({f"{k}_us": v for k, v in r.categories_us.items()
+                     if f"{k}_us" in RANK_COLUMNS})
+        lines.append(line)
     return lines

@@ -1,6 +1,7 @@
 """CSV: the flat tables of :mod:`attnprof.record.flat` — one line per variant (a
 comparison), per point and variant (a sweep), per region (an analysis), per layer of each
-run (a model), per row and metric (a diff) — for spreadsheets and plots.
+run (a model), per rank (a rank set), per row and metric (a diff) — for spreadsheets and
+plots.
 
 Each comparison line carries the workload's fields too, so the files of several runs (other
 shapes, dtypes, machines) concatenate into one table. Numbers are written as measured,
@@ -20,21 +21,25 @@ from attnprof.record.flat import (
     ANALYSIS_COLUMNS,
     COLUMNS,
     MODEL_COLUMNS,
+    RANK_COLUMNS,
     analysis_lines,
     compare_lines,
     flat_table,
     model_lines,
+    ranks_lines,
     sweep_lines,
 )
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
 
-__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "MODEL_COLUMNS", "CsvRenderer", "render_analysis_csv",
-           "render_csv", "render_model_csv", "render_sweep_csv"]
+__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "MODEL_COLUMNS", "RANK_COLUMNS", "CsvRenderer",
+           "render_analysis_csv", "render_csv", "render_model_csv", "render_ranks_csv",
+           "render_sweep_csv"]
 
 
 class CsvRenderer:
-    """One line per variant, point, region, layer or diff row, with a header."""
+    """One line per variant, point, region, layer, rank or diff row, with a header."""
 
     name: ClassVar[str] = "csv"
     extension: ClassVar[str] = ".csv"
@@ -62,6 +67,11 @@ def render_analysis_csv(record: AnalyzeRecord) -> str:
 def render_model_csv(record: ModelRecord) -> str:
     """The CSV text of a model run: one line per layer of each run."""
     return _table(MODEL_COLUMNS, model_lines(record))
+
+
+def render_ranks_csv(record: RanksRecord) -> str:
+    """The CSV text of a rank set: one line per rank (an unreadable one with its error)."""
+    return _table(RANK_COLUMNS, ranks_lines(record))
 
 
 def _table(columns: tuple[str, ...], lines: list[dict[str, Any]]) -> str:
