@@ -17,7 +17,8 @@ def add_parser(sub: Any) -> None:
                        description="List the stored runs, newest first (every command that "
                                    "makes a record stores it), filtered by kind, variant, "
                                    "model, device, label or date.")
-    p.add_argument("--kind", choices=("compare", "profile", "analyze", "model", "sweep"),
+    p.add_argument("--kind", choices=("compare", "profile", "analyze", "model", "sweep",
+                                      "ranks"),
                    help="runs of this kind")
     p.add_argument("--variant", help="runs that measured this variant (or implementation)")
     p.add_argument("--model", help="model runs of this model (gpt2, llama, file.py:factory …)")

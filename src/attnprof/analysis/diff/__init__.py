@@ -80,7 +80,8 @@ def diff_records(old: RecordBase, new: RecordBase, old_side: DiffSide, new_side:
     else:
         raise UsageError(f"{old_side.ref!r} and {new_side.ref!r} are {old.kind!r} records, "
                          "which attnprof diff does not compare; diff compare, profile, "
-                         "sweep, model or analyze records, or traces")
+                         "sweep, model or analyze records, or traces (a rank set's traces "
+                         "diff rank by rank: attnprof diff FOLDER_A FOLDER_B)")
     judge(diff.rows, alpha)
     diff.warnings += _sample_warnings(diff.rows, alpha)
     if any(c.scope == "workload" for c in diff.changes):
