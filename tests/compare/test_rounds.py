@@ -13,6 +13,8 @@ from attnprof.run.compare import compare
 from attnprof.spec.settings import Settings, TimingPlan
 
 RECORDING = '''
+import signal
+
 import torch.nn.functional as F
 
 CALLS = []
@@ -36,9 +38,10 @@ def second(q, k, v, **kwargs):
 def stopped_in_round_two(q, k, v, **kwargs):
     CALLS.append("stopped")
     # 2 calls warming up, then 3 per round (an untimed call and 2 samples): call 6 is the
-    # first of round two.
+    # first of round two. A real stop signal (SIGTERM: a test run in the background of a
+    # script may have SIGINT ignored), as `docker stop` sends it.
     if CALLS.count("stopped") == 6:
-        raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGTERM)
     return _sdpa(q, k, v, **kwargs)
 
 

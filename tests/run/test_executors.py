@@ -119,6 +119,9 @@ def test_unknown_executor_is_a_usage_error() -> None:
 
 
 STOPPING = '''
+import os
+import signal
+
 import torch.nn.functional as F
 
 CALLS = []
@@ -133,7 +136,7 @@ def stopped_in_round_two(q, k, v, **kwargs):
     # 2 calls warming up, then 3 per round (an untimed call and 2 samples): call 6 is the
     # first of round two.
     if len(CALLS) == 6:
-        raise KeyboardInterrupt
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as a terminal sends it
     return steady(q, k, v, **kwargs)
 '''
 

@@ -2,10 +2,14 @@
 
 Each variant is isolated: a refusal becomes ``unsupported`` with PyTorch's reason, running
 out of memory becomes ``oom``, running past ``Settings.variant_timeout_s`` in one phase
-becomes ``timeout``, any other exception (``SystemExit`` from user code included) becomes
-``error`` with its message, and the next variant runs regardless. All variants see the same
-seeded inputs — checked after each of a variant's phases and put back if it changed them
-(:mod:`attnprof.run.guards`) — every output's shape and dtype is checked on the warm-up
+becomes ``timeout``, an output off the float64 reference becomes ``wrong``, and any other
+exception — of any type: ``KeyboardInterrupt``, ``SystemExit`` or ``GeneratorExit`` from
+user code included — becomes ``error`` with its message; only a real stop signal ends the
+run (:mod:`attnprof.signals`). A variant that fails after some of its phases finished keeps
+what they measured. All variants see the same seeded inputs — checked after each of a
+variant's phases and put back if it changed them (:mod:`attnprof.run.guards`) — and the
+same torch settings, put back after each phase if it changed them
+(:mod:`attnprof.torch_state`); every output's shape and dtype is checked on the warm-up
 calls, and every output is checked against one float64 reference per mask. CPU variants
 run in the allocator state the settings name (:mod:`attnprof.measure.allocator`).
 
@@ -19,26 +23,40 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from attnprof.formatting import one_line
-from attnprof.measure.accuracy import max_abs_error, reference_output
+from attnprof.measure.accuracy import output_error, reference_output
 from attnprof.measure.allocator import minor_faults, release_free_memory, set_cpu_allocator
 from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.deadline import time_limit
 from attnprof.measure.device import check_against_device, default_device
-from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
+from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
 from attnprof.measure.timer import Warmup, round_sizes, take_samples, warm_up
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Ceilings
-from attnprof.run.guards import InputGuard, checked_call, isolated
+from attnprof.run import phases
+from attnprof.run.guards import InputGuard, checked_call
 from attnprof.run.measurements import Candidate, Measurements
 from attnprof.run.point import Point, RecordKind, empty_record
-from attnprof.run.rows import failure_row, predicted_oom, result_row, status_row
+from attnprof.run.rows import (
+    failure_row,
+    kept_row,
+    planned_results,
+    predicted_oom,
+    result_row,
+    state_notes,
+    status_row,
+)
+from attnprof.signals import raise_if_stopped, reraise_stop, stop_signals_as_interrupts
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload, default_workload
+from attnprof.torch_state import TorchState
 from attnprof.variants import Variant, resolve_variants
 
 if TYPE_CHECKING:
@@ -52,6 +70,9 @@ Progress = Callable[[str, str], None]
 """Called as ``progress(variant_name, phase)`` while a variant is being measured."""
 OnRecord = Callable[[CompareRecord], None]
 """Called with the record after every variant, so a caller can save progress as it goes."""
+OnKept = Callable[[VariantResult], None]
+"""Called with a variant's row as it stands after each of its phases: what a worker hands
+its parent, so that a variant killed in a later phase keeps what finished."""
 
 
 def prepare(workload: Workload | None = None,
@@ -95,206 +116,251 @@ def compare(workload: Workload | None = None,
 
 
 def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
-              progress: Progress | None = None,
-              on_record: OnRecord | None = None) -> CompareRecord:
+              progress: Progress | None = None, on_record: OnRecord | None = None,
+              on_kept: OnKept | None = None) -> CompareRecord:
     """Measure one point in this process; ``variants`` are the point's, already resolved
-    (resolved from its names when ``None``)."""
-    workload, settings = point.workload, point.settings
-    chosen = list(variants) if variants is not None else resolve_variants(point.variants)
-    record = empty_record(point)
-    # Before anything allocates what it measures: the ceilings and the variants all run in
-    # the stated allocator state (a no-op for "system").
-    allocator_note = set_cpu_allocator(settings.cpu_allocator)
-    if settings.measure_ceilings and record.ceilings is None:
-        if progress is not None:
-            progress("ceilings", "measuring this machine's matmul and copy ceilings")
-        record.ceilings = _ceilings(workload)
-        release_free_memory()  # the ceilings' buffers: not what the variants should reuse
-    inputs = make_inputs(workload, settings.seed)
-    guard = InputGuard(inputs)
-    references: dict[int | None, torch.Tensor] = {}
-    # Build and warm every variant, time them all in interleaved rounds, then finish each
-    # (memory, accuracy, trace) and hand the record over after every one: what finished is
-    # saved even if a later variant crashes the process.
-    outcomes: list[VariantResult | Candidate] = [
-        _arm(variant, workload, inputs, settings, progress, guard) for variant in chosen]
-    candidates = [o for o in outcomes if isinstance(o, Candidate)]
-    if allocator_note:  # the state could not be set: every measured row says so
-        for candidate in candidates:
-            candidate.measured.notes.append(allocator_note)
-    try:
-        _time_in_rounds(candidates, workload, settings, progress, guard)
-    except KeyboardInterrupt:
-        # Stopped mid-rounds: every variant has the samples of the rounds that ran, spread
-        # over the same stretch of time, so they are still comparable. Keep them (latency
-        # only; memory, accuracy and trace were not taken) and stop.
-        record.results.extend(_interrupted_row(o, workload, record.ceilings)
-                              if isinstance(o, Candidate) else o for o in outcomes)
-        if on_record is not None:
-            on_record(record)
-        raise
-    for outcome in outcomes:
-        row = (_finish(outcome, workload, inputs, settings, references, progress,
-                       record.ceilings, guard)
-               if isinstance(outcome, Candidate) else outcome)
-        record.results.append(row)
-        _phase(progress, row.variant, "done")
-        if on_record is not None:
-            on_record(record)
-        _release(workload.device)
-    record.status = "complete"
-    if on_record is not None:
-        on_record(record)
-    return record
+    (resolved from its names when ``None``).
+
+    Only a stop signal (Ctrl-C, SIGTERM, SIGHUP) ends it early, raised as
+    :class:`~attnprof.signals.Terminated` once the finished rows are handed to
+    ``on_record``; whatever a variant raises, of any type, is that variant's row.
+    """
+    with stop_signals_as_interrupts():
+        return _Run(point, progress, on_kept).measure(variants, on_record)
 
 
-def _arm(variant: Variant, workload: Workload, inputs: Inputs, settings: Settings,
-         progress: Progress | None, guard: InputGuard) -> VariantResult | Candidate:
-    """Check support, build, run the first call (the compile) and warm up; the warm-up
-    calls check the output's shape and dtype."""
-    support = variant.supports(workload)
-    result: VariantResult | Candidate
-    if not support.ok:
-        result = status_row(variant, "unsupported", support.reason)
-    elif too_big := predicted_oom(variant, workload):
-        result = status_row(variant, "oom", too_big)
-    else:
-        candidate = None
+class _Run:
+    """One point being measured: what its variants share (workload, settings, inputs, the
+    guards of inputs and of torch's state) and the phases each variant goes through."""
+
+    def __init__(self, point: Point, progress: Progress | None,
+                 on_kept: OnKept | None) -> None:
+        self.point, self.workload, self.settings = point, point.workload, point.settings
+        self.progress, self.on_kept = progress, on_kept
+        self.ceilings: Ceilings | None = None
+        self.references: dict[int | None, torch.Tensor] = {}
+
+    def measure(self, variants: Sequence[Variant] | None,
+                on_record: OnRecord | None) -> CompareRecord:
+        workload, settings = self.workload, self.settings
+        chosen = list(variants) if variants is not None else resolve_variants(
+            self.point.variants)
+        record = empty_record(self.point)
+        # Before anything allocates what it measures: the ceilings and the variants all run
+        # in the stated allocator state (a no-op for "system").
+        allocator_note = set_cpu_allocator(settings.cpu_allocator)
+        if settings.measure_ceilings and record.ceilings is None:
+            self._phase("ceilings", "measuring this machine's matmul and copy ceilings")
+            record.ceilings = _ceilings(workload)
+            release_free_memory()  # the ceilings' buffers: not what the variants should reuse
+        self.ceilings = record.ceilings
+        self.inputs = make_inputs(workload, settings.seed)
+        self.guard = InputGuard(self.inputs)
+        self.state = TorchState()  # as the run found it: put back after every phase
+        # Build and warm every variant, time them all in interleaved rounds, then finish
+        # each (memory, accuracy, trace) and hand the record over after every one: what
+        # finished is saved even if a later variant crashes the process.
+        outcomes = [self._arm(variant) for variant in chosen]
+        candidates = [o for o in outcomes if isinstance(o, Candidate)]
+        if allocator_note:  # the state could not be set: every measured row says so
+            for candidate in candidates:
+                candidate.measured.notes.append(allocator_note)
         try:
-            with time_limit(settings.variant_timeout_s, "building and warming up"):
-                _phase(progress, variant.name, "building")
-                built = variant.build(workload)
-                step = make_step(built.call, inputs, workload.mode)
-                checked = make_step(checked_call(built.call, workload), inputs, workload.mode)
-                _phase(progress, variant.name,
-                       "compiling" if variant.compiled else "warming up")
-                candidate = Candidate(variant, built, step,
-                                      Measurements(Warmup(0.0, 0, 0), notes=list(built.notes)))
-                with candidate.running(workload):
-                    candidate.measured.warmup = warm_up(checked, device=workload.device,
-                                                        plan=settings.plan)
-            result = candidate
-        except BaseException as exc:  # isolation: every failure becomes a row
-            if not isolated(exc):
-                raise
-            caught = candidate.measured.warnings if candidate else []
-            result = failure_row(variant, exc, caught, workload)
-        if changed := guard.check("building and warming up"):
-            result = status_row(variant, "error", changed,
-                                warnings=candidate.measured.warnings if candidate else [])
-        if not isinstance(result, Candidate):
-            _release(workload.device)  # what a failed variant allocated is not to be kept
-    _phase(progress, variant.name, "ready")
-    return result
-
-
-def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: Settings,
-                    progress: Progress | None, guard: InputGuard) -> None:
-    """Take every variant's samples, a slice of each per round (see measure.timer), with
-    the minor page faults each slice took."""
-    plans = {id(c): round_sizes(c.measured.warmup.samples, settings.plan.rounds)
-             for c in candidates}
-    rounds = max((len(p) for p in plans.values()), default=0)
-    for r in range(rounds):
-        for candidate in candidates:
-            sizes = plans[id(candidate)]
-            if candidate.failure is not None or r >= len(sizes):
-                continue
-            phase = f"timing, round {r + 1} of {rounds}"
-            _phase(progress, candidate.variant.name, phase)
-            try:
-                with time_limit(settings.variant_timeout_s, phase), \
-                        candidate.running(workload):
-                    candidate.step()  # one untimed call: the others ran since this one did
-                    before = minor_faults()
-                    samples, dispatch = take_samples(candidate.step, sizes[r],
-                                                     device=workload.device)
-                    after = minor_faults()
-            except BaseException as exc:  # isolation, as in _arm
-                if not isolated(exc):
-                    raise
-                candidate.failure = failure_row(candidate.variant, exc,
-                                                candidate.measured.warnings, workload)
-            else:
-                faults = None if before is None or after is None else after - before
-                candidate.measured.add_samples(samples, dispatch, faults)
-            if changed := guard.check(phase):  # worse than any failure: it hurts the others
-                candidate.failure = status_row(candidate.variant, "error", changed,
-                                               warnings=candidate.measured.warnings)
-
-
-def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: Settings,
-            references: dict[int | None, torch.Tensor], progress: Progress | None,
-            ceilings: Ceilings | None, guard: InputGuard) -> VariantResult:
-    """Memory, accuracy and trace of a timed variant, then its row, built once."""
-    if candidate.failure is not None:
-        return candidate.failure
-    variant, measured = candidate.variant, candidate.measured
-    phase = "measuring memory, accuracy and trace"
-    failure = None
-    try:
-        with time_limit(settings.variant_timeout_s, phase):
-            _measure_once(candidate, workload, inputs, settings, references, progress)
-    except BaseException as exc:  # isolation, as in _arm
-        if not isolated(exc):
+            self._time_in_rounds(candidates)
+        except KeyboardInterrupt:
+            # Stopped mid-rounds: every variant has the samples of the rounds that ran,
+            # spread over the same stretch of time, so they are still comparable. Keep them
+            # (latency only; memory, accuracy and trace were not taken) and stop.
+            record.results.extend(self._interrupted_row(o) if isinstance(o, Candidate)
+                                  else o for o in outcomes)
+            if on_record is not None:
+                on_record(record)
             raise
-        failure = failure_row(variant, exc, measured.warnings, workload)
-    if changed := guard.check(phase):  # worse than any failure: it hurts the others
-        return status_row(variant, "error", changed, warnings=measured.warnings)
-    if failure is not None:
-        return failure
-    row = result_row(variant, workload, measured, ceilings)
-    if row.trace is not None:
-        _phase(progress, variant.name, "analysing the trace")
-        _attach_analysis(row, workload)
-    return row
+        for outcome in outcomes:
+            row = self._finish(outcome) if isinstance(outcome, Candidate) else outcome
+            record.results.append(row)
+            self._phase(row.variant, phases.DONE)
+            if on_record is not None:
+                on_record(record)
+            _release(workload.device)
+        record.status = "complete"
+        if on_record is not None:
+            on_record(record)
+        return record
 
+    # ----- the phases of one variant ----------------------------------------------------
+    def _arm(self, variant: Variant) -> VariantResult | Candidate:
+        """Check support, build, run the first call (the compile) and warm up; the warm-up
+        calls check the output's shape and dtype."""
+        workload = self.workload
+        support = variant.supports(workload)
+        result: VariantResult | Candidate
+        if not support.ok:
+            result = status_row(variant, "unsupported", support.reason)
+        elif too_big := predicted_oom(variant, workload):
+            result = status_row(variant, "oom", too_big)
+        else:
+            measured = Measurements(Warmup(0.0, 0, 0))
+            armed: list[Candidate] = []
 
-def _measure_once(candidate: Candidate, workload: Workload, inputs: Inputs,
-                  settings: Settings, references: dict[int | None, torch.Tensor],
-                  progress: Progress | None) -> None:
-    """Peak memory, error against the reference, and the trace of one variant."""
-    variant, measured = candidate.variant, candidate.measured
-    with candidate.running(workload):
+            def build_and_warm_up() -> None:
+                self._phase(variant.name, phases.BUILDING)
+                built = variant.build(workload)
+                measured.notes.extend(built.notes)
+                step = make_step(built.call, self.inputs, workload.mode)
+                checked = make_step(checked_call(built.call, workload), self.inputs,
+                                    workload.mode)
+                self._phase(variant.name,
+                            phases.COMPILING if variant.compiled else phases.WARMING_UP)
+                candidate = Candidate(variant, built, step, measured)
+                with candidate.running(workload):
+                    measured.warmup = warm_up(checked, device=workload.device,
+                                              plan=self.settings.plan)
+                armed.append(candidate)
+
+            failure, _ = self._guarded(variant, measured, phases.BUILDING, build_and_warm_up)
+            result = armed[0] if failure is None else _with_state(failure, measured)
+            if not isinstance(result, Candidate):
+                _release(workload.device)  # what a failed variant allocated is not to be kept
+        self._phase(variant.name, phases.READY)
+        return result
+
+    def _time_in_rounds(self, candidates: list[Candidate]) -> None:
+        """Take every variant's samples, a slice of each per round (see measure.timer),
+        with the minor page faults each slice took."""
+        plans = {id(c): round_sizes(c.measured.warmup.samples, self.settings.plan.rounds)
+                 for c in candidates}
+        rounds = max((len(p) for p in plans.values()), default=0)
+        for r in range(rounds):
+            for candidate in candidates:
+                sizes = plans[id(candidate)]
+                if candidate.failure is None and r < len(sizes):
+                    self._run_phase(candidate, phases.timing_round(r + 1, rounds),
+                                    partial(self._slice, candidate, sizes[r]))
+
+    def _slice(self, candidate: Candidate, samples: int) -> None:
+        with candidate.running(self.workload):
+            candidate.step()  # one untimed call: the others ran since this one did
+            before = minor_faults()
+            taken, dispatch = take_samples(candidate.step, samples,
+                                           device=self.workload.device)
+            after = minor_faults()
+        faults = None if before is None or after is None else after - before
+        candidate.measured.add_samples(taken, dispatch, faults)
+
+    def _finish(self, candidate: Candidate) -> VariantResult:
+        """Memory, accuracy and trace of a timed variant, each a phase of its own (one
+        that fails keeps what the others measured), then its row, built once."""
+        settings = self.settings
         if settings.measure_memory:
-            _phase(progress, variant.name, "memory")
-            measured.memory = profile_step(candidate.step, workload.device)
-    if settings.check_accuracy:
-        _phase(progress, variant.name, "accuracy")
-        window = variant.window(workload)
-        if window not in references:
-            references[window] = reference_output(inputs, workload, window)
+            self._run_phase(candidate, phases.MEMORY, partial(self._memory, candidate))
+        if settings.check_accuracy and candidate.failure is None:
+            reference = self._reference(candidate.variant)  # attnprof's time, not the variant's
+            self._run_phase(candidate, phases.ACCURACY,
+                            partial(self._accuracy, candidate, reference))
+        if settings.trace_dir is not None and candidate.failure is None:
+            self._run_phase(candidate, phases.TRACING, partial(self._trace, candidate))
+        row = self._row(candidate)
+        if row.trace is not None:
+            self._phase(row.variant, phases.ANALYSING)
+            _attach_analysis(row, self.workload)
+        return row
+
+    def _memory(self, candidate: Candidate) -> None:
+        with candidate.running(self.workload):
+            candidate.measured.memory = profile_step(candidate.step, self.workload.device)
+
+    def _reference(self, variant: Variant) -> torch.Tensor:
+        window = variant.window(self.workload)
+        if window not in self.references:
+            self._phase(variant.name, phases.REFERENCE)
+            self.references[window] = reference_output(self.inputs, self.workload, window)
+        return self.references[window]
+
+    def _accuracy(self, candidate: Candidate, reference: torch.Tensor) -> None:
+        inputs, measured = self.inputs, candidate.measured
+        call = checked_call(candidate.built.call, self.workload)  # its shape, once more
         with candidate.built.context(), grad_mode("forward"):
-            out = candidate.built.call(inputs.q, inputs.k, inputs.v)
-        measured.error = max_abs_error(out, references[window])
-        del out
-    if settings.trace_dir is not None:
-        _phase(progress, variant.name, "tracing")
+            out = call(inputs.q, inputs.k, inputs.v)
+        measured.error, measured.nonfinite = output_error(out, reference)
+
+    def _trace(self, candidate: Candidate) -> None:
         try:
-            measured.trace = _capture(candidate, workload, settings)
+            candidate.measured.trace = _capture(candidate, self.workload, self.settings)
         except Exception as exc:  # the folder or the profiler: keep what was measured
-            measured.notes.append(f"trace not written: {type(exc).__name__}: "
-                                  f"{one_line(str(exc), 200)}")
+            candidate.measured.notes.append(f"trace not written: {type(exc).__name__}: "
+                                            f"{one_line(str(exc), 200)}")
+
+    # ----- guards around every phase ----------------------------------------------------
+    def _run_phase(self, candidate: Candidate, phase: str, body: Callable[[], None]) -> None:
+        """One phase of a measured variant: a failure ends its measuring (keeping what
+        the phases before measured); success hands its row so far to ``on_kept``."""
+        self._phase(candidate.variant.name, phase)
+        failure, keeps = self._guarded(candidate.variant, candidate.measured, phase, body)
+        if failure is not None:
+            candidate.fail(failure, keeps)
+        elif self.on_kept is not None:
+            self.on_kept(self._row(candidate))
+
+    def _guarded(self, variant: Variant, measured: Measurements, phase: str,
+                 body: Callable[[], None]) -> tuple[VariantResult | None, bool]:
+        """Run ``body`` — the variant's own code in ``phase`` — under --variant-timeout,
+        then put torch's settings and the shared inputs back. Returns the row the variant
+        fails with (``None``: it did not) and whether what it measured before stays valid.
+
+        Only a stop signal escapes, also one the variant caught or swallowed: an exception
+        of any type from the variant (KeyboardInterrupt, SystemExit, GeneratorExit...) is
+        its row.
+        """
+        limited = phases.limited_phase(phase) or phase
+        failure = None
+        try:
+            with time_limit(self.settings.variant_timeout_s, limited):
+                body()
+        except BaseException as exc:  # isolation: whatever the variant raises is its row
+            reraise_stop(exc)
+            failure = failure_row(variant, exc, measured.warnings, self.workload)
+        finally:
+            measured.note_state_changes(self.state.restore())
+        raise_if_stopped()
+        if changed := self.guard.check(limited):  # worse than any failure: hurts the others
+            return status_row(variant, "error", changed, warnings=measured.warnings), False
+        return failure, True
+
+    def _row(self, candidate: Candidate) -> VariantResult:
+        """The variant's row from what it measured, ended by its failure if it had one."""
+        measured, failure = candidate.measured, candidate.failure
+        if failure is None:
+            return result_row(candidate.variant, self.workload, measured, self.ceilings)
+        if candidate.keeps and measured.samples_ms:
+            row = result_row(candidate.variant, self.workload, measured, self.ceilings)
+            return kept_row(row, failure, planned_results(self.settings))
+        return _with_state(failure, measured)
+
+    def _interrupted_row(self, candidate: Candidate) -> VariantResult:
+        """The row of a variant whose timing rounds were cut short by a stop."""
+        if candidate.failure is not None:
+            return self._row(candidate)
+        measured = candidate.measured
+        if not measured.samples_ms:
+            return status_row(candidate.variant, "error", "interrupted before any sample",
+                              warnings=measured.warnings)
+        measured.notes.append(f"interrupted: {len(measured.samples_ms)} of "
+                              f"{measured.warmup.samples} samples; memory, accuracy and "
+                              "trace not taken")
+        return result_row(candidate.variant, self.workload, measured, self.ceilings,
+                          partial_note=False)
+
+    def _phase(self, variant: str, name: str) -> None:
+        if self.progress is not None:
+            self.progress(variant, name)
 
 
-def _interrupted_row(candidate: Candidate, workload: Workload,
-                     ceilings: Ceilings | None) -> VariantResult:
-    """The row of a variant whose timing rounds were cut short by Ctrl-C."""
-    if candidate.failure is not None:
-        return candidate.failure
-    measured = candidate.measured
-    if not measured.samples_ms:
-        return status_row(candidate.variant, "error", "interrupted before any sample",
-                          warnings=measured.warnings)
-    measured.notes.append(f"interrupted: {len(measured.samples_ms)} of "
-                          f"{measured.warmup.samples} samples; memory, accuracy and trace "
-                          "not taken")
-    return result_row(candidate.variant, workload, measured, ceilings)
-
-
-def _phase(progress: Progress | None, variant: str, name: str) -> None:
-    if progress is not None:
-        progress(variant, name)
+def _with_state(failure: VariantResult, measured: Measurements) -> VariantResult:
+    """A failed variant's row, noting the torch settings it changed before it failed."""
+    notes = state_notes(measured.state_changes)
+    return msgspec.structs.replace(failure, notes=[*failure.notes, *notes]) if notes \
+        else failure
 
 
 def _capture(candidate: Candidate, workload: Workload, settings: Settings) -> str:

@@ -6,6 +6,7 @@ The runner (:mod:`attnprof.run.model`) only measures and calls these.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from attnprof.measure.memory import MemoryProfile
 from attnprof.measure.stats import summarize
 from attnprof.models.loaded import LoadedModel
 from attnprof.models.locate import Located
+from attnprof.record.compare import Status
 from attnprof.record.model import (
     AttentionModule,
     KvCacheReport,
@@ -94,15 +96,18 @@ def kv_cache_report(loaded: LoadedModel, cache_len: int, new_tokens: int,
                          measured_cache_bytes=(before // batch) if before is not None else None)
 
 
-def relative_error(out: torch.Tensor, reference: torch.Tensor) -> float:
-    """max |out − reference| / max(1, max |reference|), in float64 (NaN stays NaN)."""
+def relative_error(out: torch.Tensor, reference: torch.Tensor) -> float | None:
+    """max |out − reference| / max(1, max |reference|), in float64: NaN when ``out`` holds
+    a NaN or an infinity, ``None`` when the reference does (nothing to compare against)."""
     import torch
 
     ref = reference.detach().to(torch.float64)
-    diff = (out.detach().to(torch.float64) - ref).abs()
-    if torch.isnan(diff).any():
+    if not bool(torch.isfinite(ref).all()):
+        return None
+    values = out.detach().to(torch.float64)
+    if not bool(torch.isfinite(values).all()):
         return float("nan")
-    return float(diff.max()) / max(1.0, float(ref.abs().max()))
+    return float((values - ref).abs().max()) / max(1.0, float(ref.abs().max()))
 
 
 def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
@@ -113,8 +118,9 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
     overhead = labelled / stats.median - 1.0 if labelled and stats.median > 0 else None
     att = m.attribution
     tol = TOLERANCE.get(dtype) if m.error is not None else None
+    status, reason = _accuracy(m.error, tol, m.reference, dtype)
     return PhaseRun(
-        implementation=implementation, phase=phase, status="ok",
+        implementation=implementation, phase=phase, status=status, reason=reason,
         latency_ms=latency(stats, m.bare_ms),
         tokens_per_step=m.tokens,
         tokens_per_s=m.tokens / (stats.median / 1e3) if stats.median > 0 and m.tokens
@@ -125,11 +131,24 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
         attention_share=att.attention_share if att else None,
         core_share=att.core_share if att else None,
         sdpa_backend=sdpa_backend(m.memory.op_names) if m.memory else None,
-        max_abs_diff=m.error, reference=m.reference, tolerance=tol,
-        within_tolerance=(m.error <= tol) if m.error is not None and tol is not None
-        else None,
+        max_abs_diff=m.error if m.error is not None and math.isfinite(m.error) else None,
+        reference=m.reference, tolerance=tol,
+        within_tolerance=status == "ok" if m.error is not None and tol is not None else None,
         kv_cache=m.kv_cache, trace=m.trace, attribution=att, warnings=m.warnings,
         notes=m.notes)
+
+
+def _accuracy(error: float | None, tolerance: float | None, reference: str | None,
+              dtype: str) -> tuple[Status, str]:
+    """``ok``, or ``wrong`` and why: the output differs from the reference implementation's
+    by more than the dtype's tolerance, or holds NaN or ±Inf where it has none."""
+    if error is None or tolerance is None or error <= tolerance:
+        return "ok", ""
+    if not math.isfinite(error):
+        return "wrong", (f"its output holds NaN or infinite values where {reference}'s has "
+                         "none")
+    return "wrong", (f"its output is off {reference}'s by up to {error:.3g} (relative to the "
+                     f"largest value), past {dtype}'s tolerance of {tolerance:.0e}")
 
 
 def failed_run(implementation: str, phase: str, exc: BaseException,
