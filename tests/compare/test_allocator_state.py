@@ -23,12 +23,13 @@ from attnprof.spec.settings import Settings
 #: One call allocates and touches 64 MiB (16,384 pages of 4 KiB), then frees it.
 TOUCHING = '''
 import torch
+import torch.nn.functional as F
 
 
 def touches_64_mib(q, k, v, **kwargs):
     buffer = torch.empty(16 << 20, dtype=torch.float32)
     buffer.fill_(1.0)
-    return q * buffer[0]
+    return F.scaled_dot_product_attention(q, k, v, **kwargs) * buffer[0]
 '''
 
 

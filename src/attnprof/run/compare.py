@@ -106,13 +106,16 @@ def compare(workload: Workload | None = None,
     point elsewhere (e.g. :class:`~attnprof.run.executors.process.ProcessExecutor`, a
     worker process a crashing variant cannot take down); by default it runs here.
     """
-    workload, chosen = prepare(workload, variants, **fields)
-    settings = (settings or Settings()).validate()
-    point = Point(workload=workload, variants=tuple(v.name for v in chosen),
-                  settings=settings, kind=kind)
-    if executor is None:
-        return run_point(point, chosen, progress=progress, on_record=on_result)
-    return executor.run(point, progress=progress, on_record=on_result)
+    # Stop signals are told apart from user code's exceptions from here on (importing a
+    # user file included): see attnprof.signals.
+    with stop_signals_as_interrupts():
+        workload, chosen = prepare(workload, variants, **fields)
+        settings = (settings or Settings()).validate()
+        point = Point(workload=workload, variants=tuple(v.name for v in chosen),
+                      settings=settings, kind=kind)
+        if executor is None:
+            return run_point(point, chosen, progress=progress, on_record=on_result)
+        return executor.run(point, progress=progress, on_record=on_result)
 
 
 def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
@@ -139,6 +142,7 @@ class _Run:
         self.progress, self.on_kept = progress, on_kept
         self.ceilings: Ceilings | None = None
         self.references: dict[int | None, torch.Tensor] = {}
+        self.profiler_started = False
 
     def measure(self, variants: Sequence[Variant] | None,
                 on_record: OnRecord | None) -> CompareRecord:
@@ -252,7 +256,8 @@ class _Run:
         """Memory, accuracy and trace of a timed variant, each a phase of its own (one
         that fails keeps what the others measured), then its row, built once."""
         settings = self.settings
-        if settings.measure_memory:
+        if settings.measure_memory and candidate.failure is None:
+            self._start_profiler()
             self._run_phase(candidate, phases.MEMORY, partial(self._memory, candidate))
         if settings.check_accuracy and candidate.failure is None:
             reference = self._reference(candidate.variant)  # attnprof's time, not the variant's
@@ -265,6 +270,17 @@ class _Run:
             self._phase(row.variant, phases.ANALYSING)
             _attach_analysis(row, self.workload)
         return row
+
+    def _start_profiler(self) -> None:
+        """Profile a trivial step once: the profiler's first start in a process (imports,
+        Kineto's set-up) takes a second or more on a busy machine, attnprof's time that no
+        variant's memory phase should be charged for."""
+        if not self.profiler_started:
+            import torch
+
+            self._phase("profiler", phases.STARTING_PROFILER)
+            profile_step(lambda: torch.ones(64).add_(1), "cpu")
+            self.profiler_started = True
 
     def _memory(self, candidate: Candidate) -> None:
         with candidate.running(self.workload):

@@ -13,12 +13,14 @@ code, a variant that blocks the alarm).
 from __future__ import annotations
 
 __all__ = ["ACCURACY", "ANALYSING", "BUILDING", "COMPILING", "DONE", "MEMORY", "READY",
-           "REFERENCE", "TRACING", "WARMING_UP", "limited_phase", "timing_round"]
+           "REFERENCE", "STARTING_PROFILER", "TRACING", "WARMING_UP", "limited_phase",
+           "timing_round"]
 
 BUILDING = "building"
 COMPILING = "compiling"
 WARMING_UP = "warming up"
 READY = "ready"
+STARTING_PROFILER = "starting the profiler"
 MEMORY = "memory"
 REFERENCE = "computing the float64 reference"
 ACCURACY = "accuracy"
