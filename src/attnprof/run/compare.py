@@ -31,7 +31,13 @@ import msgspec
 
 from attnprof.formatting import one_line
 from attnprof.measure.accuracy import output_error, reference_output
-from attnprof.measure.allocator import minor_faults, release_free_memory, set_cpu_allocator
+from attnprof.measure.allocator import (
+    heap_bytes,
+    minor_faults,
+    release_free_memory,
+    set_cpu_allocator,
+    settle_heap,
+)
 from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.deadline import time_limit
 from attnprof.measure.device import check_against_device, default_device
@@ -156,7 +162,6 @@ class _Run:
         if settings.measure_ceilings and record.ceilings is None:
             self._phase("ceilings", "measuring this machine's matmul and copy ceilings")
             record.ceilings = _ceilings(workload)
-            release_free_memory()  # the ceilings' buffers: not what the variants should reuse
         self.ceilings = record.ceilings
         self.inputs = make_inputs(workload, settings.seed)
         self.guard = InputGuard(self.inputs)
@@ -164,8 +169,13 @@ class _Run:
         # Build and warm every variant, time them all in interleaved rounds, then finish
         # each (memory, accuracy, trace) and hand the record over after every one: what
         # finished is saved even if a later variant crashes the process.
+        heap_before = heap_bytes()
         outcomes = [self._arm(variant) for variant in chosen]
         candidates = [o for o in outcomes if isinstance(o, Candidate)]
+        if workload.device_type == "cpu":  # what the rounds will reuse, in place once
+            heap_after = heap_bytes()
+            settle_heap(heap_after - heap_before
+                        if heap_before is not None and heap_after is not None else 0)
         if allocator_note:  # the state could not be set: every measured row says so
             for candidate in candidates:
                 candidate.measured.notes.append(allocator_note)
@@ -231,12 +241,15 @@ class _Run:
 
     def _time_in_rounds(self, candidates: list[Candidate]) -> None:
         """Take every variant's samples, a slice of each per round (see measure.timer),
-        with the minor page faults each slice took."""
+        with the minor page faults each slice took; round r starts with variant r (mod
+        their number), so each variant takes each place in the order alike."""
         plans = {id(c): round_sizes(c.measured.warmup.samples, self.settings.plan.rounds)
                  for c in candidates}
         rounds = max((len(p) for p in plans.values()), default=0)
         for r in range(rounds):
-            for candidate in candidates:
+            # Each round starts one variant further on, so that no variant always follows
+            # the same one (what the one before leaves in the caches and the clocks).
+            for candidate in candidates[r % len(candidates):] + candidates[:r % len(candidates)]:
                 sizes = plans[id(candidate)]
                 if candidate.failure is None and r < len(sizes):
                     self._run_phase(candidate, phases.timing_round(r + 1, rounds),
