@@ -81,6 +81,43 @@ def test_the_timing_rounds_fault_in_nothing_in_the_default_state(tmp_path: Path)
         (r["variant"], r["minor_faults_per_call"]) for r in rows]
 
 
+SETTLING = """
+import ctypes, sys
+from attnprof.measure.allocator import minor_faults, release_free_memory, set_cpu_allocator
+from attnprof.measure.allocator import settle_heap
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
+libc.free.argtypes = (ctypes.c_void_p,)
+set_cpu_allocator("reuse")
+pin = []
+for _ in range(4):  # 64 MiB blocks, a 1 MiB one kept above each: holes, not a top
+    pin.append(libc.malloc(64 << 20)); pin.append(libc.malloc(1 << 20))
+for block in pin[::2]:
+    libc.free(block)
+release_free_memory()  # the holes' pages go back to the kernel, as after a failed variant
+settled = settle_heap(32 << 20) if sys.argv[1] == "settle" else 0
+before = minor_faults()
+# Into the holes (a few KiB of one may have gone to Python meanwhile), then past them.
+sizes = [60 << 20] * 4 + [28 << 20]
+for block, size in zip([libc.malloc(size) for size in sizes], sizes):
+    ctypes.memset(block, 1, size)
+print(settled, minor_faults() - before)
+"""
+
+
+@pytest.mark.parametrize("settle", ["settle", "leave"])
+def test_a_settled_heap_faults_nothing_in(settle: str, tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-c", SETTLING, settle], capture_output=True,
+                            text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    settled, faults = map(int, result.stdout.split())
+    if settle == "leave":  # the holes and the growth are faulted in, page by page
+        assert settled == 0 and faults >= (4 * 60 << 20) // 4096
+    else:  # 4 holes of 64 MiB and 32 MiB of growth, all in place before
+        assert settled >= 4 * 64 << 20 and faults < 256, faults
+
+
 def test_the_fresh_state_pays_first_touch_every_call(tmp_path: Path) -> None:
     record = measured(tmp_path, "fresh")
     assert record["settings"]["cpu_allocator"] == "fresh"

@@ -145,22 +145,22 @@ def settle_heap(grow_by: int) -> int:
     failed variant), so the next allocation that lands there pays a page fault per page;
     and variants whose calls alternate need more room than each one's warm-up alone, which
     the heap finds by growing into fresh pages. Both would fault in the timing rounds, on a
-    few calls, differently in every process. A block one ``grow_by`` larger than the heap's
-    free top is allocated and given back (so the top is that large, if no free block of the
-    heap was), then the whole heap is faulted in with ``MADV_POPULATE_WRITE``, which leaves
-    every byte as it is. Nothing outside ``reuse``, where the heap is never trimmed; not
-    when the free memory to fault in exceeds a quarter of the physical memory free now.
+    few calls, differently in every process. The heap is grown by ``grow_by`` bytes at its
+    top (:func:`_grow_top`), then faulted in whole with ``MADV_POPULATE_WRITE``, which
+    leaves every byte as it is. Nothing outside ``reuse``, where the heap is never trimmed; not
+    when the free memory to fault in exceeds a quarter of the physical memory free now (or
+    of the address space a capped worker has left, for the growth).
     """
     libc = _glibc()
     if libc is None or _state != "reuse" or not hasattr(libc, "mallinfo2"):
         return 0
     budget = _free_bytes() // 4
-    info = libc.mallinfo2()
+    left = _address_space_left()
+    if left is not None:
+        grow_by = min(grow_by, left // 4)
     if 0 < grow_by <= budget:
-        block = libc.malloc(int(info.keepcost) + grow_by)
-        if block:
-            libc.free(block)  # merges back into the top: the heap stays this large
-        info = libc.mallinfo2()
+        _grow_top(libc, grow_by)
+    info = libc.mallinfo2()
     span = _heap_span()
     if span is None or int(info.fordblks) > budget:
         return 0
@@ -169,6 +169,49 @@ def settle_heap(grow_by: int) -> int:
                     _MADV_POPULATE_WRITE) != 0:
         return 0  # an older kernel: the rounds fault in what they need, as before
     return end - start
+
+
+#: Blocks held at most while growing the heap (each one that lands in a free block of the
+#: heap instead of its top takes that block out of the way of the next).
+_GROW_TRIES = 64
+
+
+def _grow_top(libc: Any, grow_by: int) -> None:
+    """Grow the heap by ``grow_by`` free bytes at its top: blocks one ``grow_by`` larger
+    than the free top are held until one has to extend the heap (a smaller free block
+    elsewhere would take it first), then all are given back — to the heap, never to the
+    kernel, in the ``reuse`` state."""
+    target = int(libc.mallinfo2().arena) + grow_by
+    held = []
+    try:
+        for _ in range(_GROW_TRIES):
+            info = libc.mallinfo2()
+            if int(info.arena) >= target:
+                break
+            block = libc.malloc(int(info.keepcost) + target - int(info.arena))
+            if not block:
+                break
+            held.append(block)
+    finally:
+        for block in held:
+            libc.free(block)
+
+
+def _address_space_left() -> int | None:
+    """Bytes this process may still map under its address-space limit (``RLIMIT_AS``, as
+    a worker with a memory cap has), or ``None`` when there is no limit."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status", encoding="ascii") as fh:
+            mapped = next(int(line.split()[1]) * 1024 for line in fh
+                          if line.startswith("VmSize:"))
+    except (ImportError, OSError, StopIteration, ValueError):
+        return None
+    return max(0, soft - mapped)
 
 
 def _heap_span() -> tuple[int, int] | None:
