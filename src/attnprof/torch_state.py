@@ -157,10 +157,12 @@ class TorchState:
             return _UNREADABLE
         return value.clone() if setting.tensor and not isinstance(value, list) else value
 
-    def restore(self) -> list[str]:
+    def restore(self, *, quiet_rng: bool = False) -> list[str]:
         """Put back every setting that differs from the capture; one line per setting
         that had changed (``torch threads 2 → 1``), saying so when it could not be put
-        back."""
+        back. ``quiet_rng``: put the RNG state back without a line (drawing random numbers
+        to initialise weights is what building a module does; drawing them on every call
+        is worth saying)."""
         changed = []
         for setting, was in zip(self._settings, self._values, strict=True):
             if was is _UNREADABLE:
@@ -169,7 +171,7 @@ class TorchState:
             if now is _UNREADABLE or _same(setting, now, was):
                 continue
             if setting.tensor:
-                line = f"{setting.name}: drew random numbers"
+                line = f"{setting.name}: drew random numbers (its output is random)"
             else:
                 line = f"{setting.name} {setting.show(was)} → {setting.show(now)}"
             try:
@@ -178,7 +180,8 @@ class TorchState:
                 setting.set(was)
             except Exception as exc:  # said in the row, never fatal
                 line += f" (could not be put back: {type(exc).__name__}: {exc})"
-            changed.append(line)
+            if not (setting.tensor and quiet_rng):
+                changed.append(line)
         return changed
 
 

@@ -294,8 +294,8 @@ class PointRunner:
         except BaseException as exc:  # isolation: whatever the variant raises is its row
             reraise_stop(exc)
             failure = failure_row(variant, exc, measured.warnings, self.workload)
-        finally:
-            measured.note_state_changes(self.state.restore())
+        finally:  # weights drawn while building are no news; random numbers per call are
+            measured.note_state_changes(self.state.restore(quiet_rng=phase == phases.BUILDING))
         raise_if_stopped()
         if changed := self.guard.check(limited):  # worse than any failure: hurts the others
             return status_row(variant, "error", changed, warnings=measured.warnings), False

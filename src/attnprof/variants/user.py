@@ -133,7 +133,7 @@ def user_variant(spec: str) -> Variant:
     try:
         fn = load_callable(spec)
     finally:
-        if changes := state.restore():
+        if changes := state.restore(quiet_rng=True):  # weights made at import: no news
             _IMPORT_CHANGES[target] = changes
     changed = _IMPORT_CHANGES.get(target)
     notes = (f"importing {target} changed torch's global state, put back before anything "
