@@ -61,7 +61,7 @@ def test_components_sum_to_each_layer_and_layers_to_the_step(llama: ModelRecord)
     for run in _ok(llama):
         att = run.attribution
         assert att is not None and len(att.layers) == 2, run.phase
-        assert att.time_basis == "work"  # a CPU trace: shares of the compute ops' time
+        assert att.time_basis == "cpu"  # a CPU trace: shares of the wall time
         for layer in att.layers:
             for basis in ("cpu", "work"):
                 total = math.fsum(c.on(basis) for c in layer.components)

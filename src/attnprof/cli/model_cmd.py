@@ -7,6 +7,10 @@ sized by the flags), ``--model-path DIR`` (a local folder with a transformers
 ``package.module:factory`` returning ``(model, inputs)``. The model is built and its
 attention located before anything is measured or written, so a mistake is one line and
 exit status 2 with no output file.
+
+Exit status: 0 when every run's figures stand; 3 when a run's shares are unreliable (every
+capture of it was contended or faulting, or its traced steps disagreed: the table marks
+them ``?`` and the record says why in ``shares_unreliable``); 2 for a user mistake.
 """
 
 from __future__ import annotations
@@ -20,11 +24,16 @@ from attnprof.cli.parser import csv_list
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
 NAME = "model"
+#: The exit status of a finished run whose shares are marked unreliable.
+UNRELIABLE_SHARES = 3
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(NAME, help="profile a whole model: attention's share per layer and "
                                   "component, per phase and implementation",
+                       epilog="exit status: 0 done; 3 done, but a run's shares are "
+                              "unreliable (noisy captures: marked ? in the table); 2 a "
+                              "mistake in the command",
                        description="Profile a model: per-layer time and memory split into "
                                    "attention components (Q/K/V projections, position "
                                    "encoding, core, output projection, KV cache) and the "
@@ -62,7 +71,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--csv", metavar="PATH", help="write one CSV line per layer and run")
     p.add_argument("--trace", metavar="DIR", help="keep each run's trace in DIR")
     p.add_argument("--trace-steps", type=int, default=3, metavar="N",
-                   help="steps per trace; each figure is the median over them (default 3)")
+                   help="steps per trace; the figures are those of the step whose "
+                        "attention share is the median (default 3)")
     p.add_argument("--min-time", type=float, default=0.5, metavar="S",
                    help="seconds of sampling per run, split between labels off and on "
                         "(default 0.5)")
@@ -128,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
-    return 0
+    return UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs) else 0
 
 
 def _default_device() -> str:

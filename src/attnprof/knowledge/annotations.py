@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 __all__ = [
+    "ATTENTION_ROLES",
     "MODULE_PREFIX",
     "MODULE_ROLES",
     "PARTS",
@@ -42,13 +43,17 @@ MODULE_PREFIX = "attnprof.module::"
 PART_PREFIX = "attnprof.part::"
 
 #: What a labelled module is. ``layer``: one repeated block; ``attention``: a module taken as
-#: attention; ``q_proj`` ... ``o_proj``: its projections (``qkv_proj``: fused); the rest of a
-#: layer is ``mlp``, ``norm`` or ``other``; outside the layers, ``embedding``, ``position``
-#: (a rotary-embedding module) and ``head`` (final norm, LM head, pooler, classifier).
+#: attention (``cross_attention``: one whose keys and values come from another sequence, as
+#: a decoder block's attention over the encoder's output); ``q_proj`` ... ``o_proj``: its
+#: projections (``qkv_proj``: fused); the rest of a layer is ``mlp``, ``norm`` or
+#: ``other``; outside the layers, ``embedding``, ``position`` (a rotary-embedding module)
+#: and ``head`` (final norm, LM head, pooler, classifier).
 MODULE_ROLES: tuple[str, ...] = (
-    "layer", "attention", "q_proj", "k_proj", "v_proj", "qkv_proj", "o_proj", "mlp", "norm",
-    "other", "embedding", "position", "head",
+    "layer", "attention", "cross_attention", "q_proj", "k_proj", "v_proj", "qkv_proj",
+    "o_proj", "mlp", "norm", "other", "embedding", "position", "head",
 )
+#: Roles of the modules taken as attention.
+ATTENTION_ROLES: tuple[str, ...] = ("attention", "cross_attention")
 #: Parts of an attention module that are calls, not modules (``qkv_proj``: an in-projection
 #: done by a function, as ``nn.MultiheadAttention`` does).
 PARTS: tuple[str, ...] = ("core", "position", "kv_cache", "qkv_proj")

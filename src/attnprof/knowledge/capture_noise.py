@@ -22,7 +22,7 @@ The thresholds below sit well clear of both sides of each.
 
 from __future__ import annotations
 
-__all__ = ["CONTENDED", "EXTRA_FAULT_BYTES", "contended", "faulted"]
+__all__ = ["CONTENDED", "EXTRA_FAULT_BYTES", "STEP_SHARE_SPREAD", "contended", "faulted"]
 
 #: A step whose threads waited for a CPU more than this fraction of its wall time ran
 #: while other processes held the CPUs.
@@ -31,6 +31,15 @@ CONTENDED = 0.05
 #: step faults paid for the profiler's own allocations (a MiB: ~0.3 ms of faults, where
 #: the measured ones were 10 MiB and more).
 EXTRA_FAULT_BYTES = 1 << 20
+
+
+#: Traced steps of one capture whose attention shares differ by more than this (a fraction
+#: of the step) describe different moments, and the one reported stands for none of them.
+#: Five points: more than twice the 2-point accuracy the attribution is held to, so a
+#: capture within it still answers "how much is attention" to that accuracy, while
+#: contention moved attention's share by 20 points and more (above). Where the run-queue
+#: wait cannot be read (not Linux), this is what still tells.
+STEP_SHARE_SPREAD = 0.05
 
 
 def contended(wait_fraction: float | None) -> bool:

@@ -9,23 +9,39 @@ attnprof finds attention itself, by what a module's code does, not by its name:
   ``flex_attention``;
 * modules whose path or class matches ``--attention-module REGEX`` (hand-written).
 
-When the module found has no output projection but its parent, whose class is an
-``...Attention``, does (BERT's and ViT's self-attention beside their ``...SelfOutput``),
-the parent is taken, so the output projection counts as attention. A layer is the block an
-attention module sits in: its path up to the first numeric index (``model.layers.3``).
-Inside attention, projections are told by name (:mod:`attnprof.knowledge.model_parts`);
-the rest of a layer is a norm (by class) or the MLP; outside the layers, embeddings,
-rotary-embedding modules and the head.
+What the parts of attention do is read from one forward of the model when the caller
+gives one (``probe``; :mod:`attnprof.models.structure`), by how data flows: the
+projections whose output reaches the core's queries, keys and values, the one that takes
+the core's output (whatever each is called: ``o_proj``, ``out``, ``dense``, ``wo``, an
+index in an ``nn.Sequential``), and whether the keys come from the module's own input
+(self-attention) or another sequence (cross-attention, labelled ``cross_attention``). When
+the module found holds no output projection but a module between it and its layer
+consumes its output (BERT's and ViT's self-attention beside their ``...SelfOutput``), that
+module is taken, so the output projection counts as attention. Without a probe (or for a
+module the probe did not see run), names decide (:mod:`attnprof.knowledge.model_parts`),
+and a parent ``...Attention`` is taken when it holds an output projection by name.
+
+A layer is the block an attention module sits in: its path up to the first numeric index
+(``model.layers.3``). The rest of a layer is a norm (by class) or the MLP; outside the
+layers, embeddings, rotary-embedding modules and the head.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from attnprof.knowledge.model_parts import HEAD_NAMES, projection_role
+from attnprof.knowledge.model_parts import (
+    CROSS_ATTENTION_NAMES,
+    HEAD_NAMES,
+    is_norm,
+    projection_role,
+)
+from attnprof.models.structure import Structure, probe_structure
 
 if TYPE_CHECKING:
     import torch
@@ -46,6 +62,8 @@ class Found:
     cls: str
     recognised_by: str
     layer: str | None
+    #: ``self`` or ``cross`` (its keys and values come from another sequence).
+    kind: str = "self"
 
 
 @dataclass
@@ -65,8 +83,10 @@ class Located:
                 if path.startswith(prefix) and role.endswith("_proj")]
 
 
-def locate(model: torch.nn.Module, pattern: str | None = None) -> Located:
-    """Find attention, layers and roles in ``model`` (see the module doc)."""
+def locate(model: torch.nn.Module, pattern: str | None = None,
+           probe: Callable[[], object] | None = None) -> Located:
+    """Find attention, layers and roles in ``model`` (see the module doc); ``probe`` runs
+    one forward of it, to read what the parts of attention do."""
     modules = dict(model.named_modules())
     rx = re.compile(pattern) if pattern else None
     recognised: dict[str, str] = {}
@@ -78,17 +98,33 @@ def locate(model: torch.nn.Module, pattern: str | None = None) -> Located:
     # attention module.
     outer = {p: h for p, h in recognised.items()
              if not any(_inside(p, q) for q in recognised if q != p)}
-    promoted = {}
+    structure = None
+    if probe is not None and outer:
+        holders = {_parent(p): p for p in outer if _parent(p) not in ("", _layer_of(p))}
+        structure = probe_structure(modules, list(outer), holders, probe)
+    promoted: dict[str, tuple[str, str]] = {}
     for p, h in outer.items():
-        up = _promote(p, modules)
-        promoted[up] = h if up == p else f"{h}, in {p}; its parent holds the output projection"
+        seen = structure is not None and p in structure.ran
+        up = structure.holders.get(p, p) if seen else _promote(p, modules)  # type: ignore[union-attr]
+        kind = structure.kinds.get(p, "self") if seen else _named_kind(p, modules)  # type: ignore[union-attr]
+        promoted[up] = (h if up == p else f"{h}, in {p}; its parent holds the output "
+                        "projection", kind)
     attention = [Found(path=p, cls=type(modules[p]).__name__, recognised_by=h,
-                       layer=_layer_of(p))
-                 for p, h in sorted(promoted.items(), key=lambda kv: _order(kv[0], modules))]
+                       layer=_layer_of(p), kind=kind)
+                 for p, (h, kind) in sorted(promoted.items(),
+                                            key=lambda kv: _order(kv[0], modules))]
     layers = list(dict.fromkeys(f.layer for f in attention if f.layer is not None))
     located = Located(attention=attention, layers=layers, modules=modules)
-    _assign_roles(located, modules)
+    _assign_roles(located, modules, structure)
     return located
+
+
+def _named_kind(path: str, modules: dict[str, torch.nn.Module]) -> str:
+    """Without a probe: ``cross`` when the module's name or class says so."""
+    name = path.rpartition(".")[2]
+    cls = type(modules[path]).__name__
+    return "cross" if CROSS_ATTENTION_NAMES.search(name) or CROSS_ATTENTION_NAMES.search(cls) \
+        else "self"
 
 
 def _recognise(module: torch.nn.Module, path: str, rx: re.Pattern[str] | None) -> str | None:
@@ -114,13 +150,16 @@ _NAMES_CACHE: dict[type, frozenset[str]] = {}
 
 def _forward_names(cls: type) -> frozenset[str]:
     """Global and attribute names the class's ``forward`` code refers to (decorators
-    unwrapped), once per class."""
+    unwrapped; functions defined inside it too), once per class."""
     if cls not in _NAMES_CACHE:
         names: set[str] = set()
         forward = inspect.unwrap(getattr(cls, "forward", None) or (lambda: None))
-        code = getattr(forward, "__code__", None)
-        if code is not None:
-            names.update(code.co_names)
+        todo = [getattr(forward, "__code__", None)]
+        while todo:
+            code = todo.pop()
+            if isinstance(code, types.CodeType):
+                names.update(code.co_names)
+                todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         _NAMES_CACHE[cls] = frozenset(names)
     return _NAMES_CACHE[cls]
 
@@ -168,18 +207,23 @@ def _order(path: str, modules: dict[str, torch.nn.Module]) -> int:
     return list(modules).index(path)
 
 
-def _assign_roles(located: Located, modules: dict[str, torch.nn.Module]) -> None:
+def _assign_roles(located: Located, modules: dict[str, torch.nn.Module],
+                  structure: Structure | None) -> None:
     roles: dict[str, str] = {}
     attention = [f.path for f in located.attention]
     layers = set(located.layers)
-    for path in attention:
-        roles[path] = "attention"
+    for found in located.attention:
+        path = found.path
+        roles[path] = "cross_attention" if found.kind == "cross" else "attention"
+        probed = structure is not None and (path in structure.ran or any(
+            h == path for h in structure.holders.values()))
         for sub in modules:
             if sub == path or not _inside(sub, path):
                 continue
             if any(_inside(sub, p) for p in roles if roles[p].endswith("_proj")):
                 continue  # inside a projection already labelled
-            role = projection_role(sub.rpartition(".")[2])
+            role = (structure.roles.get(sub) if probed  # type: ignore[union-attr]
+                    else projection_role(sub.rpartition(".")[2]))
             if role is not None:
                 roles[sub] = role
             elif _is_norm(modules[sub]) and not any(_inside(sub, r) and roles[r] == "norm"
@@ -201,10 +245,12 @@ def _label_rest(modules: dict[str, torch.nn.Module], roles: dict[str, str],
 
     for path, module in modules.items():
         if path in claimed or any(_inside(path, c) and c != path and roles.get(c) in (
-                "attention", "mlp", "norm", "other", "embedding", "position", "head")
+                "attention", "cross_attention", "mlp", "norm", "other", "embedding",
+                "position", "head")
                 for c in claimed):
             continue
-        if path == "" or holds(path, attention) or holds(path, layers):
+        if path == "" or holds(path, attention) or holds(path, layers) \
+                or _never_called(module):
             continue  # a container: its children are labelled instead
         in_layer = any(_inside(path, layer) for layer in layers)
         role = _rest_role(path, module, in_layer)
@@ -212,6 +258,14 @@ def _label_rest(modules: dict[str, torch.nn.Module], roles: dict[str, str],
                                         and roles.get(c) != "layer"):
             roles[path] = role
             claimed.add(path)
+
+
+def _never_called(module: torch.nn.Module) -> bool:
+    """A ``ModuleDict``/``ModuleList`` holds modules but is never called itself (its
+    ``forward`` is ``nn.Module``'s unimplemented one): a label on it would never open."""
+    import torch
+
+    return type(module).forward is torch.nn.Module.forward
 
 
 def _rest_role(path: str, module: torch.nn.Module, in_layer: bool) -> str | None:
@@ -233,4 +287,4 @@ def _rest_role(path: str, module: torch.nn.Module, in_layer: bool) -> str | None
 
 
 def _is_norm(module: torch.nn.Module) -> bool:
-    return "Norm" in type(module).__name__ or "norm" in type(module).__name__
+    return is_norm(type(module).__name__)

@@ -57,6 +57,9 @@ class AttentionModule(msgspec.Struct, kw_only=True):
     layer: str | None
     #: Labelled parts found inside it: projections, position encoding, core call.
     parts: list[str] = msgspec.field(default_factory=list)
+    #: ``self``, or ``cross`` when its keys and values come from another sequence (a
+    #: decoder block's attention over the encoder's output).
+    kind: str = "self"
 
 
 class KvCacheReport(msgspec.Struct, kw_only=True):
@@ -86,13 +89,20 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     latency_ms: Latency | None = None
     tokens_per_step: int | None = None
     tokens_per_s: float | None = None
-    #: The same step timed with the labels installed (profiler off), and its cost.
+    #: The same step timed with the labels installed (profiler off), and its cost: the
+    #: median over the interleaved rounds of each round's labelled median over its bare
+    #: median, less 1, and the lowest and highest of those (its spread: a cost inside a
+    #: spread that holds 0 is not told from noise).
     instrumented_ms: float | None = None
     instrumentation_overhead: float | None = None
+    instrumentation_overhead_range: list[float] | None = None
     peak_memory_bytes: int | None = None
     peak_memory_method: str | None = None
     attention_share: float | None = None
     core_share: float | None = None
+    #: Why the shares cannot be trusted (the attribution's ``unreliable``: every capture
+    #: contended or faulting, traced steps that disagree); ``None`` when nothing says so.
+    shares_unreliable: str | None = None
     sdpa_backend: str | None = None
     #: max |out − reference| / max(1, max |reference|) against ``reference`` on the same
     #: weights and inputs.

@@ -5,17 +5,24 @@ whose steps carry attnprof's model labels (:mod:`attnprof.knowledge.annotations`
 part of the trace report (``TraceReport.model``), so ``attnprof analyze`` of a model trace
 shows it too, and of every model run (``PhaseRun.attribution``).
 
-Units as in the trace report: times in µs per step (``*_us``), bytes in ``*_bytes``; each
-component's time is its median over the traced steps (a layer's and the model's totals are
-the sums of those), so one step slowed by another process does not skew a component.
-``cpu_us`` is the wall time the CPU spent inside a label; ``device_us`` the summed duration
-of the device events launched inside it (``None`` on a CPU-only trace); ``work_us``, on a
-CPU-only trace, the time spent inside ATen ops within it (the outermost ones, so nothing
-counts twice). Shares use the device time on a GPU trace and the op time on a CPU trace —
-the time spent computing, without the Python, dispatch and profiler time between ops, which
-the profiler inflates (wall time inside a label includes it, and attention has many small
-ops). Components of a layer and its
-``unattributed`` rest sum to the layer on every basis.
+Units as in the trace report: times in µs per step (``*_us``), bytes in ``*_bytes``.
+``cpu_us`` is the wall time the CPU spent inside a label, everything it ran included
+(Python, dispatch, ops); ``device_us`` the summed duration of the device events launched
+inside it (``None`` on a CPU-only trace); ``work_us``, on a CPU-only trace, the part of
+``cpu_us`` spent inside ATen ops (the outermost ones, so nothing counts twice), and
+``cpu_us − work_us`` the time between ops (:meth:`ComponentTime.between_us`).
+
+Shares are of the step's time on :attr:`ModelAttribution.time_basis`: the wall time on a
+CPU trace (Python-level cost is cost: a per-head loop, a mask built in Python), the device
+time on a GPU trace. Every figure comes from one traced step — the one whose attention
+share is the median of the traced steps' — so in every report components add up to their
+layer, layers and the model's other parts to the step, and no share leaves [0, 1]; the
+other steps' shares are kept (``step_attention_shares``) as the spread. ``unattributed``
+(in the model's parts) is the step less its top-level labels.
+
+Attention in a layer is split by kind: ``self`` and ``cross`` (a decoder block's
+attention over the encoder's output); a cross-attention module's components carry the
+``cross_`` prefix (``cross_q_proj`` ... ``cross_core``).
 """
 
 from __future__ import annotations
@@ -26,15 +33,21 @@ import msgspec
 
 from attnprof.record.finding import Finding
 
-__all__ = ["ATTENTION_COMPONENTS", "REST_COMPONENTS", "ComponentTime", "LayerReport",
-           "ModelAttribution"]
+__all__ = ["ATTENTION_COMPONENTS", "ATTENTION_KINDS", "CROSS_PREFIX", "REST_COMPONENTS",
+           "SELF_COMPONENTS", "ComponentTime", "LayerReport", "ModelAttribution"]
 
 #: Components of attention, in the order a forward runs them. ``attention_other``: time in
 #: the attention module outside every labelled part (reshapes, transposes, copies).
-ATTENTION_COMPONENTS: tuple[str, ...] = (
+SELF_COMPONENTS: tuple[str, ...] = (
     "q_proj", "k_proj", "v_proj", "qkv_proj", "position", "kv_cache", "core", "o_proj",
     "attention_other",
 )
+#: Prefix of a cross-attention module's components.
+CROSS_PREFIX = "cross_"
+ATTENTION_COMPONENTS: tuple[str, ...] = (
+    *SELF_COMPONENTS, *(CROSS_PREFIX + c for c in SELF_COMPONENTS))
+#: Attention's kinds, as :attr:`LayerReport.kinds` names them.
+ATTENTION_KINDS: tuple[str, ...] = ("self_attention", "cross_attention")
 #: The rest of a layer; ``unattributed``: time in the layer that no labelled module claims
 #: (residual adds, dropout between modules).
 REST_COMPONENTS: tuple[str, ...] = ("mlp", "norm", "other", "unattributed")
@@ -58,6 +71,16 @@ class ComponentTime(msgspec.Struct, kw_only=True):
     def on(self, basis: str) -> float:
         """The time on ``basis`` (``device``, ``work`` or ``cpu``), µs (0 when absent)."""
         return _on(basis, self.cpu_us, self.device_us, self.work_us)
+
+    @property
+    def between_us(self) -> float | None:
+        """CPU time outside ATen ops (Python, dispatch, the profiler's own), µs; ``None``
+        where the op time is not kept (GPU traces)."""
+        return _between(self.cpu_us, self.work_us)
+
+
+def _between(cpu: float, work: float | None) -> float | None:
+    return None if work is None else max(cpu - work, 0.0)
 
 
 def _on(basis: str, cpu: float, device: float | None, work: float | None) -> float:
@@ -100,6 +123,8 @@ class LayerReport(msgspec.Struct, kw_only=True):
     core_source: str = "label"
     #: Backward time (training steps), from the ops autograd ran for this layer's forward.
     backward_cpu_us: float | None = None
+    #: Attention by kind (``self_attention``, ``cross_attention``): the kinds it has.
+    kinds: list[ComponentTime] = msgspec.field(default_factory=list)
 
     def total_on(self, basis: str) -> float:
         """The layer's time on ``basis``, µs."""
@@ -110,14 +135,21 @@ class LayerReport(msgspec.Struct, kw_only=True):
         return _on(basis, self.attention_cpu_us, self.attention_device_us,
                    self.attention_work_us)
 
+    @property
+    def attention_between_us(self) -> float | None:
+        """Attention's CPU time outside ATen ops (Python, dispatch, the profiler's own),
+        µs; ``None`` where the op time is not kept (GPU traces)."""
+        return _between(self.attention_cpu_us, self.attention_work_us)
+
 
 class ModelAttribution(msgspec.Struct, kw_only=True):
     """Per-layer attribution of one step region of a model trace."""
 
     region: str
     steps: int
-    #: ``device`` when the trace has device events, else ``work`` (compute ops on the
-    #: CPU): which time shares use.
+    #: ``device`` when the trace has device events, else ``cpu`` (wall time): which time
+    #: shares use (``work``, the op time, in records written before shares were of the
+    #: wall time).
     time_basis: Literal["cpu", "work", "device"]
     #: Kernels (``kernels``) or compute ops on a CPU trace (``cpu-ops``) in core counts.
     kernel_source: str
@@ -148,6 +180,20 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
     #: (the profiler's own allocations pushing large tensors onto fresh pages); ``None``
     #: when the trace does not say.
     extra_fault_bytes: float | None = None
+    #: Each traced step's attention share; the figures are those of the median one.
+    step_attention_shares: list[float] = msgspec.field(default_factory=list)
+    #: Which traced step (0-based) the figures are those of.
+    step: int = 0
+    #: Attention over all layers by kind (``self_attention``, ``cross_attention``), with
+    #: their shares of the step.
+    kinds: list[ComponentTime] = msgspec.field(default_factory=list)
+    #: Why the shares cannot be trusted (a contended or faulting capture, traced steps
+    #: that disagree); ``None`` when nothing says so.
+    unreliable: str | None = None
+
+    def step_on(self, basis: str) -> float:
+        """The step's time on ``basis``, µs: what the shares are of."""
+        return _on(basis, self.total_cpu_us, self.total_device_us, self.total_work_us)
 
     def attention_components(self) -> dict[str, float]:
         """Each attention component's time summed over the layers, µs on ``time_basis``,

@@ -17,7 +17,11 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Environment
 from attnprof.record.family import Record
 from attnprof.record.model import ModelRecord
-from attnprof.record.model_attribution import ATTENTION_COMPONENTS, REST_COMPONENTS
+from attnprof.record.model_attribution import (
+    ATTENTION_COMPONENTS,
+    ATTENTION_KINDS,
+    REST_COMPONENTS,
+)
 from attnprof.record.sweep import SweepRecord
 from attnprof.spec.workload import Workload
 
@@ -43,17 +47,22 @@ ANALYSIS_COLUMNS: tuple[str, ...] = ("source", "device", *(f"region_{c}" if c ==
 
 _MODEL_RUN = ("implementation", "phase", "status", "median_ms", "tokens_per_s",
               "peak_memory_bytes", "attention_share", "core_share", "sdpa_backend",
-              "max_abs_diff", "within_tolerance", "instrumentation_overhead", "reason")
+              "shares_unreliable", "max_abs_diff", "within_tolerance",
+              "instrumentation_overhead", "instrumentation_overhead_low",
+              "instrumentation_overhead_high", "reason")
 _MODEL_LAYER = ("layer", "layer_index", "time_basis", "layer_cpu_us", "layer_device_us",
                 "layer_work_us", "layer_attention_cpu_us", "layer_attention_device_us",
                 "layer_attention_work_us", "layer_attention_share",
+                *(f"layer_{k}_us" for k in ATTENTION_KINDS),
                 "top_component", "core_kernels", "actual", "layer_peak_memory_bytes")
 #: The model header: the run, the layer, each component's time on the attribution's basis
-#: (device or CPU work) and its CPU wall time (µs per step), then the model and the machine.
+#: (device, or CPU wall time), its CPU wall time and its time inside ATen ops (CPU traces;
+#: µs per step), then the model and the machine.
 MODEL_COLUMNS: tuple[str, ...] = (
     *_MODEL_RUN, *_MODEL_LAYER,
     *(f"{c}_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
     *(f"{c}_cpu_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
+    *(f"{c}_work_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
     "model", "architecture", "dtype", "device", "batch", "seq", "device_name", "torch",
     "created")
 
@@ -127,6 +136,8 @@ def render_model_csv(record: ModelRecord) -> str:
     for run in record.runs:
         base: dict[str, Any] = {k: getattr(run, k) for k in _MODEL_RUN if hasattr(run, k)}
         base["median_ms"] = run.latency_ms.median if run.latency_ms else None
+        low, high = run.instrumentation_overhead_range or (None, None)
+        base.update(instrumentation_overhead_low=low, instrumentation_overhead_high=high)
         att = run.attribution
         if att is None or not att.layers:
             lines.append({**base, **shared})
@@ -141,7 +152,9 @@ def render_model_csv(record: ModelRecord) -> str:
                     "layer_attention_share": layer.attention_share,
                     "top_component": layer.top_component, "core_kernels": layer.core_kernels,
                     "actual": layer.actual, "layer_peak_memory_bytes": layer.peak_memory_bytes}
+            line.update({f"layer_{k.name}_us": k.on(att.time_basis) for k in layer.kinds})
             line.update({f"{c.name}_cpu_us": c.cpu_us for c in layer.components})
+            line.update({f"{c.name}_work_us": c.work_us for c in layer.components})
             line.update({f"{c.name}_us": c.on(att.time_basis) for c in layer.components})
             lines.append(line)
     return _table(MODEL_COLUMNS, lines)

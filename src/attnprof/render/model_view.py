@@ -12,7 +12,11 @@ from rich.text import Text
 
 from attnprof.formatting import format_bytes, format_us
 from attnprof.record.model import ModelRecord, PhaseRun
-from attnprof.render.model_attribution import render_attribution, render_model_findings
+from attnprof.render.model_attribution import (
+    render_attribution,
+    render_model_findings,
+    share_text,
+)
 from attnprof.render.styles import STATUS_STYLE, error_text
 
 __all__ = ["render_model"]
@@ -21,12 +25,6 @@ __all__ = ["render_model"]
 
 def _ms(value: float | None) -> str:
     return "—" if value is None else format_us(value * 1e3)
-
-
-def _pct(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "—"
-    return f"{value:+.1%}" if signed else f"{value:.0%}"
 
 
 def render_model(record: ModelRecord, console: Console, top: int) -> None:
@@ -60,12 +58,13 @@ def _summary(record: ModelRecord, console: Console) -> None:
                 + (f"; built with attn_implementation {m.default_implementation}"
                    if m.default_implementation else ""), style="dim")
     console.print(text)
-    groups: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str], list[str]] = {}
     for a in record.attention:
-        groups.setdefault((a.cls, a.recognised_by), []).append(a.path)
-    for (cls, how), paths in groups.items():
+        groups.setdefault((a.cls, a.recognised_by, a.kind), []).append(a.path)
+    for (cls, how, kind), paths in groups.items():
         where = paths[0] if len(paths) == 1 else f"{paths[0]} … {paths[-1]}"
-        console.print(Text(f"attention: {cls} ×{len(paths)} ({where}) — {how}"))
+        console.print(Text(f"attention: {cls} ×{len(paths)} ({where})"
+                           + (f", {kind}-attention" if kind != "self" else "") + f" — {how}"))
 
 
 def _runs(record: ModelRecord, console: Console) -> None:
@@ -77,21 +76,40 @@ def _runs(record: ModelRecord, console: Console) -> None:
                           ("max diff", "right"), ("labels cost", "right"),
                           ("notes", "left")):
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
-                         overflow="fold", ratio=1 if name == "notes" else None)
+                         overflow="fold", ratio=1 if name == "notes" else None,
+                         no_wrap=name == "labels cost")
     for r in record.runs:
         lat = r.latency_ms
         table.add_row(Text(r.implementation), r.phase,
                       Text(r.status, style=STATUS_STYLE.get(r.status, "")),
                       _ms(lat.median if lat else None),
                       f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
-                      format_bytes(r.peak_memory_bytes), _pct(r.attention_share),
-                      _pct(r.core_share), Text(r.sdpa_backend or "—"),
+                      format_bytes(r.peak_memory_bytes),
+                      share_text(r.attention_share, r.shares_unreliable),
+                      share_text(r.core_share, r.shares_unreliable),
+                      Text(r.sdpa_backend or "—"),
                       error_text(r.max_abs_diff, r.within_tolerance),
-                      _pct(r.instrumentation_overhead, signed=True), Text(_notes(r)))
+                      _labels_cost(r), Text(_notes(r)))
     console.print(table)
-    console.print("[dim]ms / step: median, labels off; labels cost: the same step with "
-                  "attnprof's labels on (profiler off); max diff: max |out − reference| / "
-                  "max(1, max |reference|) on the same weights and inputs[/dim]")
+    console.print("[dim]ms / step: median, labels off; shares: of the traced step's time; "
+                  "labels cost: the same step with attnprof's labels on (profiler off), "
+                  "median over the interleaved rounds (lowest … highest); max diff: max |out − "
+                  "reference| / max(1, max |reference|) on the same weights and inputs[/dim]")
+    if any(r.shares_unreliable for r in record.runs):
+        console.print("[yellow]shares marked ? are unreliable (every capture of the run was "
+                      "noisy, or its steps disagree): why, under each run's per-layer "
+                      "table; exit status 3[/yellow]")
+
+
+def _labels_cost(r: PhaseRun) -> str:
+    """The labels' cost with its spread over the rounds: never a bare figure."""
+    if r.instrumentation_overhead is None:
+        return "—"
+    text = f"{r.instrumentation_overhead:+.1%}"
+    if r.instrumentation_overhead_range:
+        low, high = r.instrumentation_overhead_range
+        text += f" ({low * 100:+.1f} … {high:+.1%})" if low < high else " (one round)"
+    return text
 
 
 
@@ -104,6 +122,8 @@ def _notes(r: PhaseRun) -> str:
         parts.append(f"vs {r.reference}")
     if r.latency_ms is not None and r.latency_ms.noisy:
         parts.append("noisy")
+    if r.shares_unreliable:
+        parts.append("shares unreliable (why: under the run's per-layer table)")
     parts.extend(r.notes)
     return "; ".join(parts)
 

@@ -16,6 +16,7 @@ others still run.
 from __future__ import annotations
 
 import contextlib
+import statistics
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -84,7 +85,10 @@ def prepare_model(spec: ModelSpec, *, seed: int = 0) -> tuple[ModelSpec, LoadedM
 
 
 def _located(loaded: LoadedModel, spec: ModelSpec) -> Located:
-    located = locate(loaded.model, spec.attention_module)
+    def forward() -> object:  # one forward, from which locate reads what each part does
+        return loaded.model(*loaded.args, **loaded.kwargs)
+
+    located = locate(loaded.model, spec.attention_module, probe=forward)
     if not located.attention:
         hint = (f"--attention-module {spec.attention_module!r} matched no module; "
                 if spec.attention_module else "")
@@ -273,12 +277,14 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
     sizes = round_sizes(bare.samples, plan.rounds)
     for r, n in enumerate(sizes):
         say(f"timing, round {r + 1} of {len(sizes)}")
-        samples, _ = take_samples(call, n, device=device)
-        m.bare_ms.extend(samples)
+        off, _ = take_samples(call, n, device=device)
+        m.bare_ms.extend(off)
         with labelled(located):
             call()
-            samples, _ = take_samples(call, n, device=device)
-        m.labelled_ms.extend(samples)
+            on, _ = take_samples(call, n, device=device)
+        m.labelled_ms.extend(on)
+        if statistics.median(off) > 0:  # the labels' cost in this round: its spread
+            m.round_overheads.append(statistics.median(on) / statistics.median(off) - 1.0)
         call()
     say("memory")
     m.memory = profile_step(call, device)

@@ -7,6 +7,7 @@ The runner (:mod:`attnprof.run.model`) only measures and calls these.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,8 @@ class PhaseMeasurements:
     tokens: int
     bare_ms: list[float] = field(default_factory=list)
     labelled_ms: list[float] = field(default_factory=list)
+    #: Each interleaved round's labelled median over its bare median, less 1.
+    round_overheads: list[float] = field(default_factory=list)
     memory: MemoryProfile | None = None
     kv_cache: KvCacheReport | None = None
     trace: str | None = None
@@ -70,7 +73,7 @@ def attention_rows(located: Located) -> list[AttentionModule]:
     """The attention modules found, with how each was recognised."""
     return [AttentionModule(path=f.path or "(the model itself)", cls=f.cls,
                             recognised_by=f.recognised_by, layer=f.layer,
-                            parts=located.parts_of(f.path))
+                            parts=located.parts_of(f.path), kind=f.kind)
             for f in located.attention]
 
 
@@ -116,6 +119,8 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
     stats = summarize(m.bare_ms)
     labelled = summarize(m.labelled_ms).median if m.labelled_ms else None
     overhead = labelled / stats.median - 1.0 if labelled and stats.median > 0 else None
+    if m.round_overheads:  # paired within each round: what drifts between rounds cancels
+        overhead = statistics.median(m.round_overheads)
     att = m.attribution
     tol = TOLERANCE.get(dtype) if m.error is not None else None
     status, reason = _accuracy(m.error, tol, m.reference, dtype)
@@ -126,10 +131,13 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
         tokens_per_s=m.tokens / (stats.median / 1e3) if stats.median > 0 and m.tokens
         else None,
         instrumented_ms=labelled, instrumentation_overhead=overhead,
+        instrumentation_overhead_range=([min(m.round_overheads), max(m.round_overheads)]
+                                        if m.round_overheads else None),
         peak_memory_bytes=m.memory.peak_bytes if m.memory else None,
         peak_memory_method=m.memory.method if m.memory else None,
         attention_share=att.attention_share if att else None,
         core_share=att.core_share if att else None,
+        shares_unreliable=att.unreliable if att else None,
         sdpa_backend=sdpa_backend(m.memory.op_names) if m.memory else None,
         max_abs_diff=m.error if m.error is not None and math.isfinite(m.error) else None,
         reference=m.reference, tolerance=tol,

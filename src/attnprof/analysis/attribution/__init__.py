@@ -2,25 +2,28 @@
 
 :func:`attribute_model` reads attnprof's model labels (:mod:`attnprof.knowledge.annotations`)
 out of one step region and returns the
-:class:`~attnprof.record.model_attribution.ModelAttribution`: per layer, the time (CPU and
-device) and peak memory of each attention component and of the rest, attention's share, the
-kernels (or CPU compute ops) in the core, and which implementation ran. Attribution goes by
-the code region an op ran in, never by its name. It needs nothing but the trace, so
-``attnprof analyze`` of a saved model trace shows the same table as the run that wrote it.
+:class:`~attnprof.record.model_attribution.ModelAttribution`: per layer, the time (wall,
+op and device) and peak memory of each attention component and of the rest, attention's
+share, the kernels (or CPU compute ops) in the core, and which implementation ran.
+Attribution goes by the code region an op ran in, never by its name. It needs nothing but
+the trace, so ``attnprof analyze`` of a saved model trace shows the same table as the run
+that wrote it.
+
+Each traced step is booked on its own; the figures reported are one step's — the one whose
+attention share is the median — so they add up as the step did (a sum of per-component
+medians does not, and its shares can pass 100%).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
 
 from attnprof.analysis.attribution.backward import book_backward
-from attnprof.analysis.attribution.booking import ATTENTION_GROUP, Booking, book_step
+from attnprof.analysis.attribution.booking import ATTENTION_GROUP, Booking, book_step, kind_of
 from attnprof.analysis.attribution.capture_noise import (
     capture_noise,
     capture_noise_findings,
-    median,
+    unreliable_reason,
 )
 from attnprof.analysis.attribution.implementation import (
     actual_implementation,
@@ -39,6 +42,7 @@ from attnprof.knowledge.annotations import REGION_PREFIX
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.model_attribution import (
     ATTENTION_COMPONENTS,
+    ATTENTION_KINDS,
     REST_COMPONENTS,
     ComponentTime,
     LayerReport,
@@ -50,6 +54,7 @@ __all__ = ["attribute_model"]
 
 _MODEL_REGION = REGION_PREFIX + "model/"
 _MODEL_PARTS = ("layers", "embedding", "position", "head", "other", "unattributed")
+_CORES = ("core", "cross_core")
 
 
 def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView],
@@ -64,39 +69,74 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
                  and index.within(v.instances[0].op)), None)
     if view is None:
         return None
-    memory = memory_timeline(ops)
+    on_device = view.on_device
+    basis = "device" if on_device else "cpu"
     bookings = [book_step(index, inst.op) for inst in view.instances]
     backward = [book_backward(index, b) for b in bookings]
-    on_device = view.on_device
-    basis = "device" if on_device else "work"
-    steps = len(bookings)
-    layers = _layers(index, bookings, memory, on_device)
+    shares = [_attention_share(b, basis) for b in bookings]
+    step = _median_step(shares)
+    booking = bookings[step]
+    layers = _layers(index, booking, memory_timeline(ops), on_device)
     requested = requested_of(view.name)
     for layer in layers:
         layer.requested = requested
         layer.as_requested = matches_request(requested, layer.actual)
-    parts = _model_parts(bookings, on_device)
+    parts = _model_parts(booking, on_device)
     total = _sum(parts)
-    att = _sum(c for layer in layers for c in layer.components if c.group == "attention")
-    core = _sum(c for layer in layers for c in layer.components if c.name == "core")
     whole = total.on(basis)
+    attention = [c for layer in layers for c in layer.components if c.group == "attention"]
+    attention += [p for p in parts if p.group == "attention"]
+    att = _sum(attention)
+    core = _sum(c for c in attention if c.name in _CORES)
+    kinds = _kinds(attention, on_device)
+    for p in (*parts, *kinds):
+        p.share = _fraction(p.on(basis), whole) or 0.0
     found = implementation_findings(requested, [(lay.name, lay.actual) for lay in layers])
     wait, extra_faults = capture_noise(ops.trace.meta.attnprof)
     found += layer_findings(ops, devices, view.trace_device, breakdown)
     found += capture_noise_findings(wait, extra_faults, view.name)
-    for p in parts:
-        p.share = p.on(basis) / whole if whole > 0 else 0.0
+    known = [s for s in shares if s is not None]
     return ModelAttribution(
-        region=view.name, steps=steps, time_basis=basis,  # type: ignore[arg-type]
+        region=view.name, steps=len(bookings), time_basis=basis,  # type: ignore[arg-type]
         kernel_source="kernels" if on_device else "cpu-ops", total_cpu_us=total.cpu_us,
         total_device_us=total.device_us if on_device else None,
         total_work_us=None if on_device else total.work_us,
         attention_cpu_us=att.cpu_us, attention_device_us=att.device_us if on_device else None,
         attention_work_us=None if on_device else att.work_us,
-        attention_share=att.on(basis) / whole if whole > 0 else None,
-        core_share=core.on(basis) / whole if whole > 0 else None,
+        attention_share=shares[step],  # att / whole, summed as the step's share was
+        core_share=_fraction(core.on(basis), whole),
         parts=parts, layers=layers, backward_attributed=any(backward), requested=requested,
-        findings=found, cpu_wait=wait, extra_fault_bytes=extra_faults)
+        findings=found, cpu_wait=wait, extra_fault_bytes=extra_faults,
+        step_attention_shares=known, step=step, kinds=kinds,
+        # On a GPU trace shares are of kernel time, which a CPU's wait or page faults do
+        # not stretch (they widen the gaps between kernels): only disagreeing steps count.
+        unreliable=unreliable_reason(None if on_device else wait,
+                                     None if on_device else extra_faults, known))
+
+
+def _fraction(part: float, whole: float) -> float | None:
+    """``part / whole`` kept in [0, 1] (``None`` when there is no whole): a part booked from
+    the same step cannot exceed it, but float sums can by an ulp."""
+    return min(max(part / whole, 0.0), 1.0) if whole > 0 else None
+
+
+def _attention_share(booking: Booking, basis: str) -> float | None:
+    """One step's attention share on ``basis``, from its booking."""
+    k = {"cpu": 0, "device": 1}.get(basis, 2)
+    times = {key: (b.cpu_us, b.device_us, b.work_us)[k] for key, b in booking.booked.items()}
+    whole = sum(times.values())
+    att = sum(t for (layer, comp), t in times.items()
+              if comp in ATTENTION_GROUP and (layer >= 0 or comp in _CORES))
+    return _fraction(att, whole)
+
+
+def _median_step(shares: list[float | None]) -> int:
+    """The step whose attention share is the median (the lower one of an even count: a
+    step that ran, not an average of two)."""
+    known = sorted((s, i) for i, s in enumerate(shares) if s is not None)
+    if not known:
+        return 0
+    return known[(len(known) - 1) // 2][1]
 
 
 def _sum(components: Iterable[ComponentTime]) -> ComponentTime:
@@ -111,19 +151,11 @@ def _sum(components: Iterable[ComponentTime]) -> ComponentTime:
 Times = dict[str, list[float]]  # component -> [cpu, device, work] µs
 
 
-def _medians(per_step: list[Times]) -> Times:
-    """Each component's median over the steps (0 in a step that lacked it): one step
-    slowed by another process, or by a page fault, does not skew the figure."""
-    names = list(dict.fromkeys(n for step in per_step for n in step))
-    return {n: [median(step.get(n, [0.0, 0.0, 0.0])[k] for step in per_step)
-                for k in range(3)] for n in names}
-
-
-def _add(acc: Times, name: str, booked: Any) -> None:
+def _add(acc: Times, name: str, booked: object) -> None:
     slot = acc.setdefault(name, [0.0, 0.0, 0.0])
-    slot[0] += booked.cpu_us
-    slot[1] += booked.device_us
-    slot[2] += booked.work_us
+    slot[0] += booked.cpu_us  # type: ignore[attr-defined]
+    slot[1] += booked.device_us  # type: ignore[attr-defined]
+    slot[2] += booked.work_us  # type: ignore[attr-defined]
 
 
 def _component(name: str, times: list[float], on_device: bool,
@@ -133,54 +165,54 @@ def _component(name: str, times: list[float], on_device: bool,
                          work_us=None if on_device else times[2], peak_memory_bytes=peak)
 
 
-def _model_parts(bookings: list[Booking], on_device: bool) -> list[ComponentTime]:
-    per_step: list[Times] = []
-    for b in bookings:
-        acc: Times = {}
-        for (layer, comp), booked in b.booked.items():
-            _add(acc, "layers" if layer >= 0 else comp, booked)
-        per_step.append(acc)
-    med = _medians(per_step)
-    order = [*_MODEL_PARTS, *sorted(set(med) - set(_MODEL_PARTS))]
-    parts = [_component(n, med[n], on_device) for n in order if n in med]
+def _kinds(attention: list[ComponentTime], on_device: bool) -> list[ComponentTime]:
+    """Attention components summed by kind (``self_attention``, ``cross_attention``)."""
+    acc: Times = {}
+    for c in attention:
+        slot = acc.setdefault(kind_of(c.name), [0.0, 0.0, 0.0])
+        slot[0] += c.cpu_us
+        slot[1] += c.device_us or 0.0
+        slot[2] += c.work_us or 0.0
+    return [_component(k, acc[k], on_device) for k in ATTENTION_KINDS if k in acc]
+
+
+def _model_parts(booking: Booking, on_device: bool) -> list[ComponentTime]:
+    acc: Times = {}
+    for (layer, comp), booked in booking.booked.items():
+        _add(acc, "layers" if layer >= 0 else comp, booked)
+    order = [*_MODEL_PARTS, *sorted(set(acc) - set(_MODEL_PARTS))]
+    parts = [_component(n, acc[n], on_device) for n in order if n in acc]
     for p in parts:
-        p.group = "attention" if p.name == "core" else "rest"
+        p.group = "attention" if p.name in _CORES else "rest"
     return parts
 
 
-def _layers(index: LabelIndex, bookings: list[Booking], memory: MemoryTimeline,
+def _layers(index: LabelIndex, booking: Booking, memory: MemoryTimeline,
             on_device: bool) -> list[LayerReport]:
-    """Per layer name, the median over the steps."""
-    names: list[str] = []
-    per: dict[str, list[tuple[Booking, int]]] = defaultdict(list)
-    for b in bookings:
-        for pos, name in b.layer_names.items():
-            if name not in per:
-                names.append(name)
-            per[name].append((b, pos))
-    return [_layer(index, name, k, per[name], memory, on_device)
-            for k, name in enumerate(names)]
+    """Per layer name (a layer called twice in the step: both calls), in the order run."""
+    per: dict[str, list[int]] = {}
+    for pos, name in booking.layer_names.items():
+        per.setdefault(name, []).append(pos)
+    return [_layer(index, name, k, booking, positions, memory, on_device)
+            for k, (name, positions) in enumerate(per.items())]
 
 
-def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]],
+def _layer(index: LabelIndex, name: str, k: int, b: Booking, positions: list[int],
            memory: MemoryTimeline, on_device: bool) -> LayerReport:
-    """One layer, every figure the median over the steps it ran in."""
+    """One layer of the step."""
     ops = index.ops
-    per_step: list[Times] = []
+    acc: Times = {}
     peaks: dict[str, int | None] = {}
-    core_kernels: list[int] = []
     kernel_names: list[str] = []
     core_ops: list[str] = []
     dispatched: list[str] = []
-    backward: list[float] = []
-    layer_peak: int | None = None
     modules: list[str] = []
+    kernels = 0
+    backward = 0.0
+    layer_peak: int | None = None
     inferred = False
-    for b, pos in found:
-        acc: Times = {}
-        per_step.append(acc)
-        kernels = 0
-        backward.append(b.backward_of_layer.get(pos, 0.0))
+    for pos in positions:
+        backward += b.backward_of_layer.get(pos, 0.0)
         layer_peak = _max(layer_peak, memory.peak_in(float(ops.start[pos]), float(ops.end[pos])))
         inferred |= pos in b.inferred_core
         for holder in b.attention.get(pos, []):
@@ -190,29 +222,32 @@ def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]
             if layer != pos:
                 continue
             _add(acc, comp, booked)
-            if comp in ("unattributed", "attention_other"):
+            if comp in ("unattributed", "attention_other", "cross_attention_other"):
                 continue  # a container's own time: no range of its own to take a peak of
             for lab in booked.labels:
                 peaks[comp] = _max(peaks.get(comp), memory.peak_in(
                     float(ops.start[lab]), float(ops.end[lab])))
-                if comp == "core":
+                if comp in _CORES:
                     n, names = _core_work(index, lab, on_device)
                     kernels += n
                     kernel_names.extend(names)
                     core_ops.extend(ops.names[j] for j in range(lab, int(ops.last[lab]) + 1))
                     if index.labels[lab].family == "part":
                         dispatched.append(index.labels[lab].detail)
-        core_kernels.append(kernels)
-    basis = "device" if on_device else "work"
-    med = _medians(per_step)
-    comps = [_component(c, med[c], on_device, peaks.get(c))
-             for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS) if c in med]
+    basis = "device" if on_device else "cpu"
+    comps = [_component(c, acc[c], on_device, peaks.get(c))
+             for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS) if c in acc]
+    comps += [_component(c, acc[c], on_device, peaks.get(c))
+              for c in acc if c not in ATTENTION_COMPONENTS and c not in REST_COMPONENTS]
     total = _sum(comps)
     for c in comps:
-        c.share = c.on(basis) / total.on(basis) if total.on(basis) > 0 else 0.0
-    att = _sum(c for c in comps if c.group == "attention")
-    top = max((c for c in comps if c.group == "attention"), key=lambda c: c.on(basis),
-              default=None)
+        c.share = _fraction(c.on(basis), total.on(basis)) or 0.0
+    attention = [c for c in comps if c.group == "attention"]
+    att = _sum(attention)
+    kinds = _kinds(attention, on_device)
+    for kind in kinds:
+        kind.share = _fraction(kind.on(basis), total.on(basis)) or 0.0
+    top = max(attention, key=lambda c: c.on(basis), default=None)
     return LayerReport(
         name=name, index=k, cpu_us=total.cpu_us,
         device_us=total.device_us if on_device else None,
@@ -220,14 +255,14 @@ def _layer(index: LabelIndex, name: str, k: int, found: list[tuple[Booking, int]
         attention_cpu_us=att.cpu_us,
         attention_device_us=att.device_us if on_device else None,
         attention_work_us=None if on_device else att.work_us,
-        attention_share=att.on(basis) / total.on(basis) if total.on(basis) > 0 else None,
+        attention_share=_fraction(att.on(basis), total.on(basis)),
         components=comps, top_component=top.name if top else None,
-        core_kernels=float(median(core_kernels)),
+        core_kernels=float(kernels),
         core_kernel_names=list(dict.fromkeys(kernel_names)),
         attention_modules=modules,
         actual=actual_implementation(dispatched, core_ops, inferred),
         core_source="inferred" if inferred else "label",
-        backward_cpu_us=median(backward) if any(backward) else None)
+        backward_cpu_us=backward if backward else None, kinds=kinds)
 
 
 def _core_work(index: LabelIndex, label: int, on_device: bool) -> tuple[int, list[str]]:

@@ -10,7 +10,9 @@ their layer, and the layers and the model's parts to the step.
 
 An attention module with no core label inside (hand-written attention, or
 ``nn.MultiheadAttention``'s fused path) books its own time as the ``core``, marked
-``inferred``.
+``inferred``. Inside a ``cross_attention`` module every attention component carries the
+``cross_`` prefix (``cross_q_proj`` ... ``cross_core``), so a decoder block's attention
+over its own tokens and over the encoder's output stay apart.
 """
 
 from __future__ import annotations
@@ -19,16 +21,25 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from attnprof.analysis.attribution.labels import LabelIndex
-from attnprof.knowledge.annotations import MODULE_ROLES, PARTS, Label
+from attnprof.knowledge.annotations import ATTENTION_ROLES, MODULE_ROLES, PARTS, Label
+from attnprof.record.model_attribution import (
+    ATTENTION_COMPONENTS,
+    CROSS_PREFIX,
+    SELF_COMPONENTS,
+)
 
-__all__ = ["Booked", "Booking", "book_step", "component_of"]
+__all__ = ["ATTENTION_GROUP", "Booked", "Booking", "book_step", "component_of", "kind_of"]
 
 #: Module roles that are components of their own (a layer and an attention module are
 #: split into theirs); a part is its own component.
-_LEAF_ROLES = frozenset(MODULE_ROLES) - {"layer", "attention"}
+_LEAF_ROLES = frozenset(MODULE_ROLES) - {"layer", *ATTENTION_ROLES}
 #: Components of the attention group (the rest of a layer is "rest").
-ATTENTION_GROUP = frozenset({"q_proj", "k_proj", "v_proj", "qkv_proj", "position", "kv_cache",
-                             "core", "o_proj", "attention_other"})
+ATTENTION_GROUP = frozenset(ATTENTION_COMPONENTS)
+
+
+def kind_of(component: str) -> str:
+    """``cross_attention`` or ``self_attention``: the kind of an attention component."""
+    return "cross_attention" if component.startswith(CROSS_PREFIX) else "self_attention"
 
 
 def component_of(label: Label, in_layer: bool) -> str:
@@ -82,7 +93,7 @@ def book_step(index: LabelIndex, root: int) -> Booking:
     booking = Booking(root=root)
     top = index.children(root)
     for label in top:
-        _visit(index, booking, label, layer=-1, absorbed=None)
+        _visit(index, booking, label, layer=-1, absorbed=None, prefix="")
     booking.add(-1, "unattributed", _own(index, root, top), root)
     return booking
 
@@ -100,21 +111,21 @@ def _own(index: LabelIndex, i: int, inner: list[int]) -> tuple[float, float, flo
 
 
 def _visit(index: LabelIndex, booking: Booking, i: int, layer: int,
-           absorbed: tuple[int, str] | None) -> None:
+           absorbed: tuple[int, str] | None, prefix: str) -> None:
     label = index.labels[i]
     inner = index.held.get(i, [])
     if absorbed is not None:
         booking.where[i] = absorbed
         for c in inner:
-            _visit(index, booking, c, layer, absorbed)
+            _visit(index, booking, c, layer, absorbed, prefix)
         return
-    container = label.family == "module" and label.role in ("layer", "attention")
+    container = label.family == "module" and label.role in ("layer", *ATTENTION_ROLES)
     if not container:
-        comp = component_of(label, in_layer=layer >= 0)
+        comp = _prefixed(prefix, component_of(label, in_layer=layer >= 0))
         booking.add(layer, comp, _times(index, i), i)
         booking.where[i] = (layer, comp)
         for c in inner:
-            _visit(index, booking, c, layer, (layer, comp))
+            _visit(index, booking, c, layer, (layer, comp), prefix)
         return
     if label.role == "layer" or layer < 0:  # an attention module outside every layer is one
         layer = i
@@ -122,13 +133,19 @@ def _visit(index: LabelIndex, booking: Booking, i: int, layer: int,
     if label.role == "layer":
         comp = "unattributed"
     else:
+        prefix = CROSS_PREFIX if label.role == "cross_attention" else ""
         booking.attention[layer].append(i)
         has_core = any(index.labels[j].family == "part" and index.labels[j].role == "core"
                        for j in index.within(i))
-        comp = "attention_other" if has_core else "core"
+        comp = prefix + ("attention_other" if has_core else "core")
         if not has_core:
             booking.inferred_core.add(layer)
     booking.add(layer, comp, _own(index, i, inner), i)
     booking.where[i] = (layer, comp)
     for c in inner:
-        _visit(index, booking, c, layer, None)
+        _visit(index, booking, c, layer, None, prefix)
+
+
+def _prefixed(prefix: str, comp: str) -> str:
+    """A component inside cross-attention is its ``cross_`` twin (attention's only)."""
+    return prefix + comp if prefix and comp in SELF_COMPONENTS else comp

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnprof.knowledge.capture_noise import CONTENDED, EXTRA_FAULT_BYTES, contended, faulted
+from attnprof.knowledge.capture_noise import (
+    CONTENDED,
+    EXTRA_FAULT_BYTES,
+    STEP_SHARE_SPREAD,
+    contended,
+    faulted,
+)
 from attnprof.record.finding import Finding
 
-__all__ = ["capture_noise", "capture_noise_findings", "median"]
+__all__ = ["capture_noise", "capture_noise_findings", "median", "unreliable_reason"]
 
 
 def capture_noise(block: dict[str, Any] | None) -> tuple[float | None, float | None]:
@@ -71,6 +77,24 @@ def capture_noise_findings(cpu_wait: float | None, extra_fault_bytes: float | No
                 "more steps and read the medians",
             data={"extra_fault_bytes": extra_fault_bytes}))
     return found
+
+
+def unreliable_reason(cpu_wait: float | None, extra_fault_bytes: float | None,
+                      step_shares: list[float]) -> str | None:
+    """Why a capture's shares cannot be trusted, in words; ``None`` when nothing says so:
+    its steps waited for a CPU or faulted pages an untraced step does not
+    (:mod:`attnprof.knowledge.capture_noise`), or they disagree on attention's share."""
+    said = []
+    if contended(cpu_wait):
+        said.append(f"the traced steps waited for a CPU {cpu_wait:.0%} of their time")
+    if faulted(extra_fault_bytes):
+        assert extra_fault_bytes is not None
+        said.append(f"each traced step faulted {extra_fault_bytes / 2**20:.0f} MiB of pages "
+                    "an untraced step does not")
+    if step_shares and max(step_shares) - min(step_shares) > STEP_SHARE_SPREAD:
+        said.append(f"the traced steps' attention shares ranged {min(step_shares):.0%} to "
+                    f"{max(step_shares):.0%}")
+    return "; ".join(said) or None
 
 
 def median(values: Any) -> float:

@@ -1,0 +1,89 @@
+"""Issue 16 item 9: when no quiet capture can be had, the shares say so — in the table, the
+record and the exit status — and the labels' cost is shown with its spread.
+
+The contention is real: processes spinning on every CPU while the run traces."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from model_helpers import TINY
+from test_model_cli import TINY_FLAGS
+
+from attnprof.analysis.attribution.capture_noise import unreliable_reason
+from attnprof.cli.main import main
+from attnprof.measure.contention import cpu_wait_s
+from attnprof.record.model import ModelRecord
+from attnprof.run.model import prepare_model
+from attnprof.spec.model_spec import ModelSpec
+
+
+@contextlib.contextmanager
+def busy_cpus() -> Iterator[None]:
+    """Two spinning processes per CPU for the test's duration (ended by their own ids),
+    and one torch thread meanwhile: with more, every parallel op waits at its barrier for
+    a parked thread and a tiny model's step takes a second."""
+    import torch
+
+    threads = torch.get_num_threads()
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(2 * (os.cpu_count() or 1))]
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        for p in spinners:
+            p.kill()
+        for p in spinners:
+            p.wait()
+
+
+@pytest.mark.slow
+def test_contended_captures_mark_the_shares_unreliable(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if cpu_wait_s() is None:
+        pytest.skip("this platform does not count run-queue waits")
+    # transformers' modeling code imported while the CPUs are free (seconds, not a minute).
+    prepare_model(ModelSpec(source="llama", **TINY))
+    out = tmp_path / "run.json"
+    with busy_cpus():
+        code = main(["model", "llama", *TINY_FLAGS, "--trace-steps", "2", "--rounds", "2",
+                     "--json", str(out)])
+    text = capsys.readouterr().out
+    run = ModelRecord.load(out).runs[0]
+    att = run.attribution
+    assert att is not None and att.cpu_wait is not None and att.cpu_wait > 0.05
+    # Every capture was contended: each was retaken, the last kept, and the shares say so.
+    assert [n for n in run.notes if "retaken" in n]
+    assert run.shares_unreliable == att.unreliable
+    assert att.unreliable is not None and "waited for a CPU" in att.unreliable
+    assert code == 3
+    assert re.search(r"│\s+\d+%\?\s+│", text), text  # the shares, marked
+    assert "shares marked ? are unreliable" in text and "exit status 3" in text
+    # The labels' cost is shown with its spread over the interleaved rounds.
+    assert run.instrumentation_overhead_range is not None
+    low, high = run.instrumentation_overhead_range
+    assert run.instrumentation_overhead is not None
+    assert low <= run.instrumentation_overhead <= high
+    assert re.search(r"[+-]\d+\.\d% \([+-]\d+\.\d … [+-]\d+\.\d%\)", text), text
+
+
+def test_the_reasons_shares_cannot_be_trusted() -> None:
+    assert unreliable_reason(0.01, 0.0, [0.30, 0.31, 0.29]) is None
+    assert unreliable_reason(None, None, []) is None
+    assert unreliable_reason(0.40, None, [0.3]) == \
+        "the traced steps waited for a CPU 40% of their time"
+    assert unreliable_reason(0.01, 80 * 2**20, [0.3]) == \
+        "each traced step faulted 80 MiB of pages an untraced step does not"
+    # Steps of one capture that disagree by more than 5 points stand for no one moment,
+    # even where the run-queue wait cannot be read.
+    assert unreliable_reason(None, None, [0.20, 0.35, 0.22]) == \
+        "the traced steps' attention shares ranged 20% to 35%"
