@@ -21,7 +21,7 @@ A point runs here, in this process (:func:`run_point`); an executor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attnprof.measure.device import check_against_device, default_device
@@ -84,13 +84,23 @@ def compare(workload: Workload | None = None,
 
 def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
               progress: Progress | None = None, on_record: OnRecord | None = None,
-              on_kept: OnKept | None = None) -> CompareRecord:
+              on_kept: OnKept | None = None, before_variants: Callable[[], None] | None = None,
+              stop_after_oom: bool = False) -> CompareRecord:
     """Measure one point in this process; ``variants`` are the point's, already resolved
     (resolved from its names when ``None``).
 
     Only a stop signal (Ctrl-C, SIGTERM, SIGHUP) ends it early, raised as
     :class:`~attnprof.signals.Terminated` once the finished rows are handed to
     ``on_record``; whatever a variant raises, of any type, is that variant's row.
+
+    ``before_variants`` is called once attnprof's own memory is in place — the ceilings
+    measured, the inputs, their guard copy and the float64 references made, the profiler
+    started — and before any variant is built (a worker caps its memory there, so the cap
+    is the variants'). With ``stop_after_oom``, a variant that runs out of memory ends the
+    run: the record then holds the rows final so far (status ``partial``), and the caller
+    runs the other variants again in a fresh process, so nothing that variant left behind
+    counts against them.
     """
     with stop_signals_as_interrupts():
-        return PointRunner(point, progress, on_kept).measure(variants, on_record)
+        runner = PointRunner(point, progress, on_kept, stop_after_oom=stop_after_oom)
+        return runner.measure(variants, on_record, before_variants=before_variants)

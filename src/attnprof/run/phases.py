@@ -3,8 +3,8 @@ which of them are the variant's own time-limited work.
 
 ``--variant-timeout`` bounds each phase that runs the variant's code: building and warming
 up, each of its timing slices, its memory profile, its accuracy check, its trace. Between
-them attnprof does work of its own (the float64 reference, the analysis of a trace) that
-no variant should be charged for. The runner (:mod:`attnprof.run.compare`) enforces the
+them attnprof does work of its own (the analysis of a trace, say) that no variant should
+be charged for. The runner (:mod:`attnprof.run.compare`) enforces the
 limit inside its process; the process executor enforces the same limits from outside, by
 the progress reports, and kills a worker whose variant does not stop (a hang inside native
 code, a variant that blocks the alarm).
@@ -13,7 +13,7 @@ code, a variant that blocks the alarm).
 from __future__ import annotations
 
 __all__ = ["ACCURACY", "ANALYSING", "BUILDING", "COMPILING", "DONE", "MEMORY", "READY",
-           "REFERENCE", "STARTING_PROFILER", "TRACING", "WARMING_UP", "limited_phase",
+           "STARTING_PROFILER", "TRACING", "WARMING_UP", "limited_phase",
            "timing_round"]
 
 BUILDING = "building"
@@ -22,7 +22,6 @@ WARMING_UP = "warming up"
 READY = "ready"
 STARTING_PROFILER = "starting the profiler"
 MEMORY = "memory"
-REFERENCE = "computing the float64 reference"
 ACCURACY = "accuracy"
 TRACING = "tracing"
 ANALYSING = "analysing the trace"

@@ -30,7 +30,7 @@ from attnprof.measure.allocator import (
     settle_heap,
 )
 from attnprof.measure.capture import capture_trace, trace_file_name
-from attnprof.measure.deadline import time_limit
+from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
 from attnprof.measure.timer import Warmup, round_sizes, take_samples, warm_up
@@ -39,12 +39,14 @@ from attnprof.record.environment import Ceilings
 from attnprof.run import phases
 from attnprof.run.guards import InputGuard, checked_call
 from attnprof.run.measurements import Candidate, Measurements
-from attnprof.run.point import Point, empty_record
+from attnprof.run.point import OWN_STEPS, Point, empty_record
 from attnprof.run.rows import (
     failure_row,
+    is_oom,
     kept_row,
     planned_results,
     predicted_oom,
+    ran_out_of_memory,
     result_row,
     state_notes,
     status_row,
@@ -73,18 +75,19 @@ class PointRunner:
     """One point being measured: what its variants share (workload, settings, inputs, the
     guards of inputs and of torch's state) and the phases each variant goes through."""
 
-    def __init__(self, point: Point, progress: Progress | None,
-                 on_kept: OnKept | None) -> None:
+    def __init__(self, point: Point, progress: Progress | None, on_kept: OnKept | None,
+                 *, stop_after_oom: bool = False) -> None:
         self.point, self.workload, self.settings = point, point.workload, point.settings
         self.progress, self.on_kept = progress, on_kept
+        self.stop_after_oom = stop_after_oom
         self.ceilings: Ceilings | None = None
-        self.references: dict[int | None, torch.Tensor | str] = {}
-        self.profiler_started = False
+        self.references: dict[int | None, torch.Tensor] | str = {}
 
-    def measure(self, variants: Sequence[Variant] | None,
-                on_record: OnRecord | None) -> CompareRecord:
+    def measure(self, variants: Sequence[Variant] | None, on_record: OnRecord | None, *,
+                before_variants: Callable[[], None] | None = None) -> CompareRecord:
         """Measure every variant (the point's, resolved by name when ``None``); the
-        record goes to ``on_record`` after every variant."""
+        record goes to ``on_record`` after every variant (see
+        :func:`attnprof.run.compare.run_point` for ``before_variants``)."""
         workload, settings = self.workload, self.settings
         chosen = list(variants) if variants is not None else resolve_variants(
             self.point.variants)
@@ -93,17 +96,26 @@ class PointRunner:
         # in the stated allocator state (a no-op for "system").
         allocator_note = set_cpu_allocator(settings.cpu_allocator)
         if settings.measure_ceilings and record.ceilings is None:
-            self._phase("ceilings", "measuring this machine's matmul and copy ceilings")
+            self._phase(OWN_STEPS[0], "measuring this machine's matmul and copy ceilings")
             record.ceilings = _ceilings(workload)
         self.ceilings = record.ceilings
         self.inputs = make_inputs(workload, settings.seed)
         self.guard = InputGuard(self.inputs)
+        self.references = self._references(chosen)
+        if settings.measure_memory:
+            self._start_profiler()
+        if before_variants is not None:
+            before_variants()
         self.state = TorchState()  # as the run found it: put back after every phase
         # Build and warm every variant, time them all in interleaved rounds, then finish
         # each (memory, accuracy, trace) and hand the record over after every one: what
         # finished is saved even if a later variant crashes the process.
         heap_before = heap_bytes()
-        outcomes = [self._arm(variant) for variant in chosen]
+        outcomes: list[VariantResult | Candidate] = []
+        for variant in chosen:
+            outcomes.append(self._arm(variant))
+            if self.stop_after_oom and _ran_out(outcomes[-1]):
+                return self._hand_over(record, outcomes, on_record)
         candidates = [o for o in outcomes if isinstance(o, Candidate)]
         if workload.device_type == "cpu":  # what the rounds will reuse, in place once
             heap_after = heap_bytes()
@@ -113,7 +125,8 @@ class PointRunner:
             for candidate in candidates:
                 candidate.measured.notes.append(allocator_note)
         try:
-            self._time_in_rounds(candidates)
+            if self._time_in_rounds(candidates):
+                return self._hand_over(record, outcomes, on_record)
         except KeyboardInterrupt:
             # Stopped mid-rounds: every variant has the samples of the rounds that ran,
             # spread over the same stretch of time, so they are still comparable. Keep them
@@ -130,6 +143,8 @@ class PointRunner:
             if on_record is not None:
                 on_record(record)
             _release(workload.device)
+            if self.stop_after_oom and _ran_out(row):
+                return record  # partial: the caller runs the rest in a fresh process
         record.status = "complete"
         if on_record is not None:
             on_record(record)
@@ -172,10 +187,11 @@ class PointRunner:
         self._phase(variant.name, phases.READY)
         return result
 
-    def _time_in_rounds(self, candidates: list[Candidate]) -> None:
+    def _time_in_rounds(self, candidates: list[Candidate]) -> bool:
         """Take every variant's samples, a slice of each per round (see measure.timer),
         with the minor page faults each slice took; round r starts with variant r (mod
-        their number), so each variant takes each place in the order alike."""
+        their number), so each variant takes each place in the order alike. True when
+        stopped by a variant that ran out of memory (with ``stop_after_oom``)."""
         plans = {id(c): round_sizes(c.measured.warmup.samples, self.settings.plan.rounds)
                  for c in candidates}
         rounds = max((len(p) for p in plans.values()), default=0)
@@ -187,6 +203,10 @@ class PointRunner:
                 if candidate.failure is None and r < len(sizes):
                     self._run_phase(candidate, phases.timing_round(r + 1, rounds),
                                     partial(self._slice, candidate, sizes[r]))
+                    if self.stop_after_oom and candidate.failure is not None \
+                            and _ran_out(candidate.failure):
+                        return True
+        return False
 
     def _slice(self, candidate: Candidate, samples: int) -> None:
         with candidate.running(self.workload):
@@ -203,15 +223,13 @@ class PointRunner:
         that fails keeps what the others measured), then its row, built once."""
         settings = self.settings
         if settings.measure_memory and candidate.failure is None:
-            self._start_profiler()
             self._run_phase(candidate, phases.MEMORY, partial(self._memory, candidate))
-        if settings.check_accuracy and candidate.failure is None:
-            reference = self._reference(candidate.variant)  # attnprof's time, not the variant's
-            if isinstance(reference, str):
-                candidate.measured.notes.append(reference)
-            else:
-                self._run_phase(candidate, phases.ACCURACY,
-                                partial(self._accuracy, candidate, reference))
+        if isinstance(self.references, str):  # no reference to check against: say so
+            candidate.measured.notes.append(self.references)
+        elif settings.check_accuracy and candidate.failure is None:
+            reference = self.references[candidate.variant.window(self.workload)]
+            self._run_phase(candidate, phases.ACCURACY,
+                            partial(self._accuracy, candidate, reference))
         if settings.trace_dir is not None and candidate.failure is None:
             self._run_phase(candidate, phases.TRACING, partial(self._trace, candidate))
         row = self._row(candidate)
@@ -220,36 +238,44 @@ class PointRunner:
             _attach_analysis(row, self.workload)
         return row
 
-    def _start_profiler(self) -> None:
-        """Profile a trivial step once: the profiler's first start in a process (imports,
-        Kineto's set-up) takes a second or more on a busy machine, attnprof's time that no
-        variant's memory phase should be charged for."""
-        if not self.profiler_started:
-            import torch
+    def _references(self, chosen: Sequence[Variant]) -> dict[int | None, torch.Tensor] | str:
+        """The float64 reference output per mask the variants use, made before any variant
+        runs: attnprof's memory, in place before a worker's cap (see
+        :func:`attnprof.run.compare.run_point`). Within ``--variant-timeout`` and the
+        memory there is: else why no accuracy is checked, which every measured row then
+        says (never a variant's failure: the reference is attnprof's)."""
+        settings, workload = self.settings, self.workload
+        if not settings.check_accuracy:
+            return {}
+        self._phase(OWN_STEPS[1], "computing the float64 reference")
+        windows = dict.fromkeys(v.window(workload) for v in chosen)
+        try:
+            with time_limit(settings.variant_timeout_s, "computing the float64 reference"):
+                return {w: reference_output(self.inputs, workload, w) for w in windows}
+        except TimeLimitExceeded:
+            return (f"accuracy not checked: the float64 reference did not finish within "
+                    f"{settings.variant_timeout_s:g} s (--variant-timeout)")
+        except (MemoryError, RuntimeError) as exc:
+            if not is_oom(exc):
+                raise
+            return "accuracy not checked: the float64 reference did not fit in memory"
+        finally:
+            release_free_memory()  # its temporaries: not what the variants should reuse
 
-            self.profiler_started = True
-            self._phase("profiler", phases.STARTING_PROFILER)
-            with contextlib.suppress(Exception):  # then the variants' phases say what fails
-                profile_step(lambda: torch.ones(64).add_(1), "cpu")
+    def _start_profiler(self) -> None:
+        """Profile a trivial step once, before the variants: the profiler's first start in
+        a process (imports, Kineto's set-up, its buffers) takes a second or more on a busy
+        machine — attnprof's time and memory, which no variant's memory phase (its time
+        limit, a worker's memory cap) should be charged for."""
+        import torch
+
+        self._phase(OWN_STEPS[2], phases.STARTING_PROFILER)
+        with contextlib.suppress(Exception):  # then the variants' phases say what fails
+            profile_step(lambda: torch.ones(64).add_(1), "cpu")
 
     def _memory(self, candidate: Candidate) -> None:
         with candidate.running(self.workload):
             candidate.measured.memory = profile_step(candidate.step, self.workload.device)
-
-    def _reference(self, variant: Variant) -> torch.Tensor | str:
-        """The float64 reference for the variant's mask, or why there is none (a note: the
-        accuracy of that variant is then not checked, which is not its failure)."""
-        window = variant.window(self.workload)
-        if window not in self.references:
-            self._phase(variant.name, phases.REFERENCE)
-            try:
-                self.references[window] = reference_output(self.inputs, self.workload,
-                                                           window)
-            except Exception as exc:  # out of memory, most likely: float64, H·Sq·Sk
-                self.references[window] = (
-                    f"accuracy not checked: the float64 reference failed ({type(exc).__name__}"
-                    f": {one_line(str(exc), 160)})")
-        return self.references[window]
 
     def _accuracy(self, candidate: Candidate, reference: torch.Tensor) -> None:
         inputs, measured = self.inputs, candidate.measured
@@ -328,6 +354,25 @@ class PointRunner:
     def _phase(self, variant: str, name: str) -> None:
         if self.progress is not None:
             self.progress(variant, name)
+
+    def _hand_over(self, record: CompareRecord, outcomes: list[VariantResult | Candidate],
+                   on_record: OnRecord | None) -> CompareRecord:
+        """The record after a variant ran out of memory: every row final so far (refusals,
+        failures, the out-of-memory one, with what it had measured), not the variants
+        still being measured."""
+        for outcome in outcomes:
+            if isinstance(outcome, VariantResult):
+                record.results.append(outcome)
+            elif outcome.failure is not None:
+                record.results.append(self._row(outcome))
+        if on_record is not None:
+            on_record(record)
+        return record
+
+
+def _ran_out(outcome: VariantResult | Candidate) -> bool:
+    """Whether ``outcome`` is a variant that ran out of memory on a real allocation."""
+    return isinstance(outcome, VariantResult) and ran_out_of_memory(outcome)
 
 
 def _with_state(failure: VariantResult, measured: Measurements) -> VariantResult:
