@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.measure.device import check_against_device, default_device
 from attnprof.record.compare import CompareRecord
+from attnprof.record.environment import Ceilings
 from attnprof.run.point import Point, RecordKind
 from attnprof.run.point_runner import OnKept, OnRecord, PointRunner, Progress
 from attnprof.signals import stop_signals_as_interrupts
@@ -61,7 +62,8 @@ def compare(workload: Workload | None = None,
             variants: Sequence[str | Variant] | None = None, *,
             settings: Settings | None = None, progress: Progress | None = None,
             on_result: OnRecord | None = None, executor: Executor | None = None,
-            kind: RecordKind = "compare", **fields: Any) -> CompareRecord:
+            kind: RecordKind = "compare", ceilings: Ceilings | None = None,
+            **fields: Any) -> CompareRecord:
     """Measure ``variants`` (default: every built-in) on ``workload`` and return the record.
 
     Workload fields may be given as keywords (``compare(seq=1024, dtype="bf16")``); they
@@ -69,6 +71,8 @@ def compare(workload: Workload | None = None,
     after every variant, so a caller can save progress as it goes. ``executor`` runs the
     point elsewhere (e.g. :class:`~attnprof.run.executors.process.ProcessExecutor`, a
     worker process a crashing variant cannot take down); by default it runs here.
+    ``ceilings`` measured before (``attnprof env``'s cache) are used instead of measuring
+    them again.
     """
     # Stop signals are told apart from user code's exceptions from here on (importing a
     # user file included): see attnprof.signals.
@@ -76,7 +80,7 @@ def compare(workload: Workload | None = None,
         workload, chosen = prepare(workload, variants, **fields)
         settings = (settings or Settings()).validate()
         point = Point(workload=workload, variants=tuple(v.name for v in chosen),
-                      settings=settings, kind=kind)
+                      settings=settings, kind=kind, ceilings=ceilings)
         if executor is None:
             return run_point(point, chosen, progress=progress, on_record=on_result)
         return executor.run(point, progress=progress, on_record=on_result)

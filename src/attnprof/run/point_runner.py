@@ -404,9 +404,7 @@ def _attach_analysis(row: VariantResult, workload: Workload) -> None:
 def _ceilings(workload: Workload) -> Ceilings:
     from attnprof.measure.ceilings import measure_ceilings
 
-    c = measure_ceilings(workload.device, workload.dtype)
-    return Ceilings(matmul_tflops_per_s=c.matmul_flops_per_s / 1e12,
-                    bandwidth_gbytes_per_s=c.bandwidth_bytes_per_s / 1e9, method=c.method)
+    return measure_ceilings(workload.device, workload.dtype).as_record()
 
 
 def _release(device: str) -> None:
