@@ -9,7 +9,7 @@ import pytest
 
 from attnprof.errors import UsageError
 from attnprof.record.analyze import AnalyzeRecord
-from attnprof.record.base import SCHEMA_VERSION, new_run_id
+from attnprof.record.base import SCHEMA_VERSION, RecordBase, new_run_id
 from attnprof.record.compare import CompareRecord, RunRecord
 from attnprof.record.family import decode_record, load_record
 
@@ -84,3 +84,20 @@ def test_run_ids_are_unique_and_start_with_the_utc_time() -> None:
     assert len(set(ids)) == len(ids)
     stamp, _, token = ids[0].partition("-")
     assert len(stamp) == 16 and stamp[8] == "T" and stamp.endswith("Z") and len(token) == 6
+
+
+def test_one_kind_loads_without_the_family(tmp_path: Path) -> None:
+    # The base sits below every kind: loading one kind, or making its table, reads neither
+    # the family nor the other kinds (the cycle base <-> family is cut).
+    import subprocess
+    import sys
+
+    code = ("import sys; from attnprof.record.compare import RunRecord; "
+            f"r = RunRecord.load({str(V1 / 'compare-v1.json')!r}); "
+            "cols, lines = r.flat_table(); assert cols[0] == 'variant' and lines; "
+            "print(sorted(m for m in sys.modules if m.startswith('attnprof.record.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "attnprof.record.family" not in out and "attnprof.record.sweep" not in out
+    with pytest.raises(TypeError, match="no record kind"):
+        RecordBase.from_json((V1 / "compare-v1.json").read_bytes())

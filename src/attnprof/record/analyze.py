@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from attnprof.record.base import RecordBase
@@ -17,6 +19,14 @@ class UnreadableTrace(msgspec.Struct, kw_only=True):
     reason: str
 
 
+_REGION = ("name", "instances", "kernels_per_forward", "kernel_source", "cpu_us_per_forward",
+           "device_us_per_forward", "verdict", "attention_share", "peak_memory_bytes",
+           "sdpa_backend")
+#: The analysis header: the trace, then one region's figures, then its findings' count.
+ANALYSIS_COLUMNS: tuple[str, ...] = ("source", "device", *(f"region_{c}" if c == "name" else c
+                                                           for c in _REGION), "findings")
+
+
 class AnalyzeRecord(RecordBase, tag="analyze"):
     """The reports of the traces given, in the order given (folders by name)."""
 
@@ -24,3 +34,23 @@ class AnalyzeRecord(RecordBase, tag="analyze"):
     #: Files of the folders given that could not be read as traces: the others were
     #: analysed all the same (``attnprof analyze`` then exits with status 1).
     unreadable: list[UnreadableTrace] = msgspec.field(default_factory=list)
+
+    def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The flat table (:mod:`attnprof.record.flat`): one line per region of every trace."""
+        return ANALYSIS_COLUMNS, analysis_lines(self)
+
+
+def analysis_lines(record: AnalyzeRecord) -> list[dict[str, Any]]:
+    """An analysis: one line per region of every trace."""
+    lines = []
+    for report in record.reports:
+        findings: dict[str | None, int] = {}
+        for f in report.findings:
+            findings[f.region] = findings.get(f.region, 0) + 1
+        for region in report.regions:
+            line: dict[str, Any] = {"source": report.source, "device": report.device,
+                                    "findings": findings.get(region.name, 0)}
+            line.update({("region_name" if c == "name" else c): getattr(region, c)
+                         for c in _REGION})
+            lines.append(line)
+    return lines

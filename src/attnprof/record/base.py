@@ -3,25 +3,25 @@ finished, and one way to be written and read back.
 
 The family is a ``msgspec`` tagged union on ``kind`` (see :mod:`attnprof.record.family`):
 a file names its kind, and decoding it gives that kind's typed struct, validated. Each
-kind lives in a module of its own and subclasses :class:`RecordBase`.
+kind lives in a module of its own and subclasses :class:`RecordBase`; this module names
+none of them (it sits below them all): ``SomeRecord.load`` decodes into ``SomeRecord`` and
+its subclasses, and each kind makes its own flat table (:meth:`RecordBase.flat_table`).
 """
 
 from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, Union
 
 import msgspec
 
 from attnprof._version import __version__
 from attnprof.atomic import write_atomic
+from attnprof.errors import UsageError
+from attnprof.record.codec import SCHEMA_VERSION, convert_record, read_head, read_record_file
 
 __all__ = ["SCHEMA_VERSION", "RecordBase", "RunStatus", "new_run_id", "now_iso"]
-
-#: Version of the record files this attnprof writes. 1: compare records with untyped
-#: workload/settings and analyze files without run id; 2: the typed, tagged family.
-SCHEMA_VERSION = 2
 
 RunStatus = Literal["complete", "partial"]
 
@@ -61,35 +61,56 @@ class RecordBase(msgspec.Struct, kw_only=True, tag_field="kind"):
         """Write atomically to ``path``."""
         write_atomic(path, self.to_json())
 
+    def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The record as a flat table: its columns, and one line (column to value) per
+        variant / point / region / layer / diff row (see :mod:`attnprof.record.flat`)."""
+        raise TypeError(f"no flat table of {type(self).__name__}")
+
     def to_frame(self, library: str = "pandas") -> Any:
         """A DataFrame of the record, one row per variant / point / region / layer / diff
         row, the CSV's columns (``library``: ``pandas`` or ``polars``; the ``frames``
         extra installs both)."""
-        from attnprof.record.frames import to_frame
+        from attnprof.record.frames import frame_of
 
-        return to_frame(self, library)
+        columns, lines = self.flat_table()
+        return frame_of(columns, lines, library)
 
     @classmethod
     def from_json(cls: type[R], data: bytes | str, source: str = "record") -> R:
         """Decode and validate a record of this kind (or a subkind); ``UsageError`` naming
         ``source`` for anything else. Schema-1 files are upgraded on the way in."""
-        from attnprof.record.family import decode_record
-
-        return _of_kind(cls, decode_record(data, source), source)
+        if cls is RecordBase:  # the kinds defined so far would depend on what was imported
+            raise TypeError("RecordBase is no record kind; read any kind with "
+                            "attnprof.record.family.load_record")
+        head = read_head(data, source)
+        kinds = _kinds(cls)
+        kind = head.get("kind")
+        if isinstance(kind, str) and kind not in kinds:
+            want = cls.__struct_config__.tag
+            raise UsageError(f"{source} is a {kind!r} record, not {want!r}; pass a file "
+                             f"written by attnprof {want}")
+        types = tuple(kinds.values())
+        # A union of the kind and its subkinds (msgspec tells them apart by tag).
+        one_of = types[0] if len(types) == 1 else Union[types]  # noqa: UP007
+        record: R = convert_record(head, one_of, source)
+        return record
 
     @classmethod
     def load(cls: type[R], path: str | os.PathLike[str]) -> R:
         """Read a record saved by :meth:`save`."""
-        from attnprof.record.family import load_record
-
-        return _of_kind(cls, load_record(path), repr(str(path)))
+        return cls.from_json(read_record_file(path), repr(str(path)))
 
 
-def _of_kind(cls: type[R], record: RecordBase, source: str) -> R:
-    if not isinstance(record, cls):
-        from attnprof.errors import UsageError
-
-        want = cls.__struct_config__.tag or cls.__name__
-        raise UsageError(f"{source} is a {record.kind!r} record, not {want!r}; pass a file "
-                         f"written by attnprof {want}")
-    return record
+def _kinds(cls: type[RecordBase]) -> dict[str, type[RecordBase]]:
+    """``cls`` and its subclasses, by their ``kind`` tag (the kinds defined so far: a
+    subclass is defined when its module is imported, and every kind's subkinds live in
+    its own module)."""
+    found: dict[str, type[RecordBase]] = {}
+    todo = [cls]
+    while todo:
+        kind = todo.pop()
+        tag = kind.__struct_config__.tag
+        if isinstance(tag, str):
+            found[tag] = kind
+        todo += kind.__subclasses__()
+    return found

@@ -8,7 +8,7 @@ kept. ``attnprof profile`` writes the same shape as kind ``profile``
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -92,6 +92,18 @@ class VariantResult(msgspec.Struct, kw_only=True):
     analysis: TraceReport | None = None
 
 
+_WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
+             "causal", "mode")
+_RESULT = ("variant", "status", "median_ms", "iqr_ms", "noisy", "samples", "cpu_dispatch_ms",
+           "device_ms", "compile_time_s", "tflops_per_s", "flops_of_ceiling", "gbytes_per_s",
+           "bandwidth_of_ceiling", "peak_memory_bytes", "minor_faults_per_call",
+           "max_abs_error", "nonfinite_values", "within_tolerance",
+           "sdpa_backend", "reason")
+#: The comparison header, in order: the variant's fields, then the workload's, then the
+#: machine and the run.
+COLUMNS: tuple[str, ...] = (*_RESULT, *_WORKLOAD, "device_name", "torch", "created")
+
+
 class CompareRecord(RecordBase, tag="compare"):
     """One comparison run: every variant measured on one workload."""
 
@@ -113,6 +125,10 @@ class CompareRecord(RecordBase, tag="compare"):
                 return r
         raise KeyError(variant)
 
+    def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The flat table (:mod:`attnprof.record.flat`): one line per variant."""
+        return COLUMNS, compare_lines(self)
+
 
 class ProfileRecord(CompareRecord, tag="profile"):
     """``attnprof profile``: a comparison whose every row carries its trace's analysis."""
@@ -121,3 +137,25 @@ class ProfileRecord(CompareRecord, tag="profile"):
 #: The name the Python API has always used for a comparison's record.
 RunRecord = CompareRecord
 
+
+def compare_lines(record: CompareRecord) -> list[dict[str, Any]]:
+    """A comparison: one line per variant."""
+    shared = workload_line(record.workload, record.environment, record.created)
+    return [{**result_line(r), **shared} for r in record.results]
+
+
+def workload_line(workload: Workload, environment: Environment, created: str) -> dict[str, Any]:
+    """A comparison line's workload, machine and run columns."""
+    shared: dict[str, Any] = {k: getattr(workload, k) for k in _WORKLOAD}
+    shared.update(device_name=environment.device_name, torch=environment.torch,
+                  created=created)
+    return shared
+
+
+def result_line(r: VariantResult) -> dict[str, Any]:
+    """A comparison line's variant columns."""
+    lat = r.latency_ms
+    row: dict[str, Any] = {k: getattr(r, k) for k in _RESULT if hasattr(r, k)}
+    row.update(median_ms=lat.median if lat else None, iqr_ms=lat.iqr if lat else None,
+               noisy=lat.noisy if lat else None, samples=lat.count if lat else None)
+    return row

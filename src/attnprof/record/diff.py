@@ -16,7 +16,7 @@ Everything here is data written by :mod:`attnprof.analysis.diff`; renderers only
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -205,6 +205,14 @@ class TraceDiff(msgspec.Struct, kw_only=True):
     findings_gone: list[str] = msgspec.field(default_factory=list)
 
 
+#: The diff header: the row's key (variant, or point coordinates and variant, or
+#: implementation, phase and layer, as one text), its state, then one metric's figures.
+DIFF_COLUMNS: tuple[str, ...] = (
+    "key", "state", "old_status", "new_status", "metric", "unit", "old", "new", "change",
+    "n_old", "n_new", "p_value", "p_adjusted", "significant", "detectable", "reason",
+    "old_run", "new_run")
+
+
 class DiffRecord(RecordBase, tag="diff"):
     """``attnprof diff A B``: old against new."""
 
@@ -219,3 +227,39 @@ class DiffRecord(RecordBase, tag="diff"):
     #: What the reader must know to trust the verdicts (too few samples, a workload that
     #: differs, files of a folder with no match ...).
     warnings: list[str] = msgspec.field(default_factory=list)
+
+    def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The flat table (:mod:`attnprof.record.flat`): one line per row and metric."""
+        return DIFF_COLUMNS, diff_lines(self)
+
+
+def diff_lines(record: DiffRecord) -> list[dict[str, Any]]:
+    """A diff: one line per row and metric (one line for a row without metrics), then one
+    per kernel, op and launch call of each compared trace region (metric ``per_forward``,
+    the state ``added``, ``removed``, ``more``, ``fewer`` or ``same``)."""
+    lines: list[dict[str, Any]] = []
+    for row in record.rows:
+        base = {"key": " ".join(f"{k}={v}" for k, v in row.key.items()), "state": row.state,
+                "old_status": row.old_status, "new_status": row.new_status,
+                "reason": row.reason, "old_run": record.old.run_id or record.old.ref,
+                "new_run": record.new.run_id or record.new.ref}
+        if not row.metrics:
+            lines.append(base)
+        for m in row.metrics:
+            lines.append({**base, "metric": m.metric, "unit": m.unit, "old": m.old,
+                          "new": m.new, "change": m.change, "n_old": m.n_old,
+                          "n_new": m.n_new, "p_value": m.p_value, "p_adjusted": m.p_adjusted,
+                          "significant": m.significant, "detectable": m.detectable})
+    runs = {"old_run": record.old.run_id or record.old.ref,
+            "new_run": record.new.run_id or record.new.ref}
+    for trace in record.traces:
+        where = trace.name or f"{trace.old_source} -> {trace.new_source}"
+        for region in trace.regions:
+            for c in (*region.kernels, *region.ops, *region.launches):
+                lines.append({
+                    "key": f"trace={where} region={region.new_name} {c.what}={c.name}",
+                    "state": c.state, "metric": "per_forward", "unit": "count",
+                    "old": c.old_per_forward, "new": c.new_per_forward,
+                    "change": (c.new_per_forward / c.old_per_forward - 1.0
+                               if c.old_per_forward else None), **runs})
+    return lines

@@ -13,17 +13,12 @@ import gzip
 import os
 import re
 import zlib
-from typing import Any, Union
+from typing import Union
 
-import msgspec
-
-from attnprof.errors import UsageError
-from attnprof.input_files import RECORD, read_input
 from attnprof.record.analyze import AnalyzeRecord
-from attnprof.record.base import SCHEMA_VERSION
+from attnprof.record.codec import convert_record, read_head, read_record_file
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.diff import DiffRecord
-from attnprof.record.legacy import upgrade_v1
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
@@ -35,36 +30,17 @@ RECORD_TYPES: tuple[type, ...] = (CompareRecord, ProfileRecord, AnalyzeRecord, M
                                   SweepRecord, RanksRecord, DiffRecord)
 Record = Union[CompareRecord, ProfileRecord, AnalyzeRecord,  # noqa: UP007 (runtime union)
                ModelRecord, SweepRecord, RanksRecord, DiffRecord]
-_DECODER = msgspec.json.Decoder(dict[str, Any])
 
 
 def decode_record(data: bytes | str, source: str = "record") -> Record:
     """Decode and validate any record kind; raise :class:`UsageError` naming ``source``."""
-    try:
-        head = _DECODER.decode(data)
-    except msgspec.DecodeError as exc:
-        raise UsageError(f"{source} is not valid JSON ({exc}); pass a file written by "
-                         "attnprof --json") from None
-    except RecursionError:
-        raise UsageError(f"{source} nests too deeply to be an attnprof record; pass a "
-                         "file written by attnprof --json") from None
-    version = head.get("schema_version")
-    if version == 1:
-        head = upgrade_v1(head)
-    elif version != SCHEMA_VERSION:
-        raise UsageError(f"{source} has schema_version {version!r}, this attnprof reads "
-                         f"{SCHEMA_VERSION} (and upgrades 1); re-run with this version")
-    try:
-        return msgspec.convert(head, type=Record)
-    except msgspec.ValidationError as exc:
-        raise UsageError(f"{source} is not an attnprof record: {exc}") from None
+    record: Record = convert_record(read_head(data, source), Record, source)
+    return record
 
 
 def load_record(path: str | os.PathLike[str]) -> Record:
     """Read the record at ``path`` (any kind)."""
-    data = read_input(path, f"record {str(path)!r}", cap=RECORD,
-                      fix="pass a file written by attnprof --json")
-    return decode_record(data, source=repr(str(path)))
+    return decode_record(read_record_file(path), source=repr(str(path)))
 
 
 #: A record's JSON opens with its kind (schema 2) or its version (schema 1); a

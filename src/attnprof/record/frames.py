@@ -9,21 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 from attnprof.errors import UsageError
-from attnprof.record.base import RecordBase
-from attnprof.record.flat import flat_table
 
-__all__ = ["LIBRARIES", "to_frame"]
+__all__ = ["LIBRARIES", "frame_of"]
 
 #: The DataFrame libraries ``to_frame`` makes frames of.
 LIBRARIES = ("pandas", "polars")
 
 
-def to_frame(record: RecordBase, library: str = "pandas") -> Any:
-    """A DataFrame of ``record``: one row per variant, point, region, layer or diff row."""
+def frame_of(columns: tuple[str, ...], lines: list[dict[str, Any]],
+             library: str = "pandas") -> Any:
+    """A DataFrame of a record's flat table (:meth:`RecordBase.flat_table
+    <attnprof.record.base.RecordBase.flat_table>`): ``columns`` in order, one row per line."""
     if library not in LIBRARIES:
         raise UsageError(f"to_frame({library!r}): the library must be one of "
                          f"{', '.join(LIBRARIES)}")
-    columns, lines = flat_table(record)
     try:
         module = __import__(library)
     except ImportError:

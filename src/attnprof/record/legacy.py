@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnprof.record.base import SCHEMA_VERSION
-
 __all__ = ["upgrade_v1"]
 
 _PLAN_KEYS = ("warmup_s", "min_time_s", "min_samples", "max_samples", "min_warmup_calls",
@@ -22,7 +20,9 @@ _SETTINGS_KEYS = ("seed", "measure_memory", "check_accuracy", "measure_ceilings"
 def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a schema-1 record) in schema-2 form; unknown shapes are left for the
     typed decode to refuse."""
-    out = dict(data, schema_version=SCHEMA_VERSION)
+    # Schema 2 by name: this step upgrades to it, whatever version is current (a later
+    # version adds its own step after this one).
+    out = dict(data, schema_version=2)
     created = out.get("created")
     out.setdefault("created", "unknown")
     # A stable id: the same old file always upgrades to the same run id. hashlib is

@@ -10,14 +10,19 @@ and the per-layer attribution read from its trace.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from attnprof.record.base import RecordBase
 from attnprof.record.compare import Latency, Status
 from attnprof.record.environment import Environment
-from attnprof.record.model_attribution import ModelAttribution
+from attnprof.record.model_attribution import (
+    ATTENTION_COMPONENTS,
+    ATTENTION_KINDS,
+    REST_COMPONENTS,
+    ModelAttribution,
+)
 from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import CpuAllocator, TimingPlan
 
@@ -224,6 +229,28 @@ class ModelSettings(msgspec.Struct, frozen=True, kw_only=True):
     cpu_allocator: CpuAllocator = "reuse"
 
 
+_MODEL_RUN = ("implementation", "phase", "status", "median_ms", "tokens_per_s",
+              "peak_memory_bytes", "attention_share", "core_share", "sdpa_backend",
+              "shares_unreliable", "max_abs_diff", "within_tolerance",
+              "instrumentation_overhead", "instrumentation_overhead_low",
+              "instrumentation_overhead_high", "reason")
+_MODEL_LAYER = ("layer", "layer_index", "time_basis", "layer_cpu_us", "layer_device_us",
+                "layer_work_us", "layer_attention_cpu_us", "layer_attention_device_us",
+                "layer_attention_work_us", "layer_attention_share",
+                *(f"layer_{k}_us" for k in ATTENTION_KINDS),
+                "top_component", "core_kernels", "actual", "layer_peak_memory_bytes")
+#: The model header: the run, the layer, each component's time on the attribution's basis
+#: (device, or CPU wall time), its CPU wall time and its time inside ATen ops (CPU traces;
+#: µs per step), then the model and the machine.
+MODEL_COLUMNS: tuple[str, ...] = (
+    *_MODEL_RUN, *_MODEL_LAYER,
+    *(f"{c}_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
+    *(f"{c}_cpu_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
+    *(f"{c}_work_us" for c in (*ATTENTION_COMPONENTS, *REST_COMPONENTS)),
+    "model", "architecture", "dtype", "device", "batch", "seq", "device_name", "torch",
+    "created")
+
+
 class ModelRecord(RecordBase, tag="model"):
     """A model profiled: attention's share per layer, component, phase and implementation."""
 
@@ -241,3 +268,43 @@ class ModelRecord(RecordBase, tag="model"):
             if r.implementation == implementation and r.phase == phase:
                 return r
         raise KeyError((implementation, phase))
+
+    def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The flat table (:mod:`attnprof.record.flat`): one line per layer of each run."""
+        return MODEL_COLUMNS, model_lines(self)
+
+
+def model_lines(record: ModelRecord) -> list[dict[str, Any]]:
+    """A model run: one line per layer of each run (one line for a run that did not
+    measure), the run's figures repeated on each."""
+    m = record.model
+    shared = {"model": m.source, "architecture": m.architecture, "dtype": m.dtype,
+              "device": m.device, "batch": m.batch, "seq": m.seq,
+              "device_name": record.environment.device_name,
+              "torch": record.environment.torch, "created": record.created}
+    lines: list[dict[str, Any]] = []
+    for run in record.runs:
+        base: dict[str, Any] = {k: getattr(run, k) for k in _MODEL_RUN if hasattr(run, k)}
+        base["median_ms"] = run.latency_ms.median if run.latency_ms else None
+        low, high = run.instrumentation_overhead_range or (None, None)
+        base.update(instrumentation_overhead_low=low, instrumentation_overhead_high=high)
+        att = run.attribution
+        if att is None or not att.layers:
+            lines.append({**base, **shared})
+            continue
+        for layer in att.layers:
+            line = {**base, **shared, "layer": layer.name, "layer_index": layer.index,
+                    "time_basis": att.time_basis, "layer_cpu_us": layer.cpu_us,
+                    "layer_device_us": layer.device_us, "layer_work_us": layer.work_us,
+                    "layer_attention_cpu_us": layer.attention_cpu_us,
+                    "layer_attention_device_us": layer.attention_device_us,
+                    "layer_attention_work_us": layer.attention_work_us,
+                    "layer_attention_share": layer.attention_share,
+                    "top_component": layer.top_component, "core_kernels": layer.core_kernels,
+                    "actual": layer.actual, "layer_peak_memory_bytes": layer.peak_memory_bytes}
+            line.update({f"layer_{k.name}_us": k.on(att.time_basis) for k in layer.kinds})
+            line.update({f"{c.name}_cpu_us": c.cpu_us for c in layer.components})
+            line.update({f"{c.name}_work_us": c.work_us for c in layer.components})
+            line.update({f"{c.name}_us": c.on(att.time_basis) for c in layer.components})
+            lines.append(line)
+    return lines

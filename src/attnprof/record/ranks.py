@@ -16,7 +16,7 @@ Units as in :mod:`attnprof.record.trace_report`: times in µs named ``*_us``; ``
 from __future__ import annotations
 
 import statistics
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -142,6 +142,16 @@ class StepStraggler(msgspec.Struct, kw_only=True):
     collective_us: list[float] = msgspec.field(default_factory=list)
 
 
+#: The rank set header: the rank, its figures per step, HTA's breakdown, the set.
+RANK_COLUMNS: tuple[str, ...] = (
+    "rank", "source", "rank_from", "world_size", "backend", "device", "error", "steps",
+    "step_us", "cpu_us_per_step", "compute_us", "communication_us", "memcpy_us", "memset_us",
+    "idle_us", "framework_us", "collective_us_per_step", "kernels_per_step", "kernel_source",
+    "attention_us_per_step", "attention_share", "sdpa_backend", "device_events",
+    "device_us", "hta_span_us", "hta_compute_us", "hta_non_compute_us", "hta_idle_us",
+    "hta_overlap", "straggler_steps", "findings", "created")
+
+
 class RanksRecord(RecordBase, tag="ranks"):
     """A distributed run's traces read together: per-rank summaries, ordered by rank (an
     unreadable file without a known rank last), the straggler of each step, cross-rank
@@ -169,3 +179,37 @@ class RanksRecord(RecordBase, tag="ranks"):
     def unreadable(self) -> list[RankSummary]:
         """The ranks whose trace could not be read."""
         return [r for r in self.ranks if r.error is not None]
+
+    def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The flat table (:mod:`attnprof.record.flat`): one line per rank."""
+        return RANK_COLUMNS, ranks_lines(self)
+
+
+def ranks_lines(record: RanksRecord) -> list[dict[str, Any]]:
+    """A rank set: one line per rank (an unreadable one with its error)."""
+    lines: list[dict[str, Any]] = []
+    for r in record.ranks:
+        t = r.temporal
+        line: dict[str, Any] = {
+            "rank": r.rank, "source": r.source, "rank_from": r.rank_from,
+            "world_size": r.world_size, "backend": r.backend, "device": r.device,
+            "error": r.error, "steps": len(r.steps) if r.error is None else None,
+            "step_us": r.step_us, "cpu_us_per_step": r.cpu_us_per_step,
+            "collective_us_per_step": r.collective_us_per_step,
+            "kernels_per_step": r.kernels_per_step,
+            "kernel_source": r.kernel_source if r.error is None else None,
+            "attention_us_per_step": r.attention_us_per_step,
+            "attention_share": r.attention_share, "sdpa_backend": r.sdpa_backend,
+            "device_events": sum(d.count for d in r.device_totals) if r.device_totals else None,
+            "device_us": sum(d.total_us for d in r.device_totals) if r.device_totals else None,
+            "hta_span_us": t.span_us if t else None, "hta_compute_us": t.compute_us if t else None,
+            "hta_non_compute_us": t.non_compute_us if t else None,
+            "hta_idle_us": t.idle_us if t else None, "hta_overlap": t.overlap if t else None,
+            "straggler_steps": sum(1 for s in record.steps if s.straggler == r.rank),
+            "findings": sum(1 for f in record.findings
+                            if r.rank in f.data.get("ranks", []) or f.data.get("rank") == r.rank),
+            "created": record.created}
+        line.update({f"{k}_us": v for k, v in r.categories_us.items()
+                     if f"{k}_us" in RANK_COLUMNS})
+        lines.append(line)
+    return lines

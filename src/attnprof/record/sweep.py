@@ -18,12 +18,12 @@ can join the same record kind later with their own fields.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from attnprof.record.base import RecordBase
-from attnprof.record.compare import VariantResult
+from attnprof.record.compare import COLUMNS, VariantResult, result_line, workload_line
 from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.recommendation import Recommended
 from attnprof.spec.grid import Grid
@@ -159,6 +159,11 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
                 return f
         return None
 
+    def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+        """The flat table (:mod:`attnprof.record.flat`): one line per point and variant,
+        the comparison's columns."""
+        return COLUMNS, sweep_lines(self)
+
 
 def needs_rerun(row: VariantResult) -> bool:
     """Whether a row says nothing about its variant at that point, so ``--resume`` runs it
@@ -170,3 +175,14 @@ def needs_rerun(row: VariantResult) -> bool:
         return True
     return row.status == "crashed" and (row.reason.startswith(LOST_TASK) or any(
         f"by {s} " in row.reason for s in _EXTERNAL_SIGNALS))
+
+
+def sweep_lines(record: SweepRecord) -> list[dict[str, Any]]:
+    """A sweep: the comparison's columns, one line per point and variant (so a sweep's
+    lines and a comparison's concatenate into one table)."""
+    lines = []
+    for point in record.ordered_points():
+        shared = workload_line(point.workload, point.environment or record.environment,
+                               record.created)
+        lines += [{**result_line(r), **shared} for r in point.results]
+    return lines

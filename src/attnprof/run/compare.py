@@ -15,27 +15,26 @@ run in the allocator state the settings name (:mod:`attnprof.measure.allocator`)
 
 Variants are timed in interleaved rounds after all of them are built and warmed up (see
 :mod:`attnprof.measure.timer`), so a machine that slows down mid-run slows them all alike.
-A point runs here, in this process (:func:`run_point`); an executor
+A point runs here, in this process (:func:`~attnprof.run.point_runner.run_point`); an executor
 (:mod:`attnprof.run.executors`) may run it elsewhere and hand back the same record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 from attnprof.measure.device import check_against_device, default_device
 from attnprof.record.compare import CompareRecord
 from attnprof.record.environment import Ceilings
+from attnprof.run.executors import Executor
+from attnprof.run.executors.inline import InlineExecutor
 from attnprof.run.point import Point, RecordKind
-from attnprof.run.point_runner import OnKept, OnRecord, PointRunner, Progress
+from attnprof.run.point_runner import OnKept, OnRecord, Progress, run_point
 from attnprof.signals import stop_signals_as_interrupts
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
-
-if TYPE_CHECKING:
-    from attnprof.run.executors import Executor
 
 __all__ = ["OnKept", "OnRecord", "Progress", "Settings", "compare", "prepare", "run_point"]
 
@@ -70,7 +69,10 @@ def compare(workload: Workload | None = None,
     override ``workload`` or the device's default. ``on_result`` is called with the record
     after every variant, so a caller can save progress as it goes. ``executor`` runs the
     point elsewhere (e.g. :class:`~attnprof.run.executors.process.ProcessExecutor`, a
-    worker process a crashing variant cannot take down); by default it runs here.
+    worker process a crashing variant cannot take down); by default it runs here, through
+    the :class:`~attnprof.run.executors.inline.InlineExecutor` (which keeps the variants
+    as resolved here, so :class:`~attnprof.variants.Variant` objects made by the caller
+    run as given).
     ``ceilings`` measured before (``attnprof env``'s cache) are used instead of measuring
     them again.
     """
@@ -81,30 +83,6 @@ def compare(workload: Workload | None = None,
         settings = (settings or Settings()).validate()
         point = Point(workload=workload, variants=tuple(v.name for v in chosen),
                       settings=settings, kind=kind, ceilings=ceilings)
-        if executor is None:
-            return run_point(point, chosen, progress=progress, on_record=on_result)
-        return executor.run(point, progress=progress, on_record=on_result)
+        runner = executor if executor is not None else InlineExecutor(chosen)
+        return runner.run(point, progress=progress, on_record=on_result)
 
-
-def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
-              progress: Progress | None = None, on_record: OnRecord | None = None,
-              on_kept: OnKept | None = None, before_variants: Callable[[], None] | None = None,
-              stop_after_oom: bool = False) -> CompareRecord:
-    """Measure one point in this process; ``variants`` are the point's, already resolved
-    (resolved from its names when ``None``).
-
-    Only a stop signal (Ctrl-C, SIGTERM, SIGHUP) ends it early, raised as
-    :class:`~attnprof.signals.Terminated` once the finished rows are handed to
-    ``on_record``; whatever a variant raises, of any type, is that variant's row.
-
-    ``before_variants`` is called once attnprof's own memory is in place — the ceilings
-    measured, the inputs, their guard copy and the float64 references made, the profiler
-    started — and before any variant is built (a worker caps its memory there, so the cap
-    is the variants'). With ``stop_after_oom``, a variant that runs out of memory ends the
-    run: the record then holds the rows final so far (status ``partial``), and the caller
-    runs the other variants again in a fresh process, so nothing that variant left behind
-    counts against them.
-    """
-    with stop_signals_as_interrupts():
-        runner = PointRunner(point, progress, on_kept, stop_after_oom=stop_after_oom)
-        return runner.measure(variants, on_record, before_variants=before_variants)

@@ -6,7 +6,7 @@ that runs the variant's code goes through :meth:`PointRunner._guarded`: it runs 
 ``--variant-timeout``, an exception of any type from it becomes the variant's row, the
 shared inputs and torch's global settings are put back after it, and only a stop signal
 goes on up. A failure keeps what the phases before it measured.
-:func:`attnprof.run.compare.run_point` is the way in.
+:func:`run_point` is the way in.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from attnprof.run.rows import (
     state_notes,
     status_row,
 )
-from attnprof.signals import raise_if_stopped, reraise_stop
+from attnprof.signals import raise_if_stopped, reraise_stop, stop_signals_as_interrupts
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 from attnprof.torch_state import TorchState
@@ -60,7 +60,7 @@ from attnprof.variants import Variant, resolve_variants
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["OnKept", "OnRecord", "PointRunner", "Progress"]
+__all__ = ["OnKept", "OnRecord", "PointRunner", "Progress", "run_point"]
 
 Progress = Callable[[str, str], None]
 """Called as ``progress(variant_name, phase)`` while a variant is being measured."""
@@ -69,6 +69,30 @@ OnRecord = Callable[[CompareRecord], None]
 OnKept = Callable[[VariantResult], None]
 """Called with a variant's row as it stands after each of its phases: what a worker hands
 its parent, so that a variant killed in a later phase keeps what finished."""
+
+
+def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
+              progress: Progress | None = None, on_record: OnRecord | None = None,
+              on_kept: OnKept | None = None, before_variants: Callable[[], None] | None = None,
+              stop_after_oom: bool = False) -> CompareRecord:
+    """Measure one point in this process; ``variants`` are the point's, already resolved
+    (resolved from its names when ``None``).
+
+    Only a stop signal (Ctrl-C, SIGTERM, SIGHUP) ends it early, raised as
+    :class:`~attnprof.signals.Terminated` once the finished rows are handed to
+    ``on_record``; whatever a variant raises, of any type, is that variant's row.
+
+    ``before_variants`` is called once attnprof's own memory is in place — the ceilings
+    measured, the inputs, their guard copy and the float64 references made, the profiler
+    started — and before any variant is built (a worker caps its memory there, so the cap
+    is the variants'). With ``stop_after_oom``, a variant that runs out of memory ends the
+    run: the record then holds the rows final so far (status ``partial``), and the caller
+    runs the other variants again in a fresh process, so nothing that variant left behind
+    counts against them.
+    """
+    with stop_signals_as_interrupts():
+        runner = PointRunner(point, progress, on_kept, stop_after_oom=stop_after_oom)
+        return runner.measure(variants, on_record, before_variants=before_variants)
 
 
 class PointRunner:

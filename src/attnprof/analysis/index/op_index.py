@@ -80,7 +80,7 @@ class OpIndex:
     @cached_property
     def paths(self) -> CallPaths:
         """Every op's call path as an interned node (see :mod:`.call_paths`)."""
-        return call_paths(self)
+        return call_paths(self.depth, self.parent, self.name, self.annotation)
 
     @cached_property
     def self_us(self) -> np.ndarray:

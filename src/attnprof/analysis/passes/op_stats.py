@@ -5,7 +5,8 @@ call path (the chain of op names from the region down), so a node's ``per_forwar
 many times per forward that exact path ran; times are totals over all instances, in µs. It
 keeps :data:`TREE_DEPTH` levels.
 
-Each visited op is assigned a tree node, level by level (:func:`_tree_nodes`); durations
+Each visited op is assigned a tree node, level by level (:func:`_tree_nodes`, interned as
+:mod:`attnprof.analysis.index.call_paths` interns an op's call path); durations
 are then summed per node and per name with ``np.bincount``, so memory stays one integer per
 op even on traces with millions of ops.
 """
@@ -17,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from attnprof.analysis.index.pairs import levels_order, unique_ids, unique_pairs
+from attnprof.analysis.index.call_paths import PathNodes, by_level
+from attnprof.analysis.index.pairs import unique_ids
 from attnprof.analysis.index.views import RegionView
 from attnprof.record.trace_report import OpNode, OpStat
 
@@ -84,34 +86,9 @@ def _tree_nodes(view: RegionView) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     in_span = parent_op >= view.spans.lo[view.visit_span]
     up = np.where(in_span, np.arange(size) - (pos - parent_op), -1)
     node_of = np.full(size, -1, dtype=np.int64)
-    known: dict[tuple[int, int], int] = {}
-    parents: list[int] = []
-    names: list[int] = []
-    firsts: list[int] = []
-    depth = ops.depth[pos]
-    by_level = levels_order(depth)
-    ends = np.cumsum(np.bincount(depth)) if size else np.zeros(0, dtype=np.int64)
-    start = 0
-    for stop in ends.tolist():
-        level = by_level[start:stop]  # in visit order
-        start = stop
-        if not len(level):
-            continue
+    nodes = PathNodes()
+    for level in by_level(ops.depth[pos]):  # in visit order
         above = up[level]
         base = np.where(above >= 0, node_of[np.maximum(above, 0)], -1)
-        pairs = unique_pairs(base, ops.name[pos[level]])
-        ids = []
-        for b, nm, v in zip(pairs.first.tolist(), pairs.second.tolist(),
-                            level[pairs.index].tolist(), strict=True):
-            node = known.get((b, nm))
-            if node is None:
-                node = known[(b, nm)] = len(parents)
-                parents.append(b)
-                names.append(nm)
-                firsts.append(v)
-            elif v < firsts[node]:
-                firsts[node] = v
-            ids.append(node)
-        node_of[level] = np.array(ids, dtype=np.int64)[pairs.inverse]
-    return (node_of, np.array(parents, dtype=np.int64), np.array(names, dtype=np.int64),
-            np.array(firsts, dtype=np.int64))
+        node_of[level] = nodes.extend(base, ops.name[pos[level]], level)
+    return (node_of, *nodes.arrays())

@@ -28,8 +28,8 @@ from attnprof.errors import UsageError
 
 if TYPE_CHECKING:
     from attnprof.record.compare import CompareRecord
-    from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
+    from attnprof.run.point_runner import OnRecord, Progress
 
 __all__ = ["EXECUTORS", "Executor", "get_executor"]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from attnprof.run.compare import run_point
+from attnprof.run.point_runner import run_point
 
 if TYPE_CHECKING:
     from attnprof.record.compare import CompareRecord
-    from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
+    from attnprof.run.point_runner import OnRecord, Progress
+    from attnprof.variants import Variant
 
 __all__ = ["InlineExecutor"]
 
@@ -23,10 +24,18 @@ class InlineExecutor:
 
     name = "inline"
 
+    def __init__(self, variants: Sequence[Variant] = ()) -> None:
+        #: Variants already resolved, by name: objects made in this process (a caller's
+        #: own :class:`~attnprof.variants.Variant`), which a name alone cannot find again.
+        self._resolved = {v.name: v for v in variants}
+
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
         """Measure ``point`` in this process."""
-        return run_point(point, progress=progress, on_record=on_record)
+        names = point.variants
+        variants = ([self._resolved[n] for n in names]
+                    if all(n in self._resolved for n in names) else None)
+        return run_point(point, variants, progress=progress, on_record=on_record)
 
     def map_calls(self, fn: Callable[[T], R], items: Sequence[T], *,
                   failed: Callable[[T, str], R], workers: int | None = None,

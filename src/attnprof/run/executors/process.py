@@ -36,8 +36,8 @@ from attnprof.run.rows import kept_row, planned_results, status_row
 from attnprof.variants import resolve_variants
 
 if TYPE_CHECKING:
-    from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
+    from attnprof.run.point_runner import OnRecord, Progress
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "PREPARE_S", "ProcessExecutor"]
 

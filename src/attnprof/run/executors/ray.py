@@ -48,7 +48,7 @@ from attnprof.run.rows import status_row
 from attnprof.variants import resolve_variants
 
 if TYPE_CHECKING:
-    from attnprof.run.compare import OnRecord, Progress
+    from attnprof.run.point_runner import OnRecord, Progress
 
 __all__ = ["RayExecutor"]
 

@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
     def on_kept(row: VariantResult) -> None:
         conn.send_bytes(b"K" + msgspec.json.encode(row))
 
-    from attnprof.run.compare import run_point
+    from attnprof.run.point_runner import run_point
 
     # SIGTERM (Slurm signals every process of a job; the parent stops a hung worker with
     # it) hands over what was measured, as Ctrl-C does. Whatever a variant raises is its
