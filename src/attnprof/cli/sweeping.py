@@ -8,11 +8,7 @@ Not a command: the commands share it, and it only turns flags into library calls
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
-from collections.abc import Iterator
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from attnprof.cli.outcome import budget_status, print_written, sweep_status
@@ -57,7 +53,9 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
 
 def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> SweepRecord:
     """Plan from the flags (and the record resumed), run with a progress bar, save after
-    every point; a Ctrl-C or SIGTERM keeps every finished point and says how to resume."""
+    every point; a stop (Ctrl-C, SIGTERM, SIGHUP: the one handler of
+    :mod:`attnprof.signals`, installed by the CLI's main) keeps every finished point and
+    says how to resume."""
     from attnprof.cli.sweep_args import executor_from_args, plan_from_args
     from attnprof.measure.environment import collect_environment
     from attnprof.record.sweep import needs_rerun
@@ -81,7 +79,7 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
 
         plot_field(plan.grid)  # a plot needs a swept size: say so before running
     kept = sum(not any(map(needs_rerun, p.results)) for p in resume.points) if resume else 0
-    with _sigterm_as_interrupt(), SweepProgress(plan.grid.size(), done=kept) as bar:
+    with SweepProgress(plan.grid.size(), done=kept) as bar:
         try:
             return run_sweep(plan, executor, record=resume, on_point=save, progress=bar)
         except KeyboardInterrupt:
@@ -114,20 +112,3 @@ def finish_outputs(args: argparse.Namespace, record: SweepRecord, budgets: Budge
                       "interrupted sweep)[/dim]")
     return budget_status(budgets, record, console, args.budgets) or sweep_status(record)
 
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a scheduler's stop, ``kill``) ends the sweep like Ctrl-C: the running point
-    is abandoned, every finished one is already saved."""
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
