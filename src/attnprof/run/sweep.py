@@ -14,8 +14,9 @@ only a grid can know:
   (the CLI saves it atomically); a resumed sweep keeps every point whose rows are final
   and runs only the rest (:func:`~attnprof.record.sweep.needs_rerun`).
 
-The executor decides where points run. Local executors run them one after another; an
-executor with ``run_points`` (Ray) runs several at once and hands each back as it ends.
+The executor decides where points run (:meth:`~attnprof.run.executors.Executor.run_points`).
+Local executors run them one after another; one that runs several at once (Ray) hands each
+back as it ends.
 """
 
 from __future__ import annotations
@@ -41,12 +42,9 @@ from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
 
 if TYPE_CHECKING:
-    from attnprof.run.executors import Executor
+    from attnprof.run.executors import Executor, Job
 
-__all__ = ["Job", "SweepPlan", "SweepProgress", "check_resumable", "plan_sweep", "run_sweep"]
-
-#: A point to run and its index in the grid.
-Job = tuple[int, Point]
+__all__ = ["SweepPlan", "SweepProgress", "check_resumable", "plan_sweep", "run_sweep"]
 
 
 class SweepProgress(Protocol):
@@ -169,7 +167,7 @@ def run_sweep(plan: SweepPlan, executor: Executor, *, record: SweepRecord | None
     redo = {p.index: p for p in record.points if any(map(needs_rerun, p.results))}
     done = {p.index for p in record.points} - set(redo)
     # A remote executor's points run on other machines, each measuring its own ceilings.
-    state = _State(plan, record, progress, share_ceilings=not getattr(executor, "remote", False))
+    state = _State(plan, record, progress, share_ceilings=not executor.remote)
     for point in record.ordered_points():
         state.learn(point)
     pending = [(i, c) for i, c in enumerate(plan.grid.points()) if i not in done]
@@ -189,14 +187,7 @@ def run_sweep(plan: SweepPlan, executor: Executor, *, record: SweepRecord | None
         if on_point is not None:
             on_point(record)
 
-    run_points = getattr(executor, "run_points", None)
-    if run_points is not None:
-        run_points(next_job, on_done, progress.phase if progress else None)
-    else:
-        while (job := next_job()) is not None:
-            index, task = job
-            on_done(index, executor.run(task, progress=progress.phase if progress else None),
-                    None)
+    executor.run_points(next_job, on_done, progress.phase if progress else None)
     final = analyse_sweep(record)
     final.status = "complete"
     if on_point is not None:

@@ -9,9 +9,9 @@ returns its record, reporting progress and every intermediate record on the way.
   cluster (or a local instance), run there through the process executor. Ray is an
   optional extra, imported only when this executor is asked for.
 
-An executor may also offer ``run_points(next_job, on_done, progress)`` to run several
-points at once (Ray does); a sweep uses it when present and runs points one at a time
-otherwise.
+Every executor runs batches of points (:meth:`Executor.run_points`, what a sweep calls):
+Ray several at once, the others one at a time (:func:`run_one_at_a_time`). ``remote``
+says whether points run on other machines (each then measures its own node's ceilings).
 
 Every executor also runs batches of small calls (:meth:`Executor.map_calls`): reading a
 distributed run's traces, one rank per call — in this process (``inline``), in local
@@ -31,20 +31,34 @@ if TYPE_CHECKING:
     from attnprof.run.point import Point
     from attnprof.run.point_runner import OnRecord, Progress
 
-__all__ = ["EXECUTORS", "Executor", "get_executor"]
+__all__ = ["EXECUTORS", "Executor", "Job", "OnDone", "get_executor", "run_one_at_a_time"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: A point to run and its index in the caller's list (a sweep's grid).
+Job = tuple[int, "Point"]
+#: Called as ``on_done(index, record, node)`` as each point ends (``node``: the machine it
+#: ran on, when the executor knows).
+OnDone = Callable[[int, "CompareRecord", "str | None"], None]
 
 
 class Executor(Protocol):
     """Runs a point somewhere and returns its record."""
 
     name: str
+    #: Whether points run on other machines, each measuring its own node's ceilings.
+    remote: bool
 
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
         """Measure ``point``; ``on_record`` sees the record after every variant."""
+        ...
+
+    def run_points(self, next_job: Callable[[], Job | None], on_done: OnDone,
+                   progress: Progress | None = None) -> None:
+        """Run the points ``next_job`` hands out until it returns ``None`` (asked again
+        as room frees up), handing each record to ``on_done`` as it ends."""
         ...
 
     def map_calls(self, fn: Callable[[T], R], items: Sequence[T], *,
@@ -77,3 +91,11 @@ def get_executor(name: str, **options: Any) -> Executor:
 
     module, cls = EXECUTORS[name]
     return getattr(importlib.import_module(module), cls)(**options)
+
+
+def run_one_at_a_time(executor: Executor, next_job: Callable[[], Job | None],
+                      on_done: OnDone, progress: Progress | None = None) -> None:
+    """:meth:`Executor.run_points` for an executor that runs one point at a time."""
+    while (job := next_job()) is not None:
+        index, point = job
+        on_done(index, executor.run(point, progress=progress), None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from attnprof.run.executors import Job, OnDone, run_one_at_a_time
 from attnprof.run.point_runner import run_point
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ class InlineExecutor:
     """Run the point here: no isolation, no start-up cost."""
 
     name = "inline"
+    remote = False
 
     def __init__(self, variants: Sequence[Variant] = ()) -> None:
         #: Variants already resolved, by name: objects made in this process (a caller's
@@ -36,6 +38,11 @@ class InlineExecutor:
         variants = ([self._resolved[n] for n in names]
                     if all(n in self._resolved for n in names) else None)
         return run_point(point, variants, progress=progress, on_record=on_record)
+
+    def run_points(self, next_job: Callable[[], Job | None], on_done: OnDone,
+                   progress: Progress | None = None) -> None:
+        """The points one at a time, each as :meth:`run` runs it."""
+        run_one_at_a_time(self, next_job, on_done, progress)
 
     def map_calls(self, fn: Callable[[T], R], items: Sequence[T], *,
                   failed: Callable[[T, str], R], workers: int | None = None,

@@ -30,6 +30,7 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.record.compare import CompareRecord, ProfileRecord, Status, VariantResult
+from attnprof.run.executors import Job, OnDone, run_one_at_a_time
 from attnprof.run.phases import limited_phase
 from attnprof.run.point import OWN_STEPS, empty_record
 from attnprof.run.rows import kept_row, planned_results, status_row
@@ -99,6 +100,7 @@ class ProcessExecutor:
     """
 
     name = "process"
+    remote = False
 
     def __init__(self, *, timeout_s: float | None = None,
                  idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
@@ -160,6 +162,11 @@ class ProcessExecutor:
         if on_record is not None:
             on_record(final)
         return final
+
+    def run_points(self, next_job: Callable[[], Job | None], on_done: OnDone,
+                   progress: Progress | None = None) -> None:
+        """The points one at a time, each as :meth:`run` runs it."""
+        run_one_at_a_time(self, next_job, on_done, progress)
 
     def map_calls(self, fn: Callable[[T], R], items: Sequence[T], *,
                   failed: Callable[[T, str], R], workers: int | None = None,
