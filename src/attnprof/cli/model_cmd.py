@@ -83,6 +83,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cpu-allocator", choices=CPU_ALLOCATOR_STATES, default="reuse",
                    help="the C allocator's state on CPU: reuse (default: freed memory is "
                         "reused), fresh (new pages every call) or system (left as found)")
+    p.add_argument("--executor", choices=("inline", "process"), default="inline",
+                   help="where the implementations run: in this process (default), or in "
+                        "a worker process, so one that segfaults, hangs or runs out of "
+                        "memory becomes rows with that status and the others keep theirs")
     p.add_argument("--top", type=int, default=12, metavar="N",
                    help="layers shown per table, ×4 (default 12: 48 layers)")
     p.set_defaults(run=run)
@@ -95,7 +99,9 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.progress import ModelRunProgress
     from attnprof.render.terminal import make_console
-    from attnprof.run.model import prepare_model, profile_model, run_names
+    from attnprof.run.executors import get_executor
+    from attnprof.run.model import prepare_model, run_names
+    from attnprof.run.point import ModelPoint
     from attnprof.spec.model_spec import ModelSpec
     from attnprof.spec.settings import TimingPlan, check_seconds
 
@@ -132,9 +138,12 @@ def run(args: argparse.Namespace) -> Finished:
         if args.json:
             record.save(args.json)
 
+    # In this process, the model built above runs as it is; a worker builds its own.
+    executor = get_executor(args.executor, **({"model": prepared}
+                                              if args.executor == "inline" else {}))
     with ModelRunProgress(list(run_names(prepared[0], prepared[1]))) as progress:
-        record = profile_model(prepared=prepared, settings=settings,
-                               progress=progress.update, on_record=save)
+        record = executor.run_model(ModelPoint(spec=prepared[0], settings=settings),
+                                    progress=progress.update, on_record=save)
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))

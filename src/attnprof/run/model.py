@@ -107,14 +107,16 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
                   spec: ModelSpec | None = None, settings: ModelSettings | None = None,
                   progress: ModelProgress | None = None, on_record: OnRecord | None = None,
                   prepared: tuple[ModelSpec, LoadedModel, Located] | None = None,
-                  **options: Any) -> ModelRecord:
+                  only: Sequence[str] | None = None, **options: Any) -> ModelRecord:
     """Profile ``model`` on ``inputs`` (or the model ``spec`` names) and return the record.
 
     ``inputs`` is a tensor, a tuple of positional arguments or a dict of keyword arguments.
     Options are :class:`~attnprof.spec.model_spec.ModelSpec` fields:
     ``implementations=("eager", "sdpa")``, ``phases=("prefill", "train")``,
     ``attention_module="MyAttention"``, ``cache_len``, ``new_tokens``. ``on_record`` sees
-    the record after every run, so a caller can save progress as it goes.
+    the record after every run, so a caller can save progress as it goes. ``only``: the
+    implementations to measure this time (a worker that takes over from one that died);
+    the reference is still chosen among all of them.
     """
     settings = settings or ModelSettings()
     if prepared is not None:
@@ -137,11 +139,13 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
     record = ModelRecord(environment=collect_environment(loaded.device), spec=spec,
                          model=model_info(loaded, default if loaded.is_transformers else None),
                          settings=settings, attention=attention_rows(located))
+    if on_record is not None:  # the header, before any run: a worker's parent needs it
+        on_record(record)
     restore = snapshot(loaded)
     try:
         with _trace_dir(settings.trace_dir) as folder:
             reference, ref_out = _reference(loaded, located, impls)
-            for impl in impls:
+            for impl in impls if only is None else [i for i in impls if i in only]:
                 _run_implementation(loaded, located, spec, settings, impl, folder, record,
                                     (reference, ref_out), progress, on_record)
     finally:
@@ -220,6 +224,8 @@ def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
                         settings: ModelSettings, impl: str, folder: Path,
                         record: ModelRecord, reference: tuple[str, torch.Tensor | None],
                         progress: ModelProgress | None, on_record: OnRecord | None) -> None:
+    # Said before anything of ``impl`` runs: a worker that dies from here on died in it.
+    _say(progress, f"{impl}/{spec.phases[0]}", "switching to it")
     try:
         switch_implementation(loaded, impl, located)
         refused = None

@@ -12,6 +12,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from attnprof.analysis.attribution.implementation import layer_list
 from attnprof.formatting import one_line
 from attnprof.knowledge.sdpa_backends import refusal_of, sdpa_backend
@@ -31,6 +33,7 @@ from attnprof.record.model import (
     KvCacheReport,
     LayerDelta,
     ModelInfo,
+    ModelRecord,
     PhaseRun,
 )
 from attnprof.record.model_attribution import ModelAttribution
@@ -336,3 +339,21 @@ def drop_lost_reference(runs: list[PhaseRun], reference: str) -> None:
             r.max_abs_diff = r.tolerance = r.within_tolerance = r.reference = None
             r.notes.append(f"no accuracy: the reference {reference} did not run as "
                            f"{reference}")
+
+
+def merge_runs(header: ModelRecord, runs: list[PhaseRun], implementations: list[str],
+               phases: tuple[str, ...], *, final: bool) -> ModelRecord:
+    """The record of a model run measured in parts (one worker per implementation, see
+    :mod:`attnprof.run.executors.model_workers`): ``header``'s model and environment, the
+    runs in implementation then phase order, and — once ``final`` — the layer deltas
+    against the reference (eager when it ran, else the first), status ``complete``."""
+    order = {(i, p): n for n, (i, p) in enumerate(
+        (i, p) for i in implementations for p in phases)}
+    merged = sorted(runs, key=lambda r: order.get((r.implementation, r.phase), len(order)))
+    record = msgspec.structs.replace(header, runs=merged, deltas=[], status="partial")
+    if final and implementations:
+        reference = "eager" if "eager" in implementations else implementations[0]
+        drop_lost_reference(record.runs, reference)
+        record.deltas = layer_deltas(record.runs, reference)
+        record.status = "complete"
+    return record

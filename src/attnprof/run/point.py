@@ -13,10 +13,12 @@ import msgspec
 
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.environment import Ceilings
+from attnprof.record.model import ModelSettings
+from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["OWN_STEPS", "Point", "RecordKind", "empty_record"]
+__all__ = ["OWN_STEPS", "ModelPoint", "Point", "RecordKind", "empty_record"]
 
 #: The record kind a point's run produces.
 RecordKind = Literal["compare", "profile"]
@@ -38,6 +40,21 @@ class Point(msgspec.Struct, frozen=True, kw_only=True):
     ceilings: Ceilings | None = None
 
     def replace(self, **changes: object) -> Point:
+        """A copy with ``changes`` applied."""
+        return msgspec.structs.replace(self, **changes)
+
+
+class ModelPoint(msgspec.Struct, frozen=True, kw_only=True):
+    """A model to profile and how (``attnprof model``): what an executor runs for it, in
+    this process or in a worker that builds the model again from the spec."""
+
+    spec: ModelSpec
+    settings: ModelSettings = msgspec.field(default_factory=ModelSettings)
+    #: The implementations this run measures (``None``: every one the spec names). The
+    #: others still decide the reference, so accuracy is judged against the same one.
+    only: tuple[str, ...] | None = None
+
+    def replace(self, **changes: object) -> ModelPoint:
         """A copy with ``changes`` applied."""
         return msgspec.structs.replace(self, **changes)
 

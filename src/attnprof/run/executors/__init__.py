@@ -9,6 +9,10 @@ returns its record, reporting progress and every intermediate record on the way.
   cluster (or a local instance), run there through the process executor. Ray is an
   optional extra, imported only when this executor is asked for.
 
+Every executor also profiles whole models (:meth:`Executor.run_model`, ``attnprof model``):
+``inline`` here, ``process`` in worker processes where an implementation that segfaults,
+hangs or runs out of memory becomes rows with that status and the others keep theirs.
+
 Every executor runs batches of points (:meth:`Executor.run_points`, what a sweep calls):
 Ray several at once, the others one at a time (:func:`run_one_at_a_time`). ``remote``
 says whether points run on other machines (each then measures its own node's ceilings).
@@ -28,10 +32,13 @@ from attnprof.errors import UsageError
 
 if TYPE_CHECKING:
     from attnprof.record.compare import CompareRecord
-    from attnprof.run.point import Point
+    from attnprof.record.model import ModelRecord
+    from attnprof.run.model import ModelProgress
+    from attnprof.run.point import ModelPoint, Point
     from attnprof.run.point_runner import OnRecord, Progress
 
-__all__ = ["EXECUTORS", "Executor", "Job", "OnDone", "get_executor", "run_one_at_a_time"]
+__all__ = ["EXECUTORS", "Executor", "Job", "OnDone", "OnModelRecord", "get_executor",
+           "run_one_at_a_time"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -41,6 +48,8 @@ Job = tuple[int, "Point"]
 #: Called as ``on_done(index, record, node)`` as each point ends (``node``: the machine it
 #: ran on, when the executor knows).
 OnDone = Callable[[int, "CompareRecord", "str | None"], None]
+#: Called with a model run's record after every implementation's phase.
+OnModelRecord = Callable[["ModelRecord"], None]
 
 
 class Executor(Protocol):
@@ -53,6 +62,12 @@ class Executor(Protocol):
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
         """Measure ``point``; ``on_record`` sees the record after every variant."""
+        ...
+
+    def run_model(self, point: ModelPoint, *, progress: ModelProgress | None = None,
+                  on_record: OnModelRecord | None = None) -> ModelRecord:
+        """Profile the model ``point`` names; ``on_record`` sees the record after every
+        run (implementation and phase)."""
         ...
 
     def run_points(self, next_job: Callable[[], Job | None], on_done: OnDone,

@@ -9,9 +9,15 @@ from attnprof.run.executors import Job, OnDone, run_one_at_a_time
 from attnprof.run.point_runner import run_point
 
 if TYPE_CHECKING:
+    from attnprof.models.loaded import LoadedModel
+    from attnprof.models.locate import Located
     from attnprof.record.compare import CompareRecord
-    from attnprof.run.point import Point
+    from attnprof.record.model import ModelRecord
+    from attnprof.run.executors import OnModelRecord
+    from attnprof.run.model import ModelProgress
+    from attnprof.run.point import ModelPoint, Point
     from attnprof.run.point_runner import OnRecord, Progress
+    from attnprof.spec.model_spec import ModelSpec
     from attnprof.variants import Variant
 
 __all__ = ["InlineExecutor"]
@@ -26,10 +32,14 @@ class InlineExecutor:
     name = "inline"
     remote = False
 
-    def __init__(self, variants: Sequence[Variant] = ()) -> None:
+    def __init__(self, variants: Sequence[Variant] = (), *,
+                 model: tuple[ModelSpec, LoadedModel, Located] | None = None) -> None:
         #: Variants already resolved, by name: objects made in this process (a caller's
         #: own :class:`~attnprof.variants.Variant`), which a name alone cannot find again.
         self._resolved = {v.name: v for v in variants}
+        #: A model already built and located here (:func:`~attnprof.run.model.
+        #: prepare_model`), run as it is instead of being built again from its spec.
+        self._model = model
 
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
@@ -38,6 +48,14 @@ class InlineExecutor:
         variants = ([self._resolved[n] for n in names]
                     if all(n in self._resolved for n in names) else None)
         return run_point(point, variants, progress=progress, on_record=on_record)
+
+    def run_model(self, point: ModelPoint, *, progress: ModelProgress | None = None,
+                  on_record: OnModelRecord | None = None) -> ModelRecord:
+        """Profile the model in this process (the one given when built, if any)."""
+        from attnprof.run.model import profile_model
+
+        return profile_model(spec=point.spec, settings=point.settings, progress=progress,
+                             on_record=on_record, prepared=self._model, only=point.only)
 
     def run_points(self, next_job: Callable[[], Job | None], on_done: OnDone,
                    progress: Progress | None = None) -> None:

@@ -21,23 +21,25 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.formatting import one_line
-from attnprof.record.compare import CompareRecord, ProfileRecord, Status, VariantResult
+from attnprof.record.compare import CompareRecord, ProfileRecord, VariantResult
 from attnprof.run.executors import Job, OnDone, run_one_at_a_time
+from attnprof.run.executors.endings import Attempt, how_it_ended
 from attnprof.run.phases import limited_phase
 from attnprof.run.point import OWN_STEPS, empty_record
 from attnprof.run.rows import kept_row, planned_results, status_row
 from attnprof.variants import resolve_variants
 
 if TYPE_CHECKING:
-    from attnprof.run.point import Point
+    from attnprof.record.model import ModelRecord
+    from attnprof.run.executors import OnModelRecord
+    from attnprof.run.model import ModelProgress
+    from attnprof.run.point import ModelPoint, Point
     from attnprof.run.point_runner import OnRecord, Progress
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "PREPARE_S", "ProcessExecutor"]
@@ -45,8 +47,8 @@ __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "PREPARE_S", "ProcessExecutor"]
 T = TypeVar("T")
 R = TypeVar("R")
 
-_Publish = Callable[[CompareRecord], object]
-#: The worker's last message, by its letter, and the field of _Attempt it sets.
+_Publish = Callable[[Any], object]
+#: The worker's last message, by its letter, and the field of Attempt it sets.
 _LAST_WORDS = {b"D": "done", b"U": "usage_error", b"I": "interrupted", b"E": "traceback"}
 
 #: Seconds a worker may go without reporting progress before it is deemed hung. Generous:
@@ -62,27 +64,6 @@ _LIMIT_GRACE_S, _LIMIT_GRACE_SHARE = 2.0, 0.1
 #: measurements (the ceilings, the float64 reference) before its variants' clock starts.
 PREPARE_S = 120.0
 _STDERR_TAIL = 1500
-
-
-@dataclass
-class _Attempt:
-    """How one worker ended: what it last said, and how it exited."""
-
-    phase: tuple[str, str] | None = None  # (variant, phase) last reported
-    done: bool = False
-    usage_error: str | None = None
-    interrupted: bool = False
-    #: The stop (Ctrl-C, SIGTERM) that reached this process while the worker ran.
-    stop: KeyboardInterrupt | None = None
-    traceback: str | None = None
-    exitcode: int | None = None
-    timed_out: str | None = None  # why it was stopped, if it was
-    #: (phase, seconds) when it was killed for a variant past --variant-timeout in a phase.
-    over_limit: tuple[str, float] | None = None
-    #: Each variant's row as it stood after its last finished phase (the worker's ``K``).
-    kept: dict[str, VariantResult] = field(default_factory=dict)
-    oom_killed: bool = False
-    stderr_tail: str = ""
 
 
 class ProcessExecutor:
@@ -138,7 +119,8 @@ class ProcessExecutor:
             attempt = point.replace(variants=tuple(remaining),
                                     ceilings=header.ceilings if header else point.ceilings)
             before = len(rows)
-            ended = self._attempt(attempt, progress, publish)
+            ended = self.attempt(msgspec.json.encode(attempt), progress, publish,
+                                 variant_limit=attempt.settings.variant_timeout_s)
             if ended.usage_error is not None:
                 raise UsageError(ended.usage_error)
             if ended.interrupted:
@@ -163,6 +145,15 @@ class ProcessExecutor:
             on_record(final)
         return final
 
+    def run_model(self, point: ModelPoint, *, progress: ModelProgress | None = None,
+                  on_record: OnModelRecord | None = None) -> ModelRecord:
+        """Each implementation in a worker process until every one has its rows: one
+        that kills its worker is ``crashed`` (``timeout``, ``oom``) in every phase it had
+        not finished, and the others run again in a fresh worker."""
+        from attnprof.run.executors.model_workers import run_model_in_workers
+
+        return run_model_in_workers(self.attempt, point, progress, on_record)
+
     def run_points(self, next_job: Callable[[], Job | None], on_done: OnDone,
                    progress: Progress | None = None) -> None:
         """The points one at a time, each as :meth:`run` runs it."""
@@ -179,17 +170,20 @@ class ProcessExecutor:
                                 on_result=on_result)
 
     # ----- one worker --------------------------------------------------------------------
-    def _attempt(self, point: Point, progress: Progress | None,
-                 publish: _Publish) -> _Attempt:
-        ended = _Attempt()
+    def attempt(self, payload: bytes, progress: Progress | None, publish: _Publish,
+                *, variant_limit: float | None = None,
+                worker: str = "attnprof.run.executors.worker",
+                record_type: Any = CompareRecord | ProfileRecord) -> Attempt:
+        """One worker (``python -m worker``) given ``payload`` on stdin, watched until it
+        ends; how it ended. Its records (``record_type``) go to ``publish`` as they come."""
+        ended = Attempt(record_type=record_type)
         read_fd, write_fd = os.pipe()
         oom_kills = _oom_kill_count()
         with tempfile.TemporaryFile() as stderr, Connection(read_fd, writable=False) as conn:
             limit = str(self.memory_limit_bytes) if self.memory_limit_bytes else "-"
             try:
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "attnprof.run.executors.worker", str(write_fd),
-                     limit],
+                    [sys.executable, "-m", worker, str(write_fd), limit],
                     stdin=subprocess.PIPE, stderr=stderr, pass_fds=(write_fd,),
                     env=_worker_env(capped=self.memory_limit_bytes is not None,
                                     threads=self.threads))
@@ -197,11 +191,10 @@ class ProcessExecutor:
                 os.close(write_fd)
             assert proc.stdin is not None
             with contextlib.suppress(BrokenPipeError):
-                proc.stdin.write(msgspec.json.encode(point))
+                proc.stdin.write(payload)
                 proc.stdin.close()
             try:
-                self._watch(proc, conn, ended, progress, publish,
-                            point.settings.variant_timeout_s)
+                self._watch(proc, conn, ended, progress, publish, variant_limit)
             except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP (attnprof.signals)
                 _interrupt(proc, conn, ended, progress, publish)
                 ended.interrupted, ended.stop = True, stop
@@ -212,7 +205,7 @@ class ProcessExecutor:
             ended.stderr_tail = _tail(stderr.read())
         return ended
 
-    def _watch(self, proc: subprocess.Popen[bytes], conn: Connection, ended: _Attempt,
+    def _watch(self, proc: subprocess.Popen[bytes], conn: Connection, ended: Attempt,
                progress: Progress | None, publish: _Publish,
                variant_limit: float | None) -> None:
         """Relay the worker's messages until its last word, and stop it when it runs past
@@ -265,7 +258,7 @@ def _limited(phase: tuple[str, str] | None) -> tuple[str, str] | None:
     return None if limited is None else (phase[0], limited)
 
 
-def _handle(message: bytes, ended: _Attempt, progress: Progress | None,
+def _handle(message: bytes, ended: Attempt, progress: Progress | None,
             publish: _Publish) -> bool:
     """Apply one worker message; True when the worker has said its last word."""
     kind, body = message[:1], message[1:]
@@ -278,8 +271,7 @@ def _handle(message: bytes, ended: _Attempt, progress: Progress | None,
         if progress is not None:
             progress(variant, phase)
     elif kind == b"R":
-        record = msgspec.json.decode(body, type=CompareRecord | ProfileRecord)
-        publish(record)
+        publish(msgspec.json.decode(body, type=ended.record_type))
     elif kind in _LAST_WORDS:
         field_name = _LAST_WORDS[kind]
         setattr(ended, field_name, body.decode(errors="replace") if body else True)
@@ -287,7 +279,7 @@ def _handle(message: bytes, ended: _Attempt, progress: Progress | None,
     return False
 
 
-def _interrupt(proc: subprocess.Popen[bytes], conn: Connection, ended: _Attempt,
+def _interrupt(proc: subprocess.Popen[bytes], conn: Connection, ended: Attempt,
                progress: Progress | None, publish: _Publish) -> None:
     """Ctrl-C: let the worker keep what it measured (a terminal's Ctrl-C reached it too;
     a signal sent to this process alone is passed on), then stop it."""
@@ -320,12 +312,12 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def _casualties(ended: _Attempt, remaining: list[str], rows: dict[str, VariantResult],
+def _casualties(ended: Attempt, remaining: list[str], rows: dict[str, VariantResult],
                 planned: tuple[str, ...]) -> dict[str, VariantResult]:
     """Rows for the variants a failed worker took down: the one that was running when it
     died, keeping what its finished phases measured; all of them when it died before
     naming one."""
-    status, how = _how_it_ended(ended)
+    status, how = how_it_ended(ended)
     running = ended.phase[0] if ended.phase else None
     if running in remaining and running not in rows:
         culprits = [running]
@@ -347,30 +339,6 @@ def _casualties(ended: _Attempt, remaining: list[str], rows: dict[str, VariantRe
         if (kept := ended.kept.get(name)) is not None and kept.latency_ms is not None:
             lost[name] = kept_row(kept, row, planned)
     return lost
-
-
-def _how_it_ended(ended: _Attempt) -> tuple[Status, str]:
-    code = ended.exitcode
-    if ended.over_limit:
-        phase, limit = ended.over_limit
-        return "timeout", (f"did not finish {phase} within {limit:g} s (--variant-timeout) "
-                           "and did not stop at its own time limit (a hang inside native "
-                           "code, or the alarm blocked or ignored): the worker was killed")
-    if ended.timed_out:
-        return "timeout", f"the worker {ended.timed_out} and was stopped"
-    if ended.oom_killed:
-        return "oom", "the kernel's OOM killer ended the worker (SIGKILL)"
-    if ended.traceback:
-        last = ended.traceback.strip().splitlines()[-1]
-        ended.stderr_tail = ""  # the traceback says it better
-        return "error", f"the worker failed: {one_line(last)}"
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return "crashed", f"the worker was killed by {name} (signal {-code})"
-    return "crashed", f"the worker exited with status {code} before finishing"
 
 
 def _merge(header: CompareRecord, point: Point,

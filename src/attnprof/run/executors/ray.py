@@ -48,6 +48,10 @@ from attnprof.run.rows import status_row
 from attnprof.variants import resolve_variants
 
 if TYPE_CHECKING:
+    from attnprof.record.model import ModelRecord
+    from attnprof.run.executors import OnModelRecord
+    from attnprof.run.model import ModelProgress
+    from attnprof.run.point import ModelPoint
     from attnprof.run.point_runner import OnRecord, Progress
 
 __all__ = ["RayExecutor"]
@@ -91,6 +95,13 @@ class RayExecutor:
         if on_record is not None:
             on_record(out[0])
         return out[0]
+
+    def run_model(self, point: ModelPoint, *, progress: ModelProgress | None = None,
+                  on_record: OnModelRecord | None = None) -> ModelRecord:
+        """Not on Ray: a model run is one long job on one machine; run it ``inline`` or in
+        a local worker (``process``)."""
+        raise UsageError("attnprof model runs on the inline or process executor, not ray; "
+                         "use --executor process to isolate each implementation")
 
     def run_points(self, next_job: Callable[[], tuple[int, Point] | None],
                    on_done: Callable[[int, CompareRecord, str | None], None],

@@ -19,6 +19,7 @@ import contextlib
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 import msgspec
@@ -28,19 +29,14 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.run.point import Point
 from attnprof.signals import exit_status, stop_signals_as_interrupts
 
-__all__ = ["main"]
+__all__ = ["die_with_parent", "main", "serve", "start"]
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def main(argv: list[str]) -> int:
     """Run the point from stdin, reporting on the pipe named in ``argv``."""
-    _die_with_parent()
-    # The parent stops this worker with SIGINT so it hands over what it measured. A parent
-    # started with SIGINT ignored (a background job of a script, nohup) passes the ignore on
-    # through exec, and the worker would then run on past its grace time and lose its rows.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    conn = Connection(int(argv[0]), readable=False)
+    conn = start(argv)
     point = msgspec.json.decode(sys.stdin.buffer.read(), type=Point)
     limit = int(argv[1]) if len(argv) > 1 and argv[1] != "-" else None
 
@@ -55,19 +51,40 @@ def main(argv: list[str]) -> int:
 
     from attnprof.run.point_runner import run_point
 
-    # SIGTERM (Slurm signals every process of a job; the parent stops a hung worker with
-    # it) hands over what was measured, as Ctrl-C does. Whatever a variant raises is its
-    # row (run_point isolates it; a KeyboardInterrupt that no signal caused included); an
-    # exception from anywhere else is a failure the parent reports.
+    # The cap is set once attnprof's own memory is in place, so it bounds the variants; a
+    # variant that exceeds it ends this worker's run, and the parent runs the others in a
+    # fresh worker.
+    return serve(conn, lambda: run_point(
+        point, progress=progress, on_record=on_record, on_kept=on_kept,
+        before_variants=None if limit is None else
+        lambda: _limit_memory(limit, point.workload.device),
+        stop_after_oom=limit is not None))
+
+
+def start(argv: list[str]) -> Connection:
+    """What every worker does first: die with its parent, take Ctrl-C as Python does, and
+    open the pipe to the parent named in ``argv``."""
+    die_with_parent()
+    # The parent stops this worker with SIGINT so it hands over what it measured. A parent
+    # started with SIGINT ignored (a background job of a script, nohup) passes the ignore on
+    # through exec, and the worker would then run on past its grace time and lose its rows.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return Connection(int(argv[0]), readable=False)
+
+
+def serve(conn: Connection, work: Callable[[], object]) -> int:
+    """Run ``work`` and tell the parent how it ended, as its last word on ``conn``: ``D``
+    done, ``U`` a usage error (its message), ``I`` stopped, ``E`` a bug (its traceback);
+    the worker's exit status.
+
+    SIGTERM (Slurm signals every process of a job; the parent stops a hung worker with
+    it) hands over what was measured, as Ctrl-C does. Whatever user code raises is its
+    row (the work isolates it; a KeyboardInterrupt that no signal caused included); an
+    exception from anywhere else is a failure the parent reports.
+    """
     with stop_signals_as_interrupts():
         try:
-            # The cap is set once attnprof's own memory is in place, so it bounds the
-            # variants; a variant that exceeds it ends this worker's run, and the parent
-            # runs the others in a fresh worker.
-            run_point(point, progress=progress, on_record=on_record, on_kept=on_kept,
-                      before_variants=None if limit is None else
-                      lambda: _limit_memory(limit, point.workload.device),
-                      stop_after_oom=limit is not None)
+            work()
         except UsageError as exc:
             conn.send_bytes(b"U" + str(exc).encode())
             return 2
@@ -81,7 +98,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Have Linux send this worker SIGTERM when its parent dies (``kill -9`` of attnprof),
     so an orphan does not go on measuring for minutes; elsewhere, nothing."""
     import ctypes
