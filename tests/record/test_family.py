@@ -70,7 +70,8 @@ def test_the_wrong_kind_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text, needle", [
     ('{"schema_version": 2, "kind": "nonsense"}', "not an attnprof record"),
-    ('{"schema_version": 3, "kind": "compare"}', "schema_version 3"),
+    ('{"schema_version": 4, "kind": "compare"}', "schema_version 4"),
+    ('{"schema_version": true, "kind": "compare"}', "schema_version True"),
     ('{"a":' * 5000 + "1" + "}" * 5000, "nests too deeply"),
     ("[1, 2]", "not valid JSON"),
 ])
