@@ -48,6 +48,7 @@ class TerminalRenderer:
 
     name: ClassVar[str] = "terminal"
     extension: ClassVar[str] = ".txt"
+    output_is_binary: ClassVar[bool] = False
 
     def __init__(self, *, width: int = PIPE_WIDTH, color: bool = False, top: int = 15) -> None:
         self.width, self.color, self.top = width, color, top
