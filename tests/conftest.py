@@ -64,10 +64,66 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
     profiled = compare(variants=["naive-inplace", "sdpa-math"], settings=traced,
                        kind="profile", **tiny)
     analysed = analyze_files([r.trace for r in profiled.results if r.trace])
+    sweep = _tiny_sweep(fast, tiny)
     return {"compare": compared, "profile": profiled, "analyze": analysed,
             "compare-v1": load_record(V1_RECORDS / "compare-v1.json"),
-            "sweep": _tiny_sweep(fast, tiny),
-            "model": _tiny_model_record(plan)}
+            "sweep": sweep,
+            "model": _tiny_model_record(plan),
+            "check": _tiny_check(profiled),
+            "limits": _tiny_limits(tiny),
+            "recommend": _tiny_recommend(sweep)}
+
+
+def _tiny_check(profiled: object) -> object:
+    """A check record of the profiled naive-inplace trace: one expectation holds, one
+    does not."""
+    from attnprof.analysis.check import check_expectations, pick_region
+    from attnprof.record.check import CheckRecord
+    from attnprof.spec.expectations import Expectations
+
+    row = profiled.results[0]  # type: ignore[attr-defined]
+    exp = msgspec_convert({"title": "naive in place", "per_forward": {"kernels": {"min": 1}},
+                           "op": [{"match": "aten::softmax", "count": 7}]}, Expectations)
+    region = pick_region(row.analysis, row.variant)
+    return CheckRecord(expectations="expect.toml", title=exp.title, target=row.trace,
+                       source=row.trace, region=region.name,
+                       rows=check_expectations(exp, region), report=row.analysis,
+                       status="complete")
+
+
+def msgspec_convert(data: dict[str, object], type_: type) -> object:
+    import msgspec
+
+    return msgspec.convert(data, type=type_)
+
+
+def _tiny_limits(tiny: dict[str, object]) -> object:
+    """A limits record: one real, short search (a few probes, each in a fresh worker)."""
+    from attnprof.measure.environment import collect_environment
+    from attnprof.record.limits import LimitsRecord
+    from attnprof.run.limits import find_ceiling
+    from attnprof.spec.workload import Workload
+    from attnprof.variants import resolve_variants
+
+    base = Workload(**{**tiny, "seq": 64}).validate()  # type: ignore[arg-type]
+    (variant,) = resolve_variants(["naive"])
+    ceiling = find_ceiling(base, variant, "seq", 1 << 20, step=64, maximum=256)
+    return LimitsRecord(environment=collect_environment("cpu"), base=base, field="seq",
+                        budget_bytes=1 << 20, ceilings=[ceiling], status="complete")
+
+
+def _tiny_recommend(sweep: object) -> object:
+    """The sweep's recommendation, as ``recommend --from`` makes it."""
+    from attnprof.analysis.recommend import Constraints, recommend
+    from attnprof.record.recommend import RecommendRecord
+    from attnprof.record.recommendation import Recommended
+
+    record = RecommendRecord.of_sweep(sweep)  # type: ignore[arg-type]
+    constraints = Constraints(max_latency_ms=1e3)
+    record.recommendation = Recommended(
+        constraints=constraints, source="from sweep.json",
+        recommendations=recommend(record.points, record.variants, constraints))
+    return record
 
 
 def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:

@@ -16,7 +16,7 @@ from attnprof.record.budgets import BudgetReport, UnmatchedBudget
 from attnprof.record.check import CheckRow
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.sweep import SweepRecord
-from attnprof.spec.budgets import METRICS, Budget, Budgets
+from attnprof.spec.budgets import METRICS, Budgets
 from attnprof.spec.expectations import Bound
 from attnprof.spec.workload import Workload
 

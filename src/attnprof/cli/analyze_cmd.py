@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.outcome import print_written
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 
 NAME = "analyze"
 
@@ -35,6 +36,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--region", metavar="REGEX",
                    help="treat the user annotations (record_function labels) matching REGEX "
                         "as the regions, instead of attnprof::* or ProfilerStep#N")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
                              ) from None
     paths = [p for given in args.traces for p in expand_trace_paths(given)]
     in_folders = {p for p in paths if p not in args.traces}
-    check_outputs([Output("--json", args.json)] if args.json is not None else [], paths)
+    check_outputs([*([Output("--json", args.json)] if args.json is not None else []),
+                   *report_outputs(args)], paths)
     record = analyze_files(paths, region_pattern=args.region, optional=in_folders)
     if not record.reports:  # every file found was unreadable: nothing to show or write
         raise UsageError(f"no trace could be read: {record.unreadable[0].source}: "
@@ -75,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         record.save(args.json)
         print_written(console, [("analysis", args.json)])
+    write_reports(args, record, console)
     if record.unreadable:
         files = ", ".join(safe_text(bad.source) for bad in record.unreadable)
         print(f"attnprof: {len(record.unreadable)} file(s) could not be read as traces and "

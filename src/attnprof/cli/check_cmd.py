@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "check"
@@ -29,28 +30,50 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--steps", type=int, default=3, metavar="N",
                    help="profiled steps when TARGET is a variant (default 3)")
     add_timing_arguments(p)
+    p.add_argument("--json", metavar="PATH",
+                   help="write the check's record (rows, verdict, the trace's analysis) to PATH")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from attnprof.analysis.check import check_expectations, pick_region
     from attnprof.knowledge.annotations import region_name
-    from attnprof.render.check_terminal import render_check
-    from attnprof.render.terminal import make_console
+    from attnprof.outputs import Output, check_outputs
+    from attnprof.record.check import CheckRecord
+    from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.spec.expectations import load_expectations
 
     expectations = load_expectations(args.expect)  # a malformed file fails before any work
+    trace = _is_trace(args.target)
+    check_outputs([*([Output("--json", args.json)] if args.json is not None else []),
+                   *report_outputs(args)],
+                  inputs=[args.expect, *([args.target] if trace else [])])
     console = make_console()
-    if _is_trace(args.target):
+    measured_record = None
+    if trace:
         report, measured, wanted = _from_trace(args.target), None, expectations.region
         source = args.target
     else:
-        report, measured, source = _from_variant(args, console)
+        report, measured, source, measured_record = _from_variant(args, console)
         wanted = expectations.region or region_name(args.target)
     region = pick_region(report, wanted)
     rows = check_expectations(expectations, region, measured)
-    render_check(rows, console, title=expectations.title, source=source, region=region.name)
-    return 0 if all(r.ok for r in rows) else 1
+    record = CheckRecord(
+        expectations=args.expect, title=expectations.title, target=args.target, source=source,
+        region=region.name, rows=rows, report=report, status="complete",
+        workload=measured_record.workload if measured_record else None,
+        environment=measured_record.environment if measured_record else None)
+    sys.stdout.write(TerminalRenderer.for_stdout().render(record))
+    if args.json:
+        record.save(args.json)
+        from attnprof.cli.outcome import print_written
+
+        print_written(console, [("record", args.json)])
+    write_reports(args, record, console)
+    return 0 if record.ok else 1
 
 
 def _is_trace(target: str) -> bool:
@@ -71,7 +94,7 @@ def _from_trace(path: str) -> Any:
     return analyze_trace(load_trace(path))
 
 
-def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
+def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str, Any]:
     import tempfile  # here, not at the top: every command's start-up imports this module
 
     from attnprof.analysis.check import Measured
@@ -90,4 +113,4 @@ def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str
     latency = row.latency_ms.median if row.latency_ms else None
     source = f"{args.target} measured now: {record.workload.describe()}"
     return (row.analysis, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
-            source)
+            source, record)

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     from attnprof.cli.outcome import print_written
     from attnprof.cli.reports import report_outputs
-    from attnprof.outputs import Output, check_outputs
+    from attnprof.outputs import check_outputs
     from attnprof.record.family import load_record
     from attnprof.render.html import render_html
     from attnprof.render.images import write_plots

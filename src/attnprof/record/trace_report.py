@@ -34,9 +34,9 @@ __all__ = [
     "OpNode",
     "OpStat",
     "RegionReport",
+    "Severity",
     "Timeline",
     "TimelineEvent",
-    "Severity",
     "TraceReport",
     "Verdict",
 ]

@@ -13,9 +13,11 @@ import io
 from typing import Any, ClassVar
 
 from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Environment
 from attnprof.record.family import Record
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.model_attribution import (
     ATTENTION_COMPONENTS,
@@ -83,6 +85,12 @@ class CsvRenderer:
             return render_sweep_csv(record)
         if isinstance(record, ModelRecord):
             return render_model_csv(record)
+        if isinstance(record, (CheckRecord, LimitsRecord)):
+            from attnprof.render.csv_checks import render_check_csv, render_limits_csv
+
+            if isinstance(record, CheckRecord):
+                return render_check_csv(record)
+            return render_limits_csv(record)
         return render_csv(record)
 
 

@@ -20,8 +20,8 @@ from attnprof.record.family import Record
 from attnprof.render.figures import Figure, figures_of
 from attnprof.render.figures.base import SCHEMA
 
-__all__ = ["IMAGE_FORMATS", "PngRenderer", "SvgRenderer", "check_image_support", "image_of",
-           "write_figure", "write_plots"]
+__all__ = ["IMAGE_FORMATS", "PngRenderer", "SvgRenderer", "check_image_path",
+           "check_image_support", "image_of", "write_figure", "write_plots"]
 
 #: Formats an image file may be written in, by suffix.
 IMAGE_FORMATS = (".svg", ".png")
@@ -36,6 +36,18 @@ def check_image_support(flag: str) -> None:
     except ImportError:
         raise UsageError(f"{flag} needs vl-convert-python; install it with "
                          "pip install 'attnprof[report]'") from None
+
+
+def check_image_path(path: str | os.PathLike[str], flag: str) -> Path:
+    """Refuse, before anything runs, an image path that is not .svg/.png or cannot be
+    written, or images without vl-convert."""
+    from attnprof.atomic import check_writable
+
+    p = check_writable(path, flag)
+    if p.suffix.lower() not in IMAGE_FORMATS:
+        raise UsageError(f"{flag} {str(p)!r}: write a .svg or .png file")
+    check_image_support(flag)
+    return p
 
 
 def image_of(spec: dict[str, Any], fmt: str) -> str | bytes:

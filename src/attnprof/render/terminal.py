@@ -5,9 +5,10 @@ ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wh
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
 trace; a sweep is its points table with the scaling fits; a model is its summary, runs
-and per-layer tables. New record kinds add a view to :data:`_VIEWS`; every view draws from
-the record after :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control
-character.
+and per-layer tables; a check its expectations; limits its ceilings; a recommendation its
+choice per shape. A budgets verdict in a record follows its table. New record kinds add
+a view to :data:`_VIEWS`; every view draws from the record after
+:func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ from rich.console import Console
 from rich.text import Text
 
 from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.budgets import BudgetReport
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.safe import terminal_safe
 from attnprof.render.trace_report import render_trace_report
@@ -84,6 +89,14 @@ def _compare(record: CompareRecord, console: Console, top: int) -> None:
 
     render_compare(record, console)
     render_findings_by_variant(record, console)
+    _budgets(record.budgets, console)
+
+
+def _budgets(report: BudgetReport | None, console: Console) -> None:
+    if report is not None:
+        from attnprof.render.budget_table import render_budgets
+
+        render_budgets(report, console)
 
 
 def _profile(record: ProfileRecord, console: Console, top: int) -> None:
@@ -111,6 +124,30 @@ def _sweep(record: SweepRecord, console: Console, top: int) -> None:
     from attnprof.render.sweep_table import render_sweep
 
     render_sweep(record, console)
+    _budgets(record.budgets, console)
+
+
+def _recommend(record: RecommendRecord, console: Console, top: int) -> None:
+    from attnprof.render.recommend_table import render_recommendations
+
+    rec = record.recommendation
+    if rec is None:  # a recommend record is made with one; an edited file may lack it
+        console.print(Text("no recommendation in this record", style="yellow"))
+        return
+    render_recommendations(rec.recommendations, rec.constraints, console, rec.source)
+
+
+def _check(record: CheckRecord, console: Console, top: int) -> None:
+    from attnprof.render.check_terminal import render_check
+
+    render_check(record.rows, console, title=record.title, source=record.source,
+                 region=record.region)
+
+
+def _limits(record: LimitsRecord, console: Console, top: int) -> None:
+    from attnprof.render.limits_table import render_limits
+
+    render_limits(record.ceilings, record.base, console)
 
 
 def _model(record: ModelRecord, console: Console, top: int) -> None:
@@ -123,6 +160,9 @@ _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
+    RecommendRecord: _recommend,
     SweepRecord: _sweep,
     ModelRecord: _model,
+    CheckRecord: _check,
+    LimitsRecord: _limits,
 }

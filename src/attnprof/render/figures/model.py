@@ -3,6 +3,8 @@ and each run's latency."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from attnprof.record.model import ModelRecord
 from attnprof.render.figures.base import Figure, chart, color_scale
 
@@ -15,7 +17,7 @@ def model_figures(record: ModelRecord) -> list[Figure]:
 
 
 def _share(record: ModelRecord) -> Figure:
-    values = []
+    values: list[dict[str, Any]] = []
     for run in record.runs:
         att = run.attribution
         for layer in att.layers if att is not None else []:

@@ -16,7 +16,7 @@ from attnprof.record.sweep import QUANTITIES, Quantity, SweepRecord
 from attnprof.render.figures.base import Figure, chart, color_scale
 from attnprof.spec.grid import INTEGER_FIELDS
 
-__all__ = ["scaling_field", "sweep_figures"]
+__all__ = ["scaling_field", "scaling_plot", "sweep_figures"]
 
 _TITLES = {"latency_ms": "median latency per step (ms)",
            "peak_memory_bytes": "peak memory per step (MiB)"}
@@ -141,3 +141,15 @@ def _per_point(record: SweepRecord) -> Figure:
                            "color": {"field": "variant", "type": "nominal",
                                      "scale": color_scale(len(record.variants))}})
     return Figure("points-latency", "Latency at each point", spec)
+
+
+def scaling_plot(record: SweepRecord) -> Figure:
+    """Latency and memory against the swept size side by side: the sweep's ``--plot``."""
+    field = scaling_field(record)
+    if field is None:
+        return _per_point(record)
+    return Figure("scaling", f"latency and peak memory against {field}",
+                  {"title": {"text": f"attnprof sweep {record.run_id} — "
+                                     f"{record.environment.device_name}", "anchor": "start"},
+                   "hconcat": [_scaling(record, field, q) for q in QUANTITIES],
+                   "spacing": 40})

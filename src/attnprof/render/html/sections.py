@@ -221,7 +221,8 @@ def _sweep(record: SweepRecord, anchor: str) -> Section:
     for f in record.fits:
         fits.rows.append([cell(f.variant), cell(" ".join(f"{k}={v}" for k, v in
                                                          f.group.items()) or "—"),
-                          cell(f.quantity), cell(describe_fit(f)), num(f.exponent, f"{f.exponent:.2f}"),
+                          cell(f.quantity), cell(describe_fit(f)),
+                          num(f.exponent, f"{f.exponent:.2f}"),
                           num(f.r_squared, None if f.r_squared is None else f"{f.r_squared:.3f}"),
                           num(f.points), cell("; ".join(f.caveats))])
     section.tables.append(fits)
@@ -334,7 +335,7 @@ def _limits(record: LimitsRecord, anchor: str) -> Section:
             cell(c.variant), cell(c.mode),
             num(c.largest, None if c.largest is None else
                 (f"≥ {c.largest}" if fail is None else str(c.largest))),
-            cell(c.unsupported and f"unsupported: {c.unsupported}" or
+            cell((c.unsupported and f"unsupported: {c.unsupported}") or
                  (f"{fail.size}: {fail.status} — {fail.reason}" if fail else
                   f"none up to {c.search[1]}")),
             cell(f"{fmt_ms(lat.median if lat else None)} ms, peak "

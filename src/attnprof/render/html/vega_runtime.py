@@ -16,10 +16,13 @@ from attnprof.errors import UsageError
 
 __all__ = ["vega_script"]
 
+#: What the bundle runs: the libraries made global for the page's own script.
+_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+
 
 def _cache_file(version: str) -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "attnprof" / f"vega-bundle-{version}.js"
+    return Path(base) / "attnprof" / f"vega-bundle-{version}-1.js"
 
 
 def vega_script() -> str:
@@ -37,7 +40,7 @@ def vega_script() -> str:
             return _inline(text)
     except OSError:
         pass
-    text = vl_convert.javascript_bundle()
+    text = vl_convert.javascript_bundle(_SNIPPET)
     try:
         from attnprof.atomic import write_atomic
 
