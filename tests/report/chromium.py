@@ -67,6 +67,8 @@ class PageView:
     requests: list[str] = field(default_factory=list)
     dom: dict[str, Any] = field(default_factory=dict)
     screenshot: bytes = b""
+    #: The values of the expressions asked for, by name.
+    values: dict[str, Any] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -99,9 +101,10 @@ class _Session:
 
 
 def open_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60.0,
-              before: str = "") -> PageView:
+              before: str = "", evaluate: dict[str, str] | None = None) -> PageView:
     """Load ``html`` in headless Chromium, wait for every plot, and look. ``before`` is a
-    script run in the page before its own (e.g. to count ``alert`` calls)."""
+    script run in the page before its own (e.g. to count ``alert`` calls); ``evaluate``
+    names expressions to evaluate in the page once it is drawn."""
     browser = find_chromium()
     profile = tempfile.mkdtemp(prefix="attnprof-chromium-")
     proc = subprocess.Popen([browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
@@ -130,6 +133,7 @@ def open_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60.
         else:
             raise RuntimeError(f"the plots of {html} were not drawn in {timeout_s:.0f} s")
         view = PageView(dom=json.loads(session.evaluate(_DOM)))
+        view.values = {k: session.evaluate(v) for k, v in (evaluate or {}).items()}
         shot = session.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         view.screenshot = base64.b64decode(shot["data"])
         if screenshot is not None:

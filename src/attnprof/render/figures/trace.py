@@ -65,6 +65,8 @@ def _timeline(report: TraceReport, prefix: str) -> Figure:
                   "x": {"field": "start", "type": "quantitative", "title": "µs from the step's "
                         "start"},
                   "x2": {"field": "end"},
+                  # The name as each bar's accessible text (and its tooltip), drawn as text.
+                  "description": {"field": "name"},
                   "color": {"field": "kind", "type": "nominal",
                             "scale": {"domain": _KINDS, "range": _KIND_COLORS}}})
     return Figure(f"{file_stem(prefix)}-timeline", f"Timeline of one step: {report.source}",
