@@ -41,7 +41,8 @@ def public_traces() -> Path:
     return PUBLIC_TRACES
 
 
-#: Real schema-1 files, written by attnprof 0.1 (commit 4416d1c) on a tiny CPU workload.
+#: Real old files: schema 1 written by attnprof 0.1 (commit 4416d1c), schema 2 by main at
+#: 8cfe3d3, each on a tiny CPU workload.
 V1_RECORDS = Path(__file__).resolve().parent / "fixtures" / "records"
 
 

@@ -8,13 +8,18 @@ import io
 import pytest
 
 from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import RECORD_TYPES, decode_record
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
+from attnprof.render.figures import figures_of
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model")
+KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "check", "limits",
+         "recommend")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -26,8 +31,27 @@ def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> Non
 def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str, object]
                                  ) -> None:
     record = records_by_kind[kind]
-    text = RENDERERS[name]().render(record)  # type: ignore[arg-type]
+    renderer = RENDERERS[name]()
+    out = renderer.render(record)  # type: ignore[arg-type]
+    assert isinstance(out, bytes) == renderer.output_is_binary
+    if name == "png":  # every figure stacked in one image
+        assert isinstance(out, bytes) and out[:8] == b"\x89PNG\r\n\x1a\n"
+        assert len(out) > 10_000
+        return
+    assert isinstance(out, str)
+    text = out
     assert text.endswith("\n")
+    if name == "svg":  # every figure's title, drawn as text
+        assert text.startswith("<svg")
+        for figure in figures_of(record):  # type: ignore[arg-type]
+            assert _escaped(figure.spec["title"]["text"]) in text
+        return
+    if name == "html":  # the browser tests (tests/report) open each; here: the content
+        assert text.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in text
+        assert f'data-kind="{record.kind}"' in text  # type: ignore[attr-defined]
+        assert f'data-figure="{figures_of(record)[0].name}"' in text  # type: ignore[arg-type]
+        assert 'class="attnprof-record"' in text
+        return
     if name == "json":
         assert decode_record(text) == record  # the whole record, losslessly
         return
@@ -37,6 +61,15 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             expected = [(r.implementation, r.phase, layer.name) for r in record.runs
                         for layer in (r.attribution.layers if r.attribution else [])]
             assert [(x["implementation"], x["phase"], x["layer"]) for x in lines] == expected
+            return
+        if isinstance(record, CheckRecord):
+            assert [(x["what"], x["ok"]) for x in lines] == [(r.what, str(r.ok))
+                                                            for r in record.rows]
+            return
+        if isinstance(record, LimitsRecord):
+            assert [(x["variant"], x["mode"], x["largest"]) for x in lines] == [
+                (c.variant, c.mode, str(c.largest) if c.largest is not None else "")
+                for c in record.ceilings]
             return
         if isinstance(record, AnalyzeRecord):
             regions = [(r.source, g.name) for r in record.reports for g in r.regions]
@@ -51,6 +84,20 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert [x["status"] for x in lines] == [r.status for r in record.results]
         return
     assert name == "terminal"
+    if isinstance(record, CheckRecord):
+        assert all(r.what in text for r in record.rows)
+        assert "1 of 2 expectations did not hold" in text
+        return
+    if isinstance(record, LimitsRecord):
+        assert "attnprof limits" in text
+        assert all(c.variant in text for c in record.ceilings)
+        return
+    if isinstance(record, RecommendRecord):
+        assert record.recommendation is not None
+        assert "attnprof recommend" in text
+        assert all(r.best is None or r.best.variant in text or r.tie
+                   for r in record.recommendation.recommendations)
+        return
     if isinstance(record, ModelRecord):
         assert record.model.source in text
         for run in record.runs:
@@ -92,3 +139,8 @@ def test_renderers_have_distinct_names_and_extensions(name: str) -> None:
     renderer = RENDERERS[name]
     assert renderer.name == name and renderer.extension.startswith(".")
     assert len({r.extension for r in RENDERERS.values()}) == len(RENDERERS)
+
+
+def _escaped(text: str) -> str:
+    """``text`` as an SVG writes it."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

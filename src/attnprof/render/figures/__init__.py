@@ -35,8 +35,20 @@ def figures_of(record: Record) -> list[Figure]:
     record = terminal_safe(record)
     for kind in type(record).__mro__:
         if kind in _BUILDERS:
-            return _BUILDERS[kind](record)
+            return _unique(_BUILDERS[kind](record))
     raise TypeError(f"no figures of {type(record).__name__}")
+
+
+def _unique(figures: list[Figure]) -> list[Figure]:
+    """Names made unique (two variants whose names differ only in characters a file name
+    cannot hold would share one): the later ones get ``-2``, ``-3``, ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for figure in figures:
+        n = seen[figure.name] = seen.get(figure.name, 0) + 1
+        out.append(figure if n == 1 else Figure(f"{figure.name}-{n}", figure.title,
+                                                figure.spec))
+    return out
 
 
 def _compare(record: CompareRecord) -> list[Figure]:

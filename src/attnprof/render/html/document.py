@@ -43,20 +43,14 @@ def build_page(records: Sequence[Record]) -> str:
         sections.append(section_of(terminal_safe(record), anchor=f"r{i}"))
         blobs.append(Markup(script_json(record.to_json())))
     specs = {f"{s.anchor}-{f.name}": Markup(script_json(msgspec.json.encode(f.standalone())))
-             for s in sections for f in _all_figures(s)}
+             for s in sections for f in s.figures}
     title = sections[0].title if len(sections) == 1 else (
         f"attnprof report — {len(sections)} records")
-    return env.get_template("report.html.j2").render(
+    page = env.get_template("report.html.j2").render(
         title=title, sections=sections, blobs=blobs, specs=specs,
         vega=Markup(vega_script()), page_script=Markup(_asset(env, "report.js")),
         style=Markup(_asset(env, "report.css")))
-
-
-def _all_figures(section: object) -> list:
-    from attnprof.render.html.page import Section
-
-    assert isinstance(section, Section)
-    return list(section.figures)
+    return page if page.endswith("\n") else page + "\n"
 
 
 def _asset(env: object, name: str) -> str:
