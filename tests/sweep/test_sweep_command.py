@@ -13,7 +13,13 @@ from attnprof.analysis.scaling import analyse_sweep
 from attnprof.cli.main import main
 from attnprof.record.compare import VariantResult
 from attnprof.record.sweep import SweepRecord
-from attnprof.render.plot import write_plot
+from attnprof.render.figures.sweep import scaling_plot
+from attnprof.render.images import write_figure
+
+
+def write_plot(record: SweepRecord, path: Path) -> None:
+    """What ``sweep --plot PATH`` writes."""
+    write_figure(scaling_plot(record), path)
 
 TINY = ["--batch", "1", "--heads", "2", "--head-dim", "16", "--min-time", "0.01",
         "--rounds", "1"]
@@ -36,7 +42,7 @@ def test_one_run_writes_the_record_csv_and_plot(tmp_path: Path,
     assert [(x["seq"], x["variant"]) for x in lines] == [
         (s, v) for s in ("16", "32", "64") for v in ("naive", "sdpa")]
     svg = out["svg"].read_text()
-    assert f"naive  ∝ seq^{fit.exponent:.2f}" in svg and "peak memory per step" in svg
+    assert f"naive: ∝ seq^{fit.exponent:.2f}" in svg and "peak memory per step" in svg
 
 
 def test_plot_marks_failed_points_and_writes_png(records_by_kind: dict[str, object],
@@ -121,11 +127,11 @@ def test_the_plot_names_every_variant_and_what_did_not_run(tmp_path: Path) -> No
     write_plot(analyse_sweep(sweep_of([16, 32, 64], _marked)), path)
     svg = path.read_text()
     # A variant that ran nowhere still has its entry, and says where and how it failed.
-    assert "nowhere  (ran at no point)" in svg
+    assert "nowhere: ran at no point" in svg
     assert "nowhere did not run: oom at seq=16,32,64" in svg
     assert "sometimes did not run: oom at seq=32; skipped at seq=64" in svg
-    assert "hollow: latency noisy (IQR/median &gt; 10%)" in svg
-    # No status words stacked on the axis: each failure is said once, in the legend.
+    assert "hollow: noisy" in svg
+    # No status words stacked on the axis: each failure is said once, in the key.
     assert ">oom<" not in svg and ">skipped<" not in svg
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from attnprof.record.sweep import QUANTITIES, Quantity, SweepRecord
 from attnprof.render.figures.base import Figure, chart, color_scale
+from attnprof.render.sweep_table import describe_fit
 from attnprof.spec.grid import INTEGER_FIELDS
 
 __all__ = ["scaling_field", "scaling_plot", "sweep_figures"]
@@ -22,6 +23,8 @@ _TITLES = {"latency_ms": "median latency per step (ms)",
            "peak_memory_bytes": "peak memory per step (MiB)"}
 _SCALE = {"latency_ms": 1.0, "peak_memory_bytes": 1.0 / (1 << 20)}
 _HEIGHT = 320
+#: Lines of the per-variant key under a scaling plot's title; the rest is in the tables.
+_KEY_LINES = 24
 
 
 def scaling_field(record: SweepRecord) -> str | None:
@@ -121,11 +124,40 @@ def _scaling(record: SweepRecord, field: str, quantity: Quantity) -> dict[str, A
     ]
     subtitle = [f"dashed: fitted power law over its range, band: the exponent's 95% interval; "
                 f"hollow: noisy; ✕ at the bottom: did not run ({len(failed)})",
-                f"{record.environment.device_name} · FLOPs: {record.flops_convention}"]
+                f"{record.environment.device_name} · FLOPs: {record.flops_convention}",
+                *_key(record, field, quantity, failed)]
     return {"title": {"text": f"{_TITLES[quantity]} against {field}", "anchor": "start",
                       "subtitle": subtitle},
             "width": 620, "height": _HEIGHT, "layer": layers,
             "resolve": {"scale": {"color": "shared"}}}
+
+
+def _key(record: SweepRecord, field: str, quantity: Quantity,
+         failed: list[dict[str, Any]]) -> list[str]:
+    """Per series, in words, what a static image cannot show in a tooltip: its fit (or
+    that it ran nowhere) and where it did not run, with which status."""
+    lines = []
+    for variant in record.variants:
+        fits = [f for f in record.fits if (f.variant, f.quantity, f.field) ==
+                (variant, quantity, field)]
+        for f in fits:
+            group = _group(f.group, field)
+            lines.append(f"{variant}{' · ' + group if group else ''}: {describe_fit(f)}")
+        where: dict[str, list[str]] = {}
+        for x in failed:
+            if x["variant"] == variant:
+                where.setdefault(x["status"], []).append(str(x["x"]))
+        ran = any((row := p.result(variant)) is not None and row.status == "ok"
+                  for p in record.points)
+        if not ran:
+            lines.append(f"{variant}: ran at no point")
+        if where:
+            lines.append(f"{variant} did not run: " + "; ".join(
+                f"{status} at {field}={','.join(xs)}" for status, xs in where.items()))
+    if len(lines) > _KEY_LINES:
+        lines = [*lines[:_KEY_LINES - 1], f"… {len(lines) - _KEY_LINES + 1} more lines: see "
+                 "the fits and points tables"]
+    return lines
 
 
 def _per_point(record: SweepRecord) -> Figure:
