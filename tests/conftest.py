@@ -1,7 +1,11 @@
-"""Shared test configuration: the GPU marker, the public traces, small workloads."""
+"""Shared test configuration: the results store, the GPU marker, the public traces, small
+workloads."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +17,17 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Real torch.profiler traces shipped beside the repository (never copied into it).
 PUBLIC_TRACES = REPO_ROOT.parent / "shared" / "traces" / "public"
+
+
+#: Every command a test runs saves its record to the results store: to a store of the test
+#: session's own, never the user's data folder. The only place the suite sets it; the
+#: environment variable reaches every subprocess the tests start.
+_STORE_DIR = Path(tempfile.mkdtemp(prefix="attnprof-test-store-"))
+os.environ["ATTNPROF_STORE"] = str(_STORE_DIR / "runs.db")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_STORE_DIR, ignore_errors=True)
 
 
 def _cuda_available() -> bool:
@@ -47,7 +62,8 @@ V1_RECORDS = Path(__file__).resolve().parent / "fixtures" / "records"
 
 
 @pytest.fixture(scope="session")
-def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def records_by_kind(tmp_path_factory: pytest.TempPathFactory,
+                    gloo_sets: dict[str, Path]) -> dict[str, object]:
     """One real record of every kind in the family, measured now on a tiny CPU workload
     (plus a schema-1 comparison upgraded on load): what renderers and the store must take."""
     from attnprof.analysis.analyze import analyze_files
@@ -65,14 +81,32 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
     profiled = compare(variants=["naive-inplace", "sdpa-math"], settings=traced,
                        kind="profile", **tiny)
     analysed = analyze_files([r.trace for r in profiled.results if r.trace])
+    old = load_record(V1_RECORDS / "compare-v1.json")
     sweep = _tiny_sweep(fast, tiny)
     return {"compare": compared, "profile": profiled, "analyze": analysed,
-            "compare-v1": load_record(V1_RECORDS / "compare-v1.json"),
+            "compare-v1": old,
             "sweep": sweep,
             "model": _tiny_model_record(plan),
+            "ranks": _rank_set_record(gloo_sets["straggler"]),
+            "diff": _diff(old, compared),
+            "diff-trace": _diff(*(r.analysis for r in profiled.results)),
             "check": _tiny_check(profiled),
             "limits": _tiny_limits(tiny),
             "recommend": _tiny_recommend(sweep)}
+
+
+def _diff(old: object, new: object) -> object:
+    """A diff of two records (attnprof 0.1's comparison against today's, same workload
+    and variants), or of two traces' reports (naive-inplace against sdpa-math)."""
+    from attnprof.analysis.diff import diff_records, diff_trace_reports
+    from attnprof.record.diff import DiffSide
+    from attnprof.record.trace_report import TraceReport
+
+    if isinstance(old, TraceReport) and isinstance(new, TraceReport):
+        return diff_trace_reports([(None, old, new)], DiffSide(ref="a", kind="trace"),
+                                  DiffSide(ref="b", kind="trace"))
+    return diff_records(old, new, DiffSide(ref="v1", kind="compare"),  # type: ignore[arg-type]
+                        DiffSide(ref="now", kind="compare"))
 
 
 def _tiny_check(profiled: object) -> object:
@@ -127,6 +161,7 @@ def _tiny_recommend(sweep: object) -> object:
     return record
 
 
+
 def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
     """A real sweep over two sequence lengths and two modes, one variant refused in
     training, so the views show points, a failure and fits."""
@@ -139,6 +174,45 @@ def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
     fields = {k: v for k, v in tiny.items() if k not in ("seq", "device")}
     plan, _ = plan_sweep(grid, ["naive", "sdpa", "flex-eager"], fast, "cpu", **fields)
     return run_sweep(plan, InlineExecutor())
+
+
+def _rank_set_record(folder: Path) -> object:
+    """A rank set: the ranks of a DDP run over gloo with a planted straggler (a finding and
+    a per-step straggler table), rank 2's trace replaced by bytes that are not a trace (a
+    row with its error)."""
+    import shutil
+
+    from attnprof.run.analyze import AnalyzeRequest, analyze
+
+    copy = folder.parent / "with-a-bad-rank"
+    if not copy.exists():
+        shutil.copytree(folder, copy)
+        (copy / "rank-2.json.gz").write_bytes(b"\x1f\x8b not really gzip")
+    paths = tuple(sorted(str(p) for p in copy.iterdir()))
+    return analyze(AnalyzeRequest(paths=paths, optional=frozenset(paths)))
+
+
+#: The script that trains a tiny attention model with DDP over gloo and traces each rank.
+GLOO_JOB = Path(__file__).resolve().parent / "ranks" / "gloo_job.py"
+
+
+@pytest.fixture(scope="session")
+def gloo_sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Three real multi-rank sets, made once per session by ``tests/ranks/gloo_job.py``
+    (world size 3, 4 profiled steps, a few seconds): ``clean``, ``straggler`` (rank 1
+    sleeps 100 ms in every step) and ``divergent`` (rank 2 on the math SDPA backend)."""
+    import subprocess
+    import sys
+
+    torch = pytest.importorskip("torch")
+    if not torch.distributed.is_available() or not torch.distributed.is_gloo_available():
+        pytest.skip("torch.distributed with gloo is not available")
+    out = tmp_path_factory.mktemp("gloo")
+    done = subprocess.run([sys.executable, str(GLOO_JOB), str(out)], capture_output=True,
+                          text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"{GLOO_JOB.name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return {name: out / name for name in ("clean", "straggler", "divergent")}
 
 
 def _tiny_model_record(plan: object) -> object:

@@ -10,16 +10,19 @@ import pytest
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.family import RECORD_TYPES, decode_record
+from attnprof.record.flat import diff_lines
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
 from attnprof.render.figures import figures_of
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "check", "limits",
-         "recommend")
+KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "ranks", "diff",
+         "diff-trace", "check", "limits", "recommend")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -57,6 +60,12 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
         return
     if name == "csv":
         lines = list(csv.DictReader(io.StringIO(text)))
+        if isinstance(record, DiffRecord):  # one line per row and metric, then per name
+            assert len(lines) == len(diff_lines(record)) > 0
+            assert {x["state"] for x in lines} <= {
+                "compared", "broken", "fixed", "failing", "added", "removed", "more",
+                "fewer", "same"}
+            return
         if isinstance(record, ModelRecord):  # one line per layer of each run
             expected = [(r.implementation, r.phase, layer.name) for r in record.runs
                         for layer in (r.attribution.layers if r.attribution else [])]
@@ -70,6 +79,10 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert [(x["variant"], x["mode"], x["largest"]) for x in lines] == [
                 (c.variant, c.mode, str(c.largest) if c.largest is not None else "")
                 for c in record.ceilings]
+            return
+        if isinstance(record, RanksRecord):  # one line per rank, an unreadable one too
+            assert [(x["rank"], x["source"], x["error"]) for x in lines] == \
+                [(str(r.rank), r.source, r.error or "") for r in record.ranks]
             return
         if isinstance(record, AnalyzeRecord):
             regions = [(r.source, g.name) for r in record.reports for g in r.regions]
@@ -98,6 +111,18 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
         assert all(r.best is None or r.best.variant in text or r.tie
                    for r in record.recommendation.recommendations)
         return
+    if isinstance(record, DiffRecord):
+        for row in record.rows:  # every row, with its verdict ("~" when not significant)
+            assert all(str(v) in text for v in row.key.values())
+        for change in record.changes:
+            assert change.what in text and change.new in text
+        for trace in record.traces:
+            for region in trace.regions:
+                assert region.old_name in text and region.new_name in text
+                assert all(k.name in text for k in region.changed_kernels()[:15])
+            assert all(f in text for f in trace.findings_gone + trace.findings_appeared)
+        assert record.rows or record.traces
+        return
     if isinstance(record, ModelRecord):
         assert record.model.source in text
         for run in record.runs:
@@ -105,6 +130,15 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert run.attribution is not None
             assert all(layer.name in text for layer in run.attribution.layers)
         assert "KV cache in decode" in text
+        return
+    if isinstance(record, RanksRecord):
+        assert record.findings and record.unreadable and record.steps
+        for r in record.ranks:
+            assert f"\n│ {r.rank} " in text
+            if r.error is not None:
+                assert f"rank {r.rank} unreadable: {r.error[:40]}" in text
+        assert all(f.title in text for f in record.findings)
+        assert all(note[:60] in text for note in record.notes)
         return
     if isinstance(record, AnalyzeRecord):
         for report in record.reports:

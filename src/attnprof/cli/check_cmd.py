@@ -12,10 +12,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "check"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -36,7 +38,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     import sys
 
     from attnprof.analysis.check import check_expectations, pick_region
@@ -52,28 +54,27 @@ def run(args: argparse.Namespace) -> int:
                    *report_outputs(args)],
                   inputs=[args.expect, *([args.target] if trace else [])])
     console = make_console()
-    measured_record = None
+    measured_now = None  # a variant is measured now: its workload and environment are kept
     if trace:
         report, measured, wanted = _from_trace(args.target), None, expectations.region
         source = args.target
     else:
-        report, measured, source, measured_record = _from_variant(args, console)
+        measured_now, measured, source = _from_variant(args, console)
+        report = measured_now.results[0].analysis
         wanted = expectations.region or region_name(args.target)
     region = pick_region(report, wanted)
     rows = check_expectations(expectations, region, measured)
     record = CheckRecord(
         expectations=args.expect, title=expectations.title, target=args.target, source=source,
         region=region.name, rows=rows, report=report, status="complete",
-        workload=measured_record.workload if measured_record else None,
-        environment=measured_record.environment if measured_record else None)
+        workload=measured_now.workload if measured_now else None,
+        environment=measured_now.environment if measured_now else None)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     if args.json:
         record.save(args.json)
-        from attnprof.cli.outcome import print_written
-
         print_written(console, [("record", args.json)])
     write_reports(args, record, console)
-    return 0 if record.ok else 1
+    return Finished(0 if record.ok else 1, record)
 
 
 def _is_trace(target: str) -> bool:
@@ -94,7 +95,7 @@ def _from_trace(path: str) -> Any:
     return analyze_trace(load_trace(path))
 
 
-def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str, Any]:
+def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
     import tempfile  # here, not at the top: every command's start-up imports this module
 
     from attnprof.analysis.check import Measured
@@ -112,5 +113,5 @@ def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str
                          f"{row.reason}); choose a variant this device supports")
     latency = row.latency_ms.median if row.latency_ms else None
     source = f"{args.target} measured now: {record.workload.describe()}"
-    return (row.analysis, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
-            source, record)
+    return (record, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
+            source)

@@ -6,12 +6,13 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import budget_status, judge_budgets, print_written
+from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "compare"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -36,7 +37,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int | Finished:
 
     from attnprof.cli.measuring import measure
     from attnprof.outputs import Output
@@ -67,4 +68,4 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
     write_reports(args, record, console)
-    return budget_status(record)
+    return Finished(budget_status(record), record)

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_workload_arguments
 
+if TYPE_CHECKING:
+    from attnprof.cli.outcome import Finished
+
 NAME = "limits"
+SAVES_RECORDS = True
 #: Modes searched when --mode is not given: inference and training.
 DEFAULT_MODES = ("forward", "forward+backward")
 
@@ -45,10 +49,10 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from rich.console import Console
 
-    from attnprof.cli.outcome import UNMEASURED_EXIT, print_written
+    from attnprof.cli.outcome import UNMEASURED_EXIT, Finished, print_written
     from attnprof.cli.workload_args import workload_fields
     from attnprof.errors import UsageError
     from attnprof.measure.device import memory_capacity_bytes
@@ -108,4 +112,4 @@ def run(args: argparse.Namespace) -> int:
     # A probe that timed out does not fit in time (the table says so); one that crashed or
     # erred says nothing about memory, and the ceiling leans on it: exit 3.
     unmeasured = any(p.status in ("crashed", "error") for c in ceilings for p in c.probes)
-    return UNMEASURED_EXIT if unmeasured else 0
+    return Finished(UNMEASURED_EXIT if unmeasured else 0, record)

@@ -12,13 +12,14 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import print_written
+from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "profile"
 DEFAULT_OUT = "attnprof-traces"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -42,7 +43,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
 
     from attnprof.cli.measuring import measure
     from attnprof.errors import UsageError
@@ -61,4 +62,4 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json)])
     write_reports(args, record, console)
-    return 0
+    return Finished(0, record)

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from attnprof.cli.outcome import Finished
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from attnprof.record.sweep import SweepPoint, SweepRecord
 
 NAME = "recommend"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -39,7 +41,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.analysis.recommend import Constraints, recommend
     from attnprof.cli.outcome import print_written, sweep_status
     from attnprof.cli.sweep_args import grid_from_args
@@ -82,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         record.save(args.json)
         print_written(console, [("record", args.json)])
     write_reports(args, record, console)
-    return sweep_status(record)
+    # A sweep run for the recommendation is a new record; one read --from is stored already.
+    return Finished(sweep_status(record), None if args.from_record else record)
 
 
 def _larger_batches(args: argparse.Namespace, record: SweepRecord, constraints: Constraints,

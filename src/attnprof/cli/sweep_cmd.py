@@ -14,10 +14,12 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.outcome import Finished
 from attnprof.cli.reports import add_report_arguments
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
 NAME = "sweep"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -42,7 +44,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.cli.outcome import judge_budgets
     from attnprof.cli.sweeping import check_outputs, finish_outputs, run_planned_sweep
     from attnprof.render import TerminalRenderer
@@ -53,4 +55,4 @@ def run(args: argparse.Namespace) -> int:
     judge_budgets(budgets, record, args.budgets)
     console = make_console()
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
-    return finish_outputs(args, record, console)
+    return Finished(finish_outputs(args, record, console), record)

@@ -1,9 +1,9 @@
 """The record family: every kind, decoded by its ``kind`` tag, and older files upgraded.
 
 ``load_record(path)`` reads any record attnprof writes (``compare``, ``profile``,
-``analyze``, ``model``, ``sweep``, ``check``, ``limits``, ``recommend``; diff records join
-:data:`RECORD_TYPES` as they arrive) and returns the typed struct of its kind. An older
-file (schema 1: attnprof 0.1's compare and analyze JSON; schema 2) is upgraded first
+``analyze``, ``model``, ``sweep``, ``ranks``, ``diff``, ``check``, ``limits``,
+``recommend``) and returns the typed struct of its kind. An older file (schema 1: attnprof
+0.1's compare and analyze JSON; schema 2) is upgraded first
 (:mod:`attnprof.record.legacy`); any other version, or a file that is not a record, is one
 :class:`UsageError` naming the file.
 """
@@ -24,9 +24,11 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import SCHEMA_VERSION
 from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.legacy import upgrade
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 
@@ -34,9 +36,11 @@ __all__ = ["RECORD_TYPES", "Record", "decode_record", "is_record_file", "load_re
 
 #: Every record kind, the order they were added in.
 RECORD_TYPES: tuple[type, ...] = (CompareRecord, ProfileRecord, AnalyzeRecord, ModelRecord,
-                                  SweepRecord, CheckRecord, LimitsRecord, RecommendRecord)
+                                  SweepRecord, RanksRecord, DiffRecord, CheckRecord,
+                                  LimitsRecord, RecommendRecord)
 Record = Union[CompareRecord, ProfileRecord, AnalyzeRecord,  # noqa: UP007 (runtime union)
-               ModelRecord, SweepRecord, CheckRecord, LimitsRecord, RecommendRecord]
+               ModelRecord, SweepRecord, RanksRecord, DiffRecord, CheckRecord, LimitsRecord,
+               RecommendRecord]
 _DECODER = msgspec.json.Decoder(dict[str, Any])
 
 

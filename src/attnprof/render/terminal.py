@@ -5,9 +5,10 @@ ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wh
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
 trace; a sweep is its points table with the scaling fits; a model is its summary, runs
-and per-layer tables; a check its expectations; limits its ceilings; a recommendation its
-choice per shape. A budgets verdict in a record follows its table. New record kinds add
-a view to :data:`_VIEWS`; every view draws from the record after
+and per-layer tables; a rank set is its ranks side by side, stragglers and findings; a
+diff is its changes, rows and traces; a check its expectations; limits its ceilings; a
+recommendation its choice per shape. A budgets verdict in a record follows its table. New
+record kinds add a view to :data:`_VIEWS`; every view draws from the record after
 :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
@@ -27,9 +28,11 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.family import Record
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.safe import terminal_safe
@@ -156,6 +159,18 @@ def _model(record: ModelRecord, console: Console, top: int) -> None:
     render_model(record, console, top)
 
 
+def _ranks(record: RanksRecord, console: Console, top: int) -> None:
+    from attnprof.render.ranks_view import render_ranks
+
+    render_ranks(record, console, top)
+
+
+def _diff(record: DiffRecord, console: Console, top: int) -> None:
+    from attnprof.render.diff_view import render_diff
+
+    render_diff(record, console, top)
+
+
 _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
@@ -163,6 +178,8 @@ _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     RecommendRecord: _recommend,
     SweepRecord: _sweep,
     ModelRecord: _model,
+    RanksRecord: _ranks,
+    DiffRecord: _diff,
     CheckRecord: _check,
     LimitsRecord: _limits,
 }

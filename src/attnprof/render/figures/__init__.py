@@ -19,9 +19,11 @@ from typing import Any
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.family import Record
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.figures.base import Figure
 from attnprof.render.safe import terminal_safe
@@ -97,6 +99,18 @@ def _limits(record: LimitsRecord) -> list[Figure]:
     return limits_figures(record)
 
 
+def _ranks(record: RanksRecord) -> list[Figure]:
+    from attnprof.render.figures.family import ranks_figures
+
+    return ranks_figures(record)
+
+
+def _diff(record: DiffRecord) -> list[Figure]:
+    from attnprof.render.figures.family import diff_figures
+
+    return diff_figures(record)
+
+
 _BUILDERS: dict[type, Callable[[Any], list[Figure]]] = {
     ProfileRecord: _compare,
     CompareRecord: _compare,
@@ -105,4 +119,6 @@ _BUILDERS: dict[type, Callable[[Any], list[Figure]]] = {
     SweepRecord: _sweep,
     ModelRecord: _model,
     LimitsRecord: _limits,
+    RanksRecord: _ranks,
+    DiffRecord: _diff,
 }

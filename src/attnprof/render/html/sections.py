@@ -14,14 +14,17 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.check import CheckRecord, CheckRow
 from attnprof.record.compare import CompareRecord, ProfileRecord, VariantResult
+from attnprof.record.diff import DiffRecord
 from attnprof.record.environment import Environment
 from attnprof.record.family import Record
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.compare_table import fmt_ms, fmt_rate
 from attnprof.render.figures import figures_of
+from attnprof.render.html.family import diff_section, ranks_section
 from attnprof.render.html.page import Cell, Section, Table, TraceLink, cell, num
 from attnprof.render.html.trace import trace_section
 from attnprof.render.sweep_table import describe_fit
@@ -358,4 +361,6 @@ _BUILDERS: dict[type, Callable[[Any, str], Section]] = {
     SweepRecord: _sweep,
     ModelRecord: _model,
     LimitsRecord: _limits,
+    RanksRecord: ranks_section,
+    DiffRecord: diff_section,
 }

@@ -1,16 +1,15 @@
-"""CSV of the verdict records: one line per expectation (a check) and per variant and
-mode (limits), unrounded, an absent value an empty cell."""
+"""The flat tables of the verdict records (see :mod:`attnprof.record.flat`): one line per
+expectation (a check) and per variant and mode (limits), values unrounded, ``None`` where
+absent."""
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from attnprof.record.check import CheckRecord
 from attnprof.record.limits import LimitsRecord
 
-__all__ = ["CHECK_COLUMNS", "LIMITS_COLUMNS", "render_check_csv", "render_limits_csv"]
+__all__ = ["CHECK_COLUMNS", "LIMITS_COLUMNS", "check_lines", "limits_lines"]
 
 CHECK_COLUMNS = ("what", "expected", "observed", "ok", "detail", "region", "target",
                  "expectations", "created")
@@ -20,25 +19,16 @@ LIMITS_COLUMNS = ("variant", "mode", "field", "budget_bytes", "largest", "search
                   "confirmed_peak_memory_bytes", "probes", "unsupported", "created")
 
 
-def _table(columns: tuple[str, ...], lines: list[dict[str, Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(lines)
-    return out.getvalue()
-
-
-def render_check_csv(record: CheckRecord) -> str:
-    """A header and one line per expectation."""
+def check_lines(record: CheckRecord) -> list[dict[str, Any]]:
+    """A check: one line per expectation."""
     shared = {"region": record.region, "target": record.target,
               "expectations": record.expectations, "created": record.created}
-    return _table(CHECK_COLUMNS, [{"what": r.what, "expected": r.expected,
-                                   "observed": r.observed, "ok": r.ok, "detail": r.detail,
-                                   **shared} for r in record.rows])
+    return [{"what": r.what, "expected": r.expected, "observed": r.observed, "ok": r.ok,
+             "detail": r.detail, **shared} for r in record.rows]
 
 
-def render_limits_csv(record: LimitsRecord) -> str:
-    """A header and one line per variant and mode searched."""
+def limits_lines(record: LimitsRecord) -> list[dict[str, Any]]:
+    """Limits: one line per variant and mode searched."""
     lines = []
     for c in record.ceilings:
         fail, confirmed = c.first_failure, c.confirmed
@@ -53,4 +43,4 @@ def render_limits_csv(record: LimitsRecord) -> str:
             "confirmed_median_ms": lat.median if lat else None,
             "confirmed_peak_memory_bytes": confirmed.peak_memory_bytes if confirmed else None,
             "probes": len(c.probes), "unsupported": c.unsupported, "created": record.created})
-    return _table(LIMITS_COLUMNS, lines)
+    return lines
