@@ -18,15 +18,18 @@ from attnprof.analysis.analyze import analyze_files
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import HtmlRenderer, write_rendered
 from attnprof.render.figures import figures_of
 from attnprof.render.safe import terminal_safe
 
-KINDS = ("compare", "profile", "analyze", "sweep", "model", "check", "limits", "recommend")
+KINDS = ("compare", "profile", "analyze", "sweep", "model", "check", "limits", "recommend",
+         "ranks", "diff", "diff-trace")
 
 
 def _screenshot(tmp_path: Path, name: str) -> Path:
@@ -74,6 +77,13 @@ def expected_tables(record: Any) -> dict[str, list[str]]:
         tables["rows"] = ["✓" if row.ok else "✗" for row in r.rows]
     if isinstance(r, LimitsRecord):
         tables["ceilings"] = [c.variant for c in r.ceilings]
+    if isinstance(r, RanksRecord):
+        tables["ranks"] = [str(x.rank) if x.rank is not None else "—" for x in r.ranks]
+        tables["steps"] = [str(s.step) for s in r.steps]
+    if isinstance(r, DiffRecord):
+        tables["changes"] = [c.scope for c in r.changes]
+        tables["rows"] = [" · ".join(f"{k}={v}" for k, v in row.key.items())
+                          for row in r.rows for _ in (row.metrics or [None])]
     return tables
 
 
@@ -87,6 +97,8 @@ def findings_of(record: Any) -> list[str]:
         return [f.title for f in r.report.findings]
     if isinstance(r, ModelRecord):
         return [f.title for run in r.runs if run.attribution for f in run.attribution.findings]
+    if isinstance(r, RanksRecord):
+        return [f.title for f in r.findings]
     return []
 
 

@@ -14,7 +14,7 @@ from attnprof.record.family import load_record
 from attnprof.render.terminal import TerminalRenderer
 
 KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "check", "limits",
-         "recommend")
+         "recommend", "ranks", "diff", "diff-trace")
 
 
 @pytest.mark.parametrize("kind", KINDS)
