@@ -85,6 +85,7 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory,
     sweep = _tiny_sweep(fast, tiny)
     return {"compare": compared, "profile": profiled, "analyze": analysed,
             "compare-v1": old,
+            "compare-statuses": _statuses(tmp_path_factory.mktemp("statuses"), tiny),
             "sweep": sweep,
             "model": _tiny_model_record(plan),
             "ranks": _rank_set_record(gloo_sets["straggler"]),
@@ -93,6 +94,51 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory,
             "check": _tiny_check(profiled),
             "limits": _tiny_limits(tiny),
             "recommend": _tiny_recommend(sweep)}
+
+
+#: User variants whose rows are not ``ok`` although they measured: wrong outputs (NaN, and
+#: finite but off the reference) and a hang in the second timing round (its first kept).
+_MISBEHAVING = '''
+import time
+
+import torch
+import torch.nn.functional as F
+
+ROUNDS = []
+
+
+def nan_out(q, k, v, **kwargs):
+    return torch.full_like(q, float("nan"))
+
+
+def copies_q(q, k, v, **kwargs):
+    return q.clone()
+
+
+def hangs_in_round_two(q, k, v, **kwargs):
+    # 1 call building, 1 warming up, 3 per round (an untimed call, 2 samples).
+    ROUNDS.append(1)
+    if len(ROUNDS) == 6:
+        time.sleep(3600)
+    return F.scaled_dot_product_attention(q, k, v, **kwargs)
+'''
+
+
+def _statuses(folder: Path, tiny: dict[str, object]) -> object:
+    """A comparison of every status a measured row can end in besides ``ok``: two
+    ``wrong`` rows (one with NaN/Inf in its output) and a ``timeout`` that keeps the
+    latency of the round before it, beside an ``ok`` row."""
+    from attnprof.run.compare import compare
+    from attnprof.spec.settings import Settings, TimingPlan
+
+    module = folder / "misbehaving.py"
+    module.write_text(_MISBEHAVING)
+    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
+                      min_warmup_calls=1, rounds=3)
+    settings = Settings(plan=plan, measure_ceilings=False, variant_timeout_s=1.0)
+    return compare(variants=["sdpa", *(f"{module}:{name}" for name in
+                                       ("nan_out", "copies_q", "hangs_in_round_two"))],
+                   settings=settings, **tiny)
 
 
 def _diff(old: object, new: object) -> object:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
+import json
+import re
 
 import pytest
 
@@ -20,9 +23,10 @@ from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
 from attnprof.render.figures import figures_of
+from attnprof.render.terminal import TerminalRenderer
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "ranks", "diff",
-         "diff-trace", "check", "limits", "recommend")
+KINDS = ("compare", "compare-statuses", "profile", "analyze", "compare-v1", "sweep", "model",
+         "ranks", "diff", "diff-trace", "check", "limits", "recommend")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -166,6 +170,55 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert row.analysis is not None
             assert all(f.title in text for f in row.analysis.findings)
             assert "time per forward" in text
+
+
+@pytest.mark.parametrize("name", RENDERERS)
+def test_every_status_reads_the_same_in_every_renderer(name: str,
+                                                      records_by_kind: dict[str, object]
+                                                      ) -> None:
+    """A ``wrong`` row (NaN/Inf, or off the reference) and a ``timeout`` that kept the
+    latency of its first round: each renderer names the status, the reason and what was
+    kept, and no plot draws a row that is not ``ok`` as if it were."""
+    record = records_by_kind["compare-statuses"]
+    assert isinstance(record, CompareRecord)
+    statuses = [r.status for r in record.results]
+    assert statuses == ["ok", "wrong", "wrong", "timeout"]
+    ok, nan, off, hung = record.results
+    assert nan.nonfinite_values and off.max_abs_error and hung.latency_ms is not None
+    kept = next(n for n in hung.notes if n.startswith("kept what finished"))
+    renderer = (TerminalRenderer(width=1000) if name == "terminal"  # no cell folded
+                else RENDERERS[name]())
+    out = renderer.render(record)
+    if name in ("svg", "png"):  # the latency plot lists the rows it does not draw
+        figure = figures_of(record)[0]
+        assert figure.name == "latency"
+        subtitle = "\n".join(figure.spec["title"]["subtitle"])
+        for row in (nan, off, hung):
+            assert f"{row.variant}: {row.status}" in subtitle
+        drawn = [v["variant"] for v in figure.spec["data"]["values"]]
+        assert drawn == [ok.variant]
+        if name == "svg":
+            assert isinstance(out, str) and _escaped(f"{hung.variant}: timeout") in out
+        return
+    assert isinstance(out, str)
+    if name == "json":
+        assert [r["status"] for r in json.loads(out)["results"]] == statuses
+        return
+    if name == "csv":
+        lines = list(csv.DictReader(io.StringIO(out)))
+        assert [x["status"] for x in lines] == statuses
+        assert [x["nonfinite_values"] for x in lines][:3] == ["0", "1024", "0"]
+        assert lines[3]["median_ms"] and not lines[3]["peak_memory_bytes"]  # kept, not taken
+        return
+    # The page's tables, not the record's JSON embedded in it (nor the plots' specs).
+    text = html.unescape(re.sub(r"<script.*?</script>", "", out, flags=re.S)) \
+        if name == "html" else out
+    for row in (nan, off, hung):
+        assert row.reason in text
+    assert "NaN/Inf" in text and kept in text
+    if name == "html":
+        assert out.count('class="row-wrong"') == 2 and out.count('class="row-timeout"') == 1
+        assert out.count(">wrong<") == 2 and out.count(">NaN/Inf<") == 1
 
 
 @pytest.mark.parametrize("name", RENDERERS)

@@ -28,8 +28,8 @@ from attnprof.render import HtmlRenderer, write_rendered
 from attnprof.render.figures import figures_of
 from attnprof.render.safe import terminal_safe
 
-KINDS = ("compare", "profile", "analyze", "sweep", "model", "check", "limits", "recommend",
-         "ranks", "diff", "diff-trace")
+KINDS = ("compare", "compare-statuses", "profile", "analyze", "sweep", "model", "check",
+         "limits", "recommend", "ranks", "diff", "diff-trace")
 
 
 def _screenshot(tmp_path: Path, name: str) -> Path:

@@ -13,8 +13,8 @@ from attnprof.cli.main import main
 from attnprof.record.family import load_record
 from attnprof.render.terminal import TerminalRenderer
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "check", "limits",
-         "recommend", "ranks", "diff", "diff-trace")
+KINDS = ("compare", "compare-statuses", "profile", "analyze", "compare-v1", "sweep", "model",
+         "check", "limits", "recommend", "ranks", "diff", "diff-trace")
 
 
 @pytest.mark.parametrize("kind", KINDS)

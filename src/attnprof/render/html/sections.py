@@ -6,6 +6,7 @@ what a cell says, the record says.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
-from attnprof.render.compare_table import fmt_ms, fmt_rate
+from attnprof.render.compare_table import fmt_ms, fmt_rate, row_notes
 from attnprof.render.figures import figures_of
 from attnprof.render.html.family import diff_section, ranks_section
 from attnprof.render.html.page import Cell, Section, Table, TraceLink, cell, num
@@ -80,6 +81,8 @@ def _rate(rate: float | None, share: float | None) -> Cell:
 
 
 def _error(row: VariantResult) -> Cell:
+    if row.nonfinite_values:  # no difference describes NaN or ±Inf: the terminal's words
+        return num(math.inf, "NaN/Inf", "status-error")  # sorted with the absent
     if row.max_abs_error is None:
         return num(None)
     return num(row.max_abs_error, f"{row.max_abs_error:.1e}",
@@ -87,12 +90,9 @@ def _error(row: VariantResult) -> Cell:
 
 
 def _notes(row: VariantResult) -> str:
-    if row.status != "ok":
-        return row.reason
-    parts = [f"ran {row.sdpa_backend}"] if row.sdpa_backend else []
-    if row.compile_time_s is not None:
-        parts.append(f"compile {row.compile_time_s:.1f} s (not in latency)")
-    return "; ".join(parts + row.notes + row.warnings)
+    """The terminal's notes (a failure's reason first, then what its kept phases measured),
+    then the warnings the run caught, which the terminal leaves to the JSON."""
+    return "; ".join(part for part in (row_notes(row), *row.warnings) if part)
 
 
 def comparison_table(name: str, caption: str, rows: list[VariantResult]) -> Table:
@@ -214,7 +214,7 @@ def _sweep(record: SweepRecord, anchor: str) -> Section:
                                                  record.grid.fields),
                                 cell(r.variant), _status(r.status), _latency(r), _spread(r),
                                 num(r.peak_memory_bytes, format_bytes(r.peak_memory_bytes)),
-                                _error(r), cell(r.reason)])
+                                _error(r), cell(row_notes(r) if r.status != "ok" else "")])
             points.row_css.append(f"row-{r.status}")
     section.tables.append(points)
     fits = Table(name=f"{anchor}-fits", caption="scaling fits: least squares on log-log axes, "
