@@ -115,6 +115,24 @@ def test_the_budgets_verdict_is_in_the_compare_record(tmp_path: Path,
     assert printed.startswith(capsys.readouterr().out)
 
 
+def test_diff_writes_its_report(records_by_kind: dict[str, object], tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``diff`` makes a record too: its report and plots, and the page holds its rows."""
+    paths = []
+    for kind in ("compare-v1", "compare"):
+        paths.append(str(tmp_path / f"{kind}.json"))
+        records_by_kind[kind].save(paths[-1])  # type: ignore[attr-defined]
+    out = tmp_path / "diff.json"
+    assert main(["diff", *paths, "--json", str(out), *_reports(tmp_path, "diff")]) == 0
+    printed = capsys.readouterr().out
+    assert "HTML report written to" in printed
+    _assert_reports(tmp_path, "diff")
+    html = (tmp_path / "diff.html").read_text()
+    assert 'data-kind="diff"' in html and 'data-table="r0-rows"' in html
+    assert main(["diff", *paths, "--html", paths[0]]) == 2  # the input itself: refused
+    assert "is the input" in capsys.readouterr().err
+
+
 def test_report_puts_several_records_on_one_page(records_by_kind: dict[str, object],
                                                  tmp_path: Path) -> None:
     paths = []
