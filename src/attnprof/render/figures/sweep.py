@@ -2,8 +2,9 @@
 per variant (and per group of the other swept fields), each fitted power law drawn over
 the range it was fitted on with the band its exponent's 95% interval allows.
 
-A noisy latency (IQR/median > 10%) is a hollow point; a point where a variant did not run
-is a cross along the bottom, its status and reason in the tooltip. The fits are the
+A noisy latency (IQR/median > 10%) is a hollow point; a point not drawn (the variant
+failed there, its output was ``wrong``, or the quantity was not measured) is a cross along
+the bottom, its status and reason in the tooltip. The fits are the
 record's (the scaling pass made them); the band pivots at the middle of the fitted range,
 where a log-log fit is best determined.
 """
@@ -63,9 +64,10 @@ def _scaling(record: SweepRecord, field: str, quantity: Quantity) -> dict[str, A
                              and row.latency_ms.noisy)
                 points.append({"variant": row.variant, "series": series, "x": point.coords[field],
                                "y": value * scale, "noisy": noisy, "group": group})
-            else:
+            else:  # a wrong row measured, but its numbers are not drawn as if it were ok
                 failed.append({"variant": row.variant, "series": series,
-                               "x": point.coords[field], "status": row.status,
+                               "x": point.coords[field],
+                               "status": row.status if row.status != "ok" else "not measured",
                                "reason": row.reason[:300]})
     fits = [{"variant": f.variant, "series": f.variant + (f" · {_group(f.group, field)}"
                                                           if f.group else ""),
@@ -123,7 +125,7 @@ def _scaling(record: SweepRecord, field: str, quantity: Quantity) -> dict[str, A
                                   {"field": "status"}, {"field": "reason"}]}},
     ]
     subtitle = [f"dashed: fitted power law over its range, band: the exponent's 95% interval; "
-                f"hollow: noisy; ✕ at the bottom: did not run ({len(failed)})",
+                f"hollow: noisy; ✕ at the bottom: not drawn ({len(failed)})",
                 f"{record.environment.device_name} · FLOPs: {record.flops_convention}",
                 *_key(record, field, quantity, failed)]
     return {"title": {"text": f"{_TITLES[quantity]} against {field}", "anchor": "start",
@@ -135,7 +137,7 @@ def _scaling(record: SweepRecord, field: str, quantity: Quantity) -> dict[str, A
 def _key(record: SweepRecord, field: str, quantity: Quantity,
          failed: list[dict[str, Any]]) -> list[str]:
     """Per series, in words, what a static image cannot show in a tooltip: its fit (or
-    that it ran nowhere) and where it did not run, with which status."""
+    that it ran nowhere) and where it is not drawn, with which status."""
     lines = []
     for variant in record.variants:
         fits = [f for f in record.fits if (f.variant, f.quantity, f.field) ==
@@ -152,7 +154,7 @@ def _key(record: SweepRecord, field: str, quantity: Quantity,
         if not ran:
             lines.append(f"{variant}: ran at no point")
         if where:
-            lines.append(f"{variant} did not run: " + "; ".join(
+            lines.append(f"{variant} not drawn: " + "; ".join(
                 f"{status} at {field}={','.join(xs)}" for status, xs in where.items()))
     if len(lines) > _KEY_LINES:
         lines = [*lines[:_KEY_LINES - 1], f"… {len(lines) - _KEY_LINES + 1} more lines: see "
