@@ -110,8 +110,6 @@ def test_the_plot_draws_no_wrong_output_and_names_what_was_not_measured(tmp_path
                                                                          ) -> None:
     """A ``wrong`` row measured a latency, but the plot must not draw it as a result; an
     ``ok`` row without a peak memory is not drawn there either, and says why (it ran)."""
-    from attnprof.record.compare import VariantResult
-
     def rows(x: int) -> list[VariantResult]:
         wrong = row("wrong_at_64", x / 4)
         if x == 64:
