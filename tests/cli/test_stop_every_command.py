@@ -46,6 +46,7 @@ ARGV: dict[str, list[str]] = {
     "recommend": ["recommend", *TINY, "--variants", "naive", "--json", "out.json"],
     "runs": ["runs"],
     "show": ["show", "{record}"],
+    "report": ["report", "-o", "report.html", "{record}"],
     "diff": ["diff", "{record}", "{record}", "--json", "out.json"],
     "env": ["env", "--dtypes", "fp32"],
 }

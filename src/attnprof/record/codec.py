@@ -15,13 +15,14 @@ import msgspec
 
 from attnprof.errors import UsageError
 from attnprof.input_files import RECORD, read_input
-from attnprof.record.legacy import upgrade_v1
+from attnprof.record.legacy import upgrade
 
 __all__ = ["SCHEMA_VERSION", "convert_record", "read_head", "read_record_file"]
 
 #: Version of the record files this attnprof writes. 1: compare records with untyped
-#: workload/settings and analyze files without run id; 2: the typed, tagged family.
-SCHEMA_VERSION = 2
+#: workload/settings and analyze files without run id; 2: the typed, tagged family; 3:
+#: check, limits and recommend records of their own, budgets verdicts in the records.
+SCHEMA_VERSION = 3
 
 _DECODER = msgspec.json.Decoder(dict[str, Any])
 
@@ -44,11 +45,10 @@ def read_head(data: bytes | str, source: str) -> dict[str, Any]:
         raise UsageError(f"{source} nests too deeply to be an attnprof record; pass a "
                          "file written by attnprof --json") from None
     version = head.get("schema_version")
-    if version == 1:
-        head = upgrade_v1(head)
+    head = upgrade(head)
     if head.get("schema_version") != SCHEMA_VERSION:
         raise UsageError(f"{source} has schema_version {version!r}, this attnprof reads "
-                         f"{SCHEMA_VERSION} (and upgrades 1); re-run with this version")
+                         f"{SCHEMA_VERSION} (and upgrades 1 and 2); re-run with this version")
     return head
 
 

@@ -1,8 +1,9 @@
 """The record family: every kind, decoded by its ``kind`` tag, and older files upgraded.
 
 ``load_record(path)`` reads any record attnprof writes (``compare``, ``profile``,
-``analyze``, ``model``, ``sweep``, ``ranks``, ``diff``) and returns the typed struct of its
-kind. A schema-1 file (attnprof 0.1's compare and analyze JSON) is upgraded first
+``analyze``, ``model``, ``sweep``, ``ranks``, ``diff``, ``check``, ``limits``,
+``recommend``) and returns the typed struct of its kind. An older file (schema 1: attnprof
+0.1's compare and analyze JSON; schema 2) is upgraded first
 (:mod:`attnprof.record.legacy`); any other version, or a file that is not a record, is one
 :class:`UsageError` naming the file.
 """
@@ -16,20 +17,25 @@ import zlib
 from typing import Union
 
 from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.check import CheckRecord
 from attnprof.record.codec import convert_record, read_head, read_record_file
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.diff import DiffRecord
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
+from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 
 __all__ = ["RECORD_TYPES", "Record", "decode_record", "is_record_file", "load_record"]
 
 #: Every record kind, the order they were added in.
 RECORD_TYPES: tuple[type, ...] = (CompareRecord, ProfileRecord, AnalyzeRecord, ModelRecord,
-                                  SweepRecord, RanksRecord, DiffRecord)
+                                  SweepRecord, RanksRecord, DiffRecord, CheckRecord,
+                                  LimitsRecord, RecommendRecord)
 Record = Union[CompareRecord, ProfileRecord, AnalyzeRecord,  # noqa: UP007 (runtime union)
-               ModelRecord, SweepRecord, RanksRecord, DiffRecord]
+               ModelRecord, SweepRecord, RanksRecord, DiffRecord, CheckRecord, LimitsRecord,
+               RecommendRecord]
 
 
 def decode_record(data: bytes | str, source: str = "record") -> Record:

@@ -1,6 +1,7 @@
 """Records as flat tables: one line per variant (a comparison), per point and variant (a
 sweep), per region (an analysis), per layer of each run (a model), per row and metric (a
-diff), per rank (a rank set). The CSV renderer writes these lines and
+diff), per rank (a rank set), per expectation (a check), per variant and mode (limits).
+The CSV renderer writes these lines and
 :meth:`~attnprof.record.base.RecordBase.to_frame` makes DataFrames of them, so both have
 the same columns (documented in the README's "History and diffs"). Values are as
 measured, unrounded; ``None`` where absent.
@@ -16,15 +17,18 @@ from typing import Any
 
 from attnprof.record.analyze import ANALYSIS_COLUMNS, analysis_lines
 from attnprof.record.base import RecordBase
+from attnprof.record.check import CHECK_COLUMNS, check_lines
 from attnprof.record.compare import COLUMNS, compare_lines
 from attnprof.record.diff import DIFF_COLUMNS, diff_lines
+from attnprof.record.limits import LIMITS_COLUMNS, limits_lines
 from attnprof.record.model import MODEL_COLUMNS, model_lines
 from attnprof.record.ranks import RANK_COLUMNS, ranks_lines
 from attnprof.record.sweep import sweep_lines
 
-__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "DIFF_COLUMNS", "MODEL_COLUMNS", "RANK_COLUMNS",
-           "analysis_lines", "compare_lines", "diff_lines", "flat_table", "model_lines",
-           "ranks_lines", "sweep_lines"]
+__all__ = ["ANALYSIS_COLUMNS", "CHECK_COLUMNS", "COLUMNS", "DIFF_COLUMNS", "LIMITS_COLUMNS",
+           "MODEL_COLUMNS", "RANK_COLUMNS", "analysis_lines", "check_lines", "compare_lines",
+           "diff_lines", "flat_table", "limits_lines", "model_lines", "ranks_lines",
+           "sweep_lines"]
 
 
 def flat_table(record: RecordBase) -> tuple[tuple[str, ...], list[dict[str, Any]]]:

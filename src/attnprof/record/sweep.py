@@ -23,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from attnprof.record.base import RecordBase
+from attnprof.record.budgets import BudgetReport
 from attnprof.record.compare import COLUMNS, VariantResult, result_line, workload_line
 from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.recommendation import Recommended
@@ -30,8 +31,8 @@ from attnprof.spec.grid import Grid
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["LOST_TASK", "QUANTITIES", "Crossover", "Quantity", "ScalingFit", "SweepPoint",
-           "SweepRecord", "WorkerLimits", "needs_rerun"]
+__all__ = ["LOST_TASK", "QUANTITIES", "Crossover", "Quantity", "RecommendRecord",
+           "ScalingFit", "SweepPoint", "SweepRecord", "WorkerLimits", "needs_rerun"]
 
 #: What a fit describes: the median latency of a step, or its peak memory.
 Quantity = Literal["latency_ms", "peak_memory_bytes"]
@@ -144,6 +145,8 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
     #: larger batches it measured for the headroom (indexed after the grid's points).
     recommendation: Recommended | None = None
     batch_points: list[SweepPoint] = msgspec.field(default_factory=list)
+    #: The ``--budgets`` verdict on every point's rows (``None``: no budgets were given).
+    budgets: BudgetReport | None = None
 
     def ordered_points(self) -> list[SweepPoint]:
         """The points in grid order (a parallel executor appends them as they finish)."""
@@ -164,6 +167,18 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
         the comparison's columns."""
         return COLUMNS, sweep_lines(self)
 
+
+
+class RecommendRecord(SweepRecord, tag="recommend", kw_only=True):
+    """``attnprof recommend``: a sweep and the variant it recommends at each point (its
+    ``recommendation``, set by the command). Defined beside the sweep record, as every
+    kind's subkinds are beside it, so that ``SweepRecord.load`` knows it (see
+    :meth:`~attnprof.record.base.RecordBase.from_json`)."""
+
+    @classmethod
+    def of_sweep(cls, sweep: SweepRecord) -> RecommendRecord:
+        """``sweep``'s fields as a recommend record (its run id and times kept)."""
+        return cls(**msgspec.structs.asdict(sweep))
 
 def needs_rerun(row: VariantResult) -> bool:
     """Whether a row says nothing about its variant at that point, so ``--resume`` runs it
