@@ -70,3 +70,17 @@ def test_limits_command_refuses_bad_flags(capsys: pytest.CaptureFixture[str]) ->
         assert main(["limits", *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and "\n" not in err
+
+
+def test_limits_takes_its_executor_from_the_request(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Probes must end their own capped worker when they do not fit: the inline executor,
+    # which would run them in this process, is refused in one line, before any run.
+    from attnprof.errors import UsageError
+
+    with pytest.raises(UsageError, match="capped worker.*--executor process"):
+        find_ceiling(BASE, get_variant("naive"), "seq", GiB, step=256, maximum=512,
+                     executor="inline")
+    assert main(["limits", "--variants", "naive", "--max", "512", "--executor", "process",
+                 "--ray-address", "127.0.0.1:1"]) == 2
+    assert "--ray-address is for --executor ray" in capsys.readouterr().err

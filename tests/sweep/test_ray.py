@@ -126,3 +126,18 @@ def test_a_point_whose_task_dies_is_reported_once_not_retried(
     assert row.status == "crashed" and "the Ray task was lost (not retried)" in row.reason
     assert runs.read_text() == "ran\n"  # once: Ray did not run the point again
     assert needs_rerun(row)  # --resume runs it again, as a killed worker's point
+
+
+def test_limits_on_ray_finds_what_the_local_workers_find(local_ray: None) -> None:
+    # The executor is the request's: the same capped probes as Ray tasks.
+    from attnprof.run.limits import find_ceiling
+    from attnprof.spec.workload import Workload
+    from attnprof.variants import get_variant
+
+    base = Workload(batch=1, heads=2, kv_heads=2, seq=256, head_dim=16).validate()
+    found = {name: find_ceiling(base, get_variant("naive"), "seq", 4 << 20, step=256,
+                                maximum=1024, probe_timeout_s=120, executor=name)
+             for name in ("process", "ray")}
+    assert found["ray"].largest is not None
+    assert found["ray"].largest == found["process"].largest
+    assert [p.size for p in found["ray"].probes] == [p.size for p in found["process"].probes]

@@ -43,6 +43,12 @@ def add_parser(sub: Any) -> None:
                         "on CPU, 60 s on CUDA)")
     p.add_argument("--min-time", type=float, default=0.2, metavar="S",
                    help="seconds of sampling in the confirming run (default 0.2)")
+    p.add_argument("--executor", choices=("process", "ray"), default="process",
+                   help="where each capped probe runs: a fresh local worker process "
+                        "(default), or a Ray task (--ray-address or RAY_ADDRESS, else a "
+                        "local Ray instance)")
+    p.add_argument("--ray-address", metavar="ADDRESS",
+                   help="Ray cluster to run on (default: RAY_ADDRESS, else a local one)")
     add_workload_arguments(p)
     p.add_argument("--json", metavar="PATH", help="write the limits record (JSON) to PATH")
     add_report_arguments(p)
@@ -87,6 +93,9 @@ def run(args: argparse.Namespace) -> Finished:
     confirm = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=args.min_time, min_samples=3,
                                        rounds=1),
                        check_accuracy=False, measure_ceilings=False)
+    if args.ray_address and args.executor != "ray":
+        raise UsageError("--ray-address is for --executor ray; add it or drop the address")
+    executor_options = {"address": args.ray_address} if args.executor == "ray" else {}
     log = Console(stderr=True)
     ceilings = []
     for variant in variants:
@@ -98,7 +107,8 @@ def run(args: argparse.Namespace) -> Finished:
 
             ceilings.append(find_ceiling(
                 base.replace(mode=mode), variant, args.field, budget, step=step,
-                maximum=args.max, probe_timeout_s=timeout, confirm=confirm, on_probe=show))
+                maximum=args.max, probe_timeout_s=timeout, confirm=confirm, on_probe=show,
+                executor=args.executor, executor_options=executor_options))
     record = LimitsRecord(environment=collect_environment(base.device), base=base,
                           field=args.field, budget_bytes=budget, ceilings=ceilings,
                           status="complete")

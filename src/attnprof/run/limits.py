@@ -23,14 +23,15 @@ between the two.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from attnprof.analysis import memory_fit
 from attnprof.errors import UsageError
 from attnprof.measure.device import memory_capacity_bytes
 from attnprof.record.compare import VariantResult
 from attnprof.record.limits import Ceiling, Probe
-from attnprof.run.executors.process import ProcessExecutor
+from attnprof.run.executors import get_executor
 from attnprof.run.point import Point
 from attnprof.spec import costs
 from attnprof.spec.settings import Settings, TimingPlan
@@ -88,9 +89,19 @@ def analytic_ceiling(base: Workload, variant: Variant, field_name: str, budget: 
 
 def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int, *,
                  step: int, maximum: int | None = None, probe_timeout_s: float | None = None,
-                 confirm: Settings | None = None, on_probe: OnProbe | None = None) -> Ceiling:
+                 confirm: Settings | None = None, on_probe: OnProbe | None = None,
+                 executor: str = "process",
+                 executor_options: Mapping[str, Any] | None = None) -> Ceiling:
     """Bisect for the largest size of ``field_name`` at which ``variant`` runs one step of
-    ``base`` within ``budget`` bytes, then measure it there (see the module doc)."""
+    ``base`` within ``budget`` bytes, then measure it there (see the module doc).
+
+    Every run is a point of ``executor`` (``process``, or ``ray`` with its
+    ``executor_options``), each in a worker capped at :func:`probe_cap` and stopped after
+    ``probe_timeout_s``: a size that does not fit must end its worker, not this process,
+    so ``inline`` is refused."""
+    if executor == "inline":
+        raise UsageError("limits runs each probe in a capped worker, which the inline "
+                         "executor has not; use --executor process (the default) or ray")
     low, high, high_fails = search_range(base, field_name, budget, step, maximum)
     ceiling = Ceiling(variant=variant.name, mode=base.mode, field=field_name,
                       budget_bytes=budget, search=(low, high),
@@ -99,13 +110,14 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
     if not support.ok:
         ceiling.unsupported = support.reason
         return ceiling
-    executor = ProcessExecutor(timeout_s=probe_timeout_s, idle_timeout_s=None,
-                               memory_limit_bytes=probe_cap(budget, base.device))
+    runner = get_executor(executor, timeout_s=probe_timeout_s, idle_timeout_s=None,
+                          memory_limit_bytes=probe_cap(budget, base.device),
+                          **(executor_options or {}))
 
     def run(size: int, settings: Settings) -> VariantResult:
         point = Point(workload=base.replace(**{field_name: size}).validate(),
                       variants=(variant.name,), settings=settings)
-        (row,) = executor.run(point).results
+        (row,) = runner.run(point).results
         return row
 
     def probe(size: int) -> Probe:
