@@ -78,7 +78,7 @@ def test_limits_takes_its_executor_from_the_request(
     # which would run them in this process, is refused in one line, before any run.
     from attnprof.errors import UsageError
 
-    with pytest.raises(UsageError, match="capped worker.*--executor process"):
+    with pytest.raises(UsageError, match=r"capped worker.*--executor process"):
         find_ceiling(BASE, get_variant("naive"), "seq", GiB, step=256, maximum=512,
                      executor="inline")
     assert main(["limits", "--variants", "naive", "--max", "512", "--executor", "process",
