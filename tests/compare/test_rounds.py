@@ -136,3 +136,22 @@ def test_ctrl_c_during_the_rounds_keeps_the_samples_taken(tmp_path: Path) -> Non
     assert (stopped.status, stopped.latency_ms.count) == ("ok", 2)
     assert any("interrupted: 2 of 6 samples" in n for n in stopped.notes)
     assert stopped.max_abs_error is None and stopped.peak_memory_bytes is None
+
+
+def test_the_one_timing_loop_rotates_who_starts_and_stops_when_asked() -> None:
+    from attnprof.measure.timer import interleaved_rounds
+
+    taken: list[tuple[int, int, int]] = []
+
+    def take(i: int, r: int, n: int) -> bool:
+        taken.append((i, r, n))
+        return False
+
+    # Three contenders (the third has one round fewer); round r starts with contender r.
+    assert not interleaved_rounds([[2, 2, 1], [2, 2, 1], [3, 2]], take)
+    assert taken == [(0, 0, 2), (1, 0, 2), (2, 0, 3), (1, 1, 2), (2, 1, 2), (0, 1, 2),
+                     (0, 2, 1), (1, 2, 1)]
+    # A contender that asks to stop ends the rounds there.
+    taken.clear()
+    assert interleaved_rounds([[1, 1], [1, 1]], lambda i, r, n: taken.append((i, r)) or r == 1)
+    assert taken == [(0, 0), (1, 0), (1, 1)]

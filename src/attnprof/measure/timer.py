@@ -15,7 +15,9 @@ then takes their samples in rounds, a slice of each variant's samples per round
 (:func:`warm_up`, :func:`take_samples`). A machine whose speed drifts (turbo and thermal
 limits on a laptop, neighbours on a shared host) then slows every variant alike instead of
 whichever one happened to run during the slow minute, the remedy Google Benchmark offers
-as random interleaving.
+as random interleaving. :func:`interleaved_rounds` is that schedule, the one timing loop
+every command uses: a comparison's variants, and a model run's step with attnprof's labels
+off and on.
 
 The clock is injectable so tests can drive the sample-count logic deterministically.
 """
@@ -23,7 +25,7 @@ The clock is injectable so tests can drive the sample-count logic deterministica
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from attnprof.spec.settings import TimingPlan
@@ -116,6 +118,23 @@ def round_sizes(n: int, rounds: int) -> list[int]:
     """Split ``n`` samples over at most ``rounds`` rounds, as evenly as possible."""
     rounds = max(1, min(rounds, n))
     return [n // rounds + (1 if r < n % rounds else 0) for r in range(rounds)]
+
+
+def interleaved_rounds(sizes: Sequence[Sequence[int]],
+                       take: Callable[[int, int, int], bool]) -> bool:
+    """Take every contender's samples in rounds: ``take(i, r, n)`` takes contender ``i``'s
+    slice of ``n`` samples in round ``r`` (``sizes[i]``: its slices, :func:`round_sizes`).
+
+    Round ``r`` starts with contender ``r`` (mod their number), so that no contender always
+    follows the same one (what the one before leaves in the caches and the clocks). Returns
+    True as soon as ``take`` returns True (stop: the rounds left are not taken)."""
+    rounds = max((len(s) for s in sizes), default=0)
+    count = len(sizes)
+    for r in range(rounds):
+        for i in [*range(r % count, count), *range(r % count)]:
+            if r < len(sizes[i]) and take(i, r, sizes[i][r]):
+                return True
+    return False
 
 
 def _sample_cuda(step: Callable[[], object], n: int, device: str,

@@ -32,7 +32,7 @@ from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.device import check_device, check_dtype
 from attnprof.measure.environment import collect_environment
 from attnprof.measure.memory import profile_step
-from attnprof.measure.timer import round_sizes, take_samples, warm_up
+from attnprof.measure.timer import interleaved_rounds, round_sizes, take_samples, warm_up
 from attnprof.models.implementations import (
     Refused,
     default_implementation,
@@ -306,19 +306,25 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
     with labelled(located):
         warm_up(call, device=device,
                 plan=msgspec.structs.replace(plan, min_warmup_calls=1, warmup_s=0.0))
-    # Interleaved rounds: labelled and bare slices alternate, so drift hits both alike.
+    # Interleaved rounds (the one timing loop, measure.timer): labels off and on take
+    # turns, so drift hits both alike.
     sizes = round_sizes(bare.samples, plan.rounds)
-    for r, n in enumerate(sizes):
+    slices: list[dict[int, list[float]]] = [{}, {}]  # labels off, on: round -> samples
+
+    def take(labels: int, r: int, n: int) -> bool:
         say(f"timing, round {r + 1} of {len(sizes)}")
-        off, _ = take_samples(call, n, device=device)
+        with labelled(located) if labels else contextlib.nullcontext():
+            call()  # one untimed call: the other slice ran since this one did
+            slices[labels][r], _ = take_samples(call, n, device=device)
+        return False
+
+    interleaved_rounds([sizes, sizes], take)
+    for r in range(len(sizes)):
+        off, on = slices[0][r], slices[1][r]
         m.bare_ms.extend(off)
-        with labelled(located):
-            call()
-            on, _ = take_samples(call, n, device=device)
         m.labelled_ms.extend(on)
         if statistics.median(off) > 0:  # the labels' cost in this round: its spread
             m.round_overheads.append(statistics.median(on) / statistics.median(off) - 1.0)
-        call()
     say("memory")
     m.memory = profile_step(call, device, settle=step.settles)
     if step.growth is not None:

@@ -33,7 +33,13 @@ from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
-from attnprof.measure.timer import Warmup, round_sizes, take_samples, warm_up
+from attnprof.measure.timer import (
+    Warmup,
+    interleaved_rounds,
+    round_sizes,
+    take_samples,
+    warm_up,
+)
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Ceilings
 from attnprof.run import phases
@@ -213,24 +219,23 @@ class PointRunner:
 
     def _time_in_rounds(self, candidates: list[Candidate]) -> bool:
         """Take every variant's samples, a slice of each per round (see measure.timer),
-        with the minor page faults each slice took; round r starts with variant r (mod
-        their number), so each variant takes each place in the order alike. True when
-        stopped by a variant that ran out of memory (with ``stop_after_oom``)."""
-        plans = {id(c): round_sizes(c.measured.warmup.samples, self.settings.plan.rounds)
-                 for c in candidates}
-        rounds = max((len(p) for p in plans.values()), default=0)
-        for r in range(rounds):
-            # Each round starts one variant further on, so that no variant always follows
-            # the same one (what the one before leaves in the caches and the clocks).
-            for candidate in candidates[r % len(candidates):] + candidates[:r % len(candidates)]:
-                sizes = plans[id(candidate)]
-                if candidate.failure is None and r < len(sizes):
-                    self._run_phase(candidate, phases.timing_round(r + 1, rounds),
-                                    partial(self._slice, candidate, sizes[r]))
-                    if self.stop_after_oom and candidate.failure is not None \
-                            and _ran_out(candidate.failure):
-                        return True
-        return False
+        with the minor page faults each slice took, in :func:`~attnprof.measure.timer.
+        interleaved_rounds`. True when stopped by a variant that ran out of memory (with
+        ``stop_after_oom``)."""
+        sizes = [round_sizes(c.measured.warmup.samples, self.settings.plan.rounds)
+                 for c in candidates]
+        rounds = max((len(s) for s in sizes), default=0)
+
+        def take(i: int, r: int, samples: int) -> bool:
+            candidate = candidates[i]
+            if candidate.failure is not None:
+                return False
+            self._run_phase(candidate, phases.timing_round(r + 1, rounds),
+                            partial(self._slice, candidate, samples))
+            return (self.stop_after_oom and candidate.failure is not None
+                    and _ran_out(candidate.failure))
+
+        return interleaved_rounds(sizes, take)
 
     def _slice(self, candidate: Candidate, samples: int) -> None:
         with candidate.running(self.workload):
