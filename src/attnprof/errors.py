@@ -8,11 +8,13 @@ it never shows a traceback for such a mistake.
 
 from __future__ import annotations
 
+from attnprof.exit_codes import ExitCode
+
 
 class UsageError(Exception):
     """A mistake in what the user asked for; the message names the bad value and the fix."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
     def __init__(self, message: str) -> None:
         # One line, always: the CLI prints exactly this.

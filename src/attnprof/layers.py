@@ -14,7 +14,7 @@ __all__ = ["LAYERS", "unit_of"]
 
 LAYERS: tuple[str, ...] = (
     # plain helpers: no project imports but each other
-    "_version", "layers", "errors", "signals", "torch_state", "formatting", "atomic",
+    "_version", "layers", "exit_codes", "errors", "signals", "torch_state", "formatting", "atomic",
     "input_files", "outputs",
     # what is asked: workload, costs, settings, expectations
     "spec",

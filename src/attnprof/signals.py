@@ -26,6 +26,8 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
+from attnprof.exit_codes import ExitCode, stopped
+
 __all__ = ["Terminated", "exit_status", "raise_if_stopped", "reraise_stop", "stop_received",
            "stop_signals_as_interrupts"]
 
@@ -40,7 +42,7 @@ class Terminated(KeyboardInterrupt):
 
     def __init__(self, signum: int) -> None:
         self.signum = signum
-        self.exit_code = 128 + signum
+        self.exit_code = stopped(signum)
         super().__init__("interrupted" if signum == signal.SIGINT
                          else f"stopped by {signal.Signals(signum).name}")
 
@@ -52,7 +54,7 @@ _depth = 0
 
 def exit_status(exc: KeyboardInterrupt) -> int:
     """The exit status for a stop: 128 + the signal (130 for Ctrl-C)."""
-    return exc.exit_code if isinstance(exc, Terminated) else 130
+    return exc.exit_code if isinstance(exc, Terminated) else ExitCode.SIGINT
 
 
 def stop_received() -> Terminated | None:

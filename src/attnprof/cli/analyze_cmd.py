@@ -27,6 +27,7 @@ from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.exit_codes import ExitCode
 
 NAME = "analyze"
 SAVES_RECORDS = True
@@ -169,8 +170,8 @@ def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str
         files = ", ".join(safe_text(source) for source, _ in unreadable)
         print(f"attnprof: {len(unreadable)} file(s) could not be read as traces and "
               f"were skipped (reasons above): {files}", file=sys.stderr)
-        return Finished(1, record)
-    return Finished(0, record)
+        return Finished(ExitCode.FAILED, record)
+    return Finished(ExitCode.OK, record)
 
 
 def _no_blas_threads() -> None:

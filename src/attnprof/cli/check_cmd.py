@@ -15,6 +15,7 @@ from typing import Any
 from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
+from attnprof.exit_codes import ExitCode
 
 NAME = "check"
 SAVES_RECORDS = True
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> Finished:
         record.save(args.json)
         print_written(console, [("record", args.json)])
     write_reports(args, record, console)
-    return Finished(0 if record.ok else 1, record)
+    return Finished(ExitCode.OK if record.ok else ExitCode.FAILED, record)
 
 
 def _is_trace(target: str) -> bool:

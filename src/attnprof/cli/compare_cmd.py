@@ -10,6 +10,7 @@ from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_w
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
+from attnprof.exit_codes import ExitCode
 
 NAME = "compare"
 SAVES_RECORDS = True
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int | Finished:
         from attnprof.variants import REGISTRY
 
         render_variant_list(list(REGISTRY.values()), console)
-        return 0
+        return ExitCode.OK
     csv = [*([Output("--csv", args.csv)] if args.csv is not None else []),
            *report_outputs(args)]
     budgets = None

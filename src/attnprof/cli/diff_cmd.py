@@ -11,6 +11,7 @@ from typing import Any
 
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.storing import add_store_arguments
+from attnprof.exit_codes import ExitCode
 
 NAME = "diff"
 
@@ -70,10 +71,10 @@ def run(args: argparse.Namespace) -> int:
     print_written(console, [("diff", args.json), ("CSV", args.csv)])
     write_reports(args, diff, console)
     if percent is None:
-        return 0
+        return ExitCode.OK
     found = regressions(diff, percent)
     render_gate(found, percent, console, blind=len(blind_rows(diff, percent)))
-    return 1 if found else 0
+    return ExitCode.FAILED if found else ExitCode.OK
 
 
 def _is_file(path: str) -> bool:

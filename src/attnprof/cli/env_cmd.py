@@ -11,6 +11,7 @@ from typing import Any
 
 from attnprof.cli.parser import csv_list
 from attnprof.cli.storing import add_store_arguments
+from attnprof.exit_codes import ExitCode
 
 NAME = "env"
 #: The dtypes measured by default: what attention runs in.
@@ -56,11 +57,11 @@ def run(args: argparse.Namespace) -> int:
         profiles = [profile]
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(profiles)).decode() + "\n")
-        return 0
+        return ExitCode.OK
     console = make_console()
     for profile in profiles:
         render_machine(profile, console, cached=not args.refresh)
-    return 0
+    return ExitCode.OK
 
 
 def _measure(device: str | None, dtypes: list[str]) -> Any:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_workload_arguments
+from attnprof.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from attnprof.cli.outcome import Finished
@@ -122,4 +123,4 @@ def run(args: argparse.Namespace) -> Finished:
     # A probe that timed out does not fit in time (the table says so); one that crashed or
     # erred says nothing about memory, and the ceiling leans on it: exit 3.
     unmeasured = any(p.status in ("crashed", "error") for c in ceilings for p in c.probes)
-    return Finished(UNMEASURED_EXIT if unmeasured else 0, record)
+    return Finished(UNMEASURED_EXIT if unmeasured else ExitCode.OK, record)

@@ -33,6 +33,7 @@ from attnprof.cli.outcome import Finished
 from attnprof.cli.parser import Parser
 from attnprof.cli.storing import add_store_arguments, open_for_saving, save_record
 from attnprof.errors import UsageError
+from attnprof.exit_codes import ExitCode
 from attnprof.formatting import safe_text
 from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
 
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 outcome = args.run(args)
                 if not isinstance(outcome, Finished):
-                    return int(outcome or 0)
+                    return int(outcome or ExitCode.OK)
                 if store is not None and outcome.record is not None:
                     save_record(store, outcome.record, args, args_list)
                 return outcome.status

@@ -22,12 +22,13 @@ from typing import Any
 from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.exit_codes import ExitCode
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
 NAME = "model"
 SAVES_RECORDS = True
 #: The exit status of a finished run whose shares are marked unreliable.
-UNRELIABLE_SHARES = 3
+UNRELIABLE_SHARES = ExitCode.UNMEASURED
 
 
 def add_parser(sub: Any) -> None:
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> Finished:
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
     write_reports(args, record, console)
-    status = UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs) else 0
+    status = UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs) else ExitCode.OK
     return Finished(status, record)
 
 

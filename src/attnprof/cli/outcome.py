@@ -1,12 +1,15 @@
 """What every command says at its end: which files it wrote, the budgets' verdict, and
-its exit status (the table in the README: 0 done, 1 a check failed, 2 a usage error, 3
-finished with results that are not answers — here, rows that could not be measured); and
+its exit status (the one table, :mod:`attnprof.exit_codes`: 0 done, 1 a check failed, 2 a
+usage error, 3 finished with results that are not answers — here, rows that could not be
+measured); and
 what it hands back to :func:`attnprof.cli.main.main` (that status and its record)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from attnprof.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,14 +55,15 @@ def judge_budgets(budgets: Budgets | None, record: CompareRecord | SweepRecord,
 def budget_status(record: CompareRecord | SweepRecord) -> int:
     """The exit status of the budgets verdict in ``record``: 1 when a budget fails, else 0
     (also with no budgets)."""
-    return 1 if record.budgets is not None and not record.budgets.ok else 0
+    failed = record.budgets is not None and not record.budgets.ok
+    return ExitCode.FAILED if failed else ExitCode.OK
 
 
 #: Row statuses that say nothing about the variant at that shape: it could not be
 #: measured (``oom``, ``unsupported`` and ``skipped`` are answers).
 UNMEASURED = ("crashed", "error", "timeout")
 #: Exit status of a sweep (or recommend, limits) with such rows; every result is kept.
-UNMEASURED_EXIT = 3
+UNMEASURED_EXIT = ExitCode.UNMEASURED
 
 
 def sweep_status(record: SweepRecord) -> int:
@@ -67,4 +71,4 @@ def sweep_status(record: SweepRecord) -> int:
     or timed out, else ``0``."""
     points = [*record.points, *record.batch_points]
     failed = any(r.status in UNMEASURED for p in points for r in p.results)
-    return UNMEASURED_EXIT if failed else 0
+    return UNMEASURED_EXIT if failed else ExitCode.OK

@@ -16,6 +16,7 @@ from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
+from attnprof.exit_codes import ExitCode
 
 NAME = "profile"
 DEFAULT_OUT = "attnprof-traces"
@@ -62,4 +63,4 @@ def run(args: argparse.Namespace) -> Finished:
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json)])
     write_reports(args, record, console)
-    return Finished(0, record)
+    return Finished(ExitCode.OK, record)

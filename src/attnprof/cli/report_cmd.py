@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from attnprof.exit_codes import ExitCode
+
 NAME = "report"
 
 
@@ -51,4 +53,4 @@ def run(args: argparse.Namespace) -> int:
                 else Path(args.plots)
             write_plots(record, folder)
     print_written(make_console(), [("HTML report", args.output), ("plots", args.plots)])
-    return 0
+    return ExitCode.OK

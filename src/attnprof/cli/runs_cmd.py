@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.storing import add_store_arguments
+from attnprof.exit_codes import ExitCode
 
 NAME = "runs"
 
@@ -59,10 +60,10 @@ def run(args: argparse.Namespace) -> int:
             removed = store.remove(args.rm)
             print(f"removed run {removed.run_id} ({removed.kind}, {removed.created}) from "
                   f"{store.shown}")
-            return 0
+            return ExitCode.OK
         runs = store.runs(query)
         if args.json:
             sys.stdout.write(msgspec.json.format(msgspec.json.encode(runs)).decode() + "\n")
         else:
             render_runs(runs, store.shown, make_console())
-    return 0
+    return ExitCode.OK

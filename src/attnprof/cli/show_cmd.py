@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.storing import add_store_arguments
+from attnprof.exit_codes import ExitCode
 
 NAME = "show"
 
@@ -38,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
     record, stored = load_target(args, args.target)
     if args.json:
         sys.stdout.write(JsonRenderer().render(record))
-        return 0
+        return ExitCode.OK
     if stored is not None:
         from rich.text import Text
 
         make_console().print(Text(describe_run(stored), style="dim"))
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
-    return 0
+    return ExitCode.OK

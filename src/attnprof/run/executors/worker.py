@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.exit_codes import ExitCode
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.run.point import Point
 from attnprof.signals import exit_status, stop_signals_as_interrupts
@@ -87,15 +88,15 @@ def serve(conn: Connection, work: Callable[[], object]) -> int:
             work()
         except UsageError as exc:
             conn.send_bytes(b"U" + str(exc).encode())
-            return 2
+            return ExitCode.USAGE
         except KeyboardInterrupt as exc:
             conn.send_bytes(b"I")
             return exit_status(exc)
         except BaseException:  # a bug: the parent reports it
             conn.send_bytes(b"E" + traceback.format_exc().encode())
-            return 1
+            return ExitCode.FAILED
     conn.send_bytes(b"D")
-    return 0
+    return ExitCode.OK
 
 
 def die_with_parent() -> None:
