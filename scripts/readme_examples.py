@@ -9,12 +9,16 @@ Each example in README.md sits between ``<!-- example: NAME [options] -->`` and
 (``$ attnprof ...``), then what it printed. The script runs every command in one scratch
 folder, in README order (so ``analyze`` reads the traces ``profile`` wrote there), with the
 repository's ``examples/`` beside it, at a fixed terminal width, and writes the output
-back. Options of the marker:
+back: what the command printed on stdout (progress and probes on stderr are left out).
+Options of the marker:
 
 * ``width=N`` — the terminal's columns (default 100);
 * ``from=TEXT`` — start at the first line that holds TEXT (one word; default: the top);
-* ``keep=N`` — N lines of the output, then ``…`` (default: all);
+* ``tables=N`` — up to the bottom edge of the N-th table (and ``extra=M`` lines more);
+* ``keep=N`` — N lines of the output at most, then ``…`` (default: all);
 * ``status=A,B`` — exit statuses that are expected (default 0); any other stops the script;
+* ``needs=NAME`` — reads what example NAME writes (it runs first, also when only this one
+  is asked for);
 * ``cheap`` — ``tests/docs/test_readme_examples.py`` reruns it and compares its tables'
   headers and row names with what the README shows (timings are never compared).
 
@@ -53,6 +57,9 @@ class Example:
     width: int = 100
     keep: int | None = None
     start_at: str | None = None
+    tables: int | None = None
+    extra: int = 0
+    needs: str | None = None
     statuses: tuple[int, ...] = (0,)
     cheap: bool = False
     options: dict[str, str] = field(default_factory=dict)
@@ -79,6 +86,9 @@ def read_examples(text: str) -> list[Example]:
             width=int(options.get("width", 100)),
             keep=int(options["keep"]) if "keep" in options else None,
             start_at=options.get("from"),
+            tables=int(options["tables"]) if "tables" in options else None,
+            extra=int(options.get("extra", 0)),
+            needs=options.get("needs"),
             statuses=tuple(int(s) for s in options.get("status", "0").split(",")),
             cheap="cheap" in tokens, options=options))
     return found
@@ -91,18 +101,25 @@ def scratch_folder() -> tempfile.TemporaryDirectory[str]:
     return folder
 
 
-def tidy(output: str, keep: int | None, start_at: str | None = None) -> list[str]:
-    """The output as the README shows it: blank lines around it and trailing blanks gone,
-    from the first line holding ``start_at``, cut to ``keep`` lines."""
+def tidy(output: str, example: Example | None = None) -> list[str]:
+    """The output as the README shows it: blank lines around it and trailing blanks gone;
+    with an example, cut as its options say."""
     lines = [line.rstrip() for line in output.strip("\n").splitlines()]
-    if start_at is not None:
-        first = next((i for i, line in enumerate(lines) if start_at in line), None)
+    if example is None:
+        return lines
+    if example.start_at is not None:
+        first = next((i for i, line in enumerate(lines) if example.start_at in line), None)
         if first is None:
-            raise ValueError(f"no line of the output holds {start_at!r}")
+            raise ValueError(f"no line of the output holds {example.start_at!r}")
         lines = lines[first:]
-    if keep is not None and len(lines) > keep:
-        lines = [*lines[:keep], "…"]
-    return lines
+    end = len(lines)
+    if example.tables is not None:
+        bottoms = [i for i, line in enumerate(lines) if line.lstrip().startswith("└")]
+        if len(bottoms) >= example.tables:
+            end = bottoms[example.tables - 1] + 1 + example.extra
+    if example.keep is not None:
+        end = min(end, example.keep)
+    return [*lines[:end], "…"] if end < len(lines) else lines
 
 
 def run(example: Example, cwd: Path) -> list[str]:
@@ -113,7 +130,7 @@ def run(example: Example, cwd: Path) -> list[str]:
     if done.returncode not in example.statuses:
         sys.exit(f"example {example.name}: exit status {done.returncode}, expected "
                  f"{example.statuses}:\n{done.stdout}\n{done.stderr}")
-    return tidy(done.stdout + done.stderr, example.keep, example.start_at)
+    return tidy(done.stdout, example)
 
 
 def rewrite(text: str, outputs: dict[str, list[str]]) -> str:
@@ -175,17 +192,22 @@ def main() -> int:
     unknown = set(args.names) - {e.name for e in examples}
     if unknown:
         parser.error(f"no such example: {', '.join(sorted(unknown))}")
+    wanted = set(args.names or (e.name for e in examples))
+    by_name = {e.name: e for e in examples}
+    to_run = set(wanted)
+    for name in wanted:  # and what they read, first
+        while by_name[name].needs:
+            name = by_name[name].needs  # type: ignore[assignment]
+            to_run.add(name)
     outputs = {}
     with scratch_folder() as cwd:
         for example in examples:
-            # Earlier examples run too when a later one is asked for: it may read their files.
-            if args.names and example.name not in args.names and not any(
-                    e.name in args.names for e in examples[examples.index(example) + 1:]):
+            if example.name not in to_run:
                 continue
             print(f"running {example.name}: attnprof {shlex.join(example.command)}",
                   file=sys.stderr)
             lines = run(example, Path(cwd))
-            if not args.names or example.name in args.names:
+            if example.name in wanted:
                 outputs[example.name] = lines
     partial = README.with_name(f".{README.name}.tmp")  # written whole, then renamed
     partial.write_text(rewrite(text, outputs), encoding="utf-8")

@@ -59,11 +59,12 @@ def _terminal(width: int, cwd: Path) -> Iterator[None]:
 
 
 def _run(args: list[str], width: int, cwd: Path) -> tuple[int, list[str]]:
-    out = io.StringIO()
+    """``attnprof ARGS`` in-process, as the script runs it: its stdout's lines."""
+    out, err = io.StringIO(), io.StringIO()
     with _terminal(width, cwd), contextlib.redirect_stdout(out), \
-            contextlib.redirect_stderr(out):
+            contextlib.redirect_stderr(err):
         status = main(args)
-    return status, SCRIPT.tidy(out.getvalue(), keep=None)
+    return status, SCRIPT.tidy(out.getvalue()) or err.getvalue().splitlines()
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,8 @@ def test_cheap_example_has_the_shape_the_readme_shows(
     status, lines = fresh[example.name]
     assert status in example.statuses, lines
     if example.start_at:
-        lines = SCRIPT.tidy("\n".join(lines), None, example.start_at)
+        start = next(i for i, line in enumerate(lines) if example.start_at in line)
+        lines = lines[start:]
     shown = example.shown
     shown_tables, fresh_tables = SCRIPT.tables(shown), SCRIPT.tables(lines)
     if not shown_tables:  # no table in what the README shows: its first line's shape
@@ -125,3 +127,18 @@ def test_first_table_is_the_default_comparison(tmp_path: Path) -> None:
     (now,) = SCRIPT.tables(lines)
     assert readme.headers == now.headers
     assert now.rows == ["naive", "sdpa"]
+
+
+def test_readme_is_a_landing_page() -> None:
+    """At most 200 lines, the comparison's table on its first screen, and the set-up
+    commands the project promises — the test one exactly what CI runs."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200
+    first_table = next(i for i, line in enumerate(lines) if line.startswith("┏"))
+    assert first_table < 40
+    run_command = ("python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e . "
+                   "&& .venv/bin/attnprof")
+    test_command = ("python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e "
+                    "'.[test]' && .venv/bin/python -m pytest")
+    assert f"    {run_command}" in lines and f"    {test_command}" in lines
+    assert test_command in (REPO / ".ci" / "run").read_text(encoding="utf-8")
