@@ -8,7 +8,8 @@ Usage::
 The mutants are those of the suite's fuzz test (``tests/trace/mutations.py``): values of
 the wrong type, numbers past float range, control characters in names, JSON nested
 thousands deep, missing keys, events that are not objects, reordered or negative times,
-odd header blocks, cut-off files, byte noise, damaged gzip streams. The sources are the
+odd header blocks, cut-off files, byte noise, runs of bytes written twice (ids grown huge),
+bit flips, swapped values and events, damaged gzip streams. The sources are the
 small public traces (``../shared/traces/public``) and, unless ``--no-capture``, a CPU
 capture of naive attention made here with torch.profiler.
 
@@ -190,9 +191,9 @@ def _report(args: argparse.Namespace, outcomes: Counter[tuple[str, str]],
           f", {total:.0f} s, timeout {args.timeout:g} s per mutant")
     kinds = sorted({k for k, _ in outcomes})
     results = sorted({r for _, r in outcomes})
-    print(f"{'mutation':14s} " + " ".join(f"{r:>10s}" for r in results))
+    print(f"{'mutation':17s} " + " ".join(f"{r:>10s}" for r in results))
     for kind in kinds:
-        print(f"{kind:14s} " + " ".join(f"{outcomes[(kind, r)]:10d}" for r in results))
+        print(f"{kind:17s} " + " ".join(f"{outcomes[(kind, r)]:10d}" for r in results))
     crashes = [p for p in problems if p[2] != "hang"]
     hangs = [p for p in problems if p[2] == "hang"]
     times = sorted(s for s, _ in seconds)

@@ -11,6 +11,13 @@ Only regular files are ever replaced. ``os.replace`` onto a device node, a FIFO 
 would swap the kernel's object for a plain file (as root, ``--json /dev/null`` replaced
 ``/dev/null``), and files under ``/proc`` and ``/sys`` are the kernel's interface, not
 data: :func:`refuse_foreign` rejects all of them, before the run and again at the write.
+
+A symbolic link is never replaced either: ``os.replace`` onto a link swaps the link for a
+file (as root, ``--json /dev/stdout`` replaced the machine's ``/dev/stdout``).
+:func:`resolve_output` follows the link, one step at a time, to the file it names, and the
+output is written atomically beside that file; a link that leads through ``/proc`` or
+``/sys`` (``/dev/stdout`` is ``/proc/self/fd/1``) is refused, whatever the descriptor it
+names happens to be, since the step through the kernel's tree is what makes it a stream.
 The rules that relate several paths (an output that is an input, two outputs on one file)
 are in :mod:`attnprof.outputs`.
 """
@@ -28,20 +35,41 @@ from pathlib import Path
 from attnprof.errors import UsageError
 
 __all__ = ["atomic_path", "check_trace_dir", "check_writable", "describe_mode", "make_folder",
-           "refuse_foreign", "status", "write_atomic"]
+           "refuse_foreign", "resolve_output", "status", "write_atomic"]
 
 #: Pseudo-filesystems whose files are the kernel's interface: never an output.
 KERNEL_TREES = ("/proc", "/sys")
+_MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
+
+
+def resolve_output(path: str | os.PathLike[str], flag: str = "output") -> Path:
+    """The file an output ``path`` names: each symbolic link on the way (in its folders
+    too) followed, one step at a time, so that a step into ``/proc`` or ``/sys`` is seen
+    (``realpath`` of ``/dev/stdout`` gives the file stdout is redirected to, hiding it).
+
+    :class:`UsageError` for a step into the kernel's trees, or a loop of links."""
+    # Joined, not normalised: "link/../x" is x beside the link's target, as the kernel
+    # reads it; realpath resolves each folder before the ".." that follows it.
+    current = os.path.join(os.getcwd(), os.fspath(path))
+    for _ in range(_MAX_LINKS):
+        folder, name = os.path.split(current)
+        current = os.path.join(os.path.realpath(folder), name)
+        _refuse_kernel_tree(current, os.fspath(path), flag)
+        if not os.path.islink(current):
+            return Path(current)
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    raise UsageError(f"{flag} {os.fspath(path)!r} is a loop of symbolic links (or a chain of "
+                     f"more than {_MAX_LINKS}); point the link at a file")
 
 
 def refuse_foreign(path: str | os.PathLike[str], flag: str = "output") -> Path:
     """Raise :class:`UsageError` unless ``path`` is absent or a regular file (symlinks
-    followed) outside ``/proc`` and ``/sys``: the only things attnprof may replace."""
+    followed) outside ``/proc`` and ``/sys``: the only things attnprof may replace.
+    Returns the file to write: ``path`` with its links resolved (:func:`resolve_output`)."""
     text = os.fspath(path)
     if not text.strip():
         raise UsageError(f"{flag} is an empty path; give a file name")
-    p = Path(text)
-    _refuse_kernel_tree(p, flag)
+    p = resolve_output(text, flag)
     found = status(p, flag)
     if found is None or stat.S_ISREG(found.st_mode):  # absent: a new file will be made
         return p
@@ -66,11 +94,12 @@ def status(path: Path, flag: str) -> os.stat_result | None:
                          "path") from None
 
 
-def _refuse_kernel_tree(p: Path, flag: str) -> None:
-    real = os.path.realpath(p)
+def _refuse_kernel_tree(real: str, given: str, flag: str) -> None:
+    """``real``: ``given`` (or a step on its way) with its folders resolved."""
     for tree in KERNEL_TREES:
         if real == tree or real.startswith(tree + os.sep):
-            raise UsageError(f"{flag} {str(p)!r} is under {tree}, the kernel's interface, "
+            how = "is under" if os.path.abspath(given) == real else f"leads to {real!r}, under"
+            raise UsageError(f"{flag} {given!r} {how} {tree}, the kernel's interface, "
                              "not a place for files; write somewhere else")
 
 
@@ -86,15 +115,17 @@ def describe_mode(mode: int) -> str:
 
 def check_writable(path: str | os.PathLike[str], flag: str = "--json") -> Path:
     """Raise :class:`UsageError` unless ``path`` can be created or replaced."""
+    given = Path(path)
     p = refuse_foreign(path, flag)
-    parent = p.parent if str(p.parent) else Path(".")
+    # The folder the file will be made in (the target's, for a link), named as given.
+    parent = p.parent if os.path.islink(given) else given.parent
     found = status(parent, flag)
     if found is None or not stat.S_ISDIR(found.st_mode):
-        raise UsageError(f"{flag} {str(p)!r}: directory {str(parent)!r} does not exist; "
+        raise UsageError(f"{flag} {str(given)!r}: directory {str(parent)!r} does not exist; "
                          "create it first")
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"{flag} {str(p)!r}: directory {str(parent)!r} is not writable")
-    return p
+        raise UsageError(f"{flag} {str(given)!r}: directory {str(parent)!r} is not writable")
+    return given
 
 
 @contextlib.contextmanager
@@ -106,13 +137,15 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = ".tmp") -> Iterator[
     ``path`` must be absent or a regular file (:func:`refuse_foreign`), checked both
     before and after the temporary file is written.
     """
-    p = refuse_foreign(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=suffix, dir=p.parent or ".")
+    p = refuse_foreign(path)  # a link's target: the link itself stays as it is
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=suffix, dir=p.parent)
     os.close(fd)
     try:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs are normal files
-        refuse_foreign(p)  # it may have become something else while we wrote
+        if refuse_foreign(path) != p:  # it may have become something else while we wrote
+            raise UsageError(f"output {os.fspath(path)!r} was made a link to another file "
+                             "while attnprof wrote it; write it again")
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -165,7 +198,7 @@ def check_trace_dir(path: str | os.PathLike[str], flag: str = "--trace") -> Path
     if found is not None and not stat.S_ISDIR(found.st_mode):
         raise UsageError(f"{flag} {str(p)!r} is {describe_mode(found.st_mode)}; give a "
                          "folder for the traces")
-    _refuse_kernel_tree(p, flag)
+    resolve_output(p, flag)  # not a folder in, or reached through, /proc or /sys
     if found is None:
         check_writable(p, flag)  # its parent must exist and be writable
         return p

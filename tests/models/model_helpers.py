@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from attnprof.record.model import ModelSettings
 from attnprof.spec.settings import TimingPlan
 
@@ -11,6 +14,30 @@ FAST = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=2
                      trace_steps=1)
 #: A built-in at a size that runs in milliseconds.
 TINY = {"layers": 2, "hidden": 32, "heads": 4, "vocab": 64, "seq": 16}
+
+#: Tiny configs of architectures that are not built-ins (config classes, keyword sizes).
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "t5": ("T5Config", {"d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2,
+                        "num_decoder_layers": 2, "num_heads": 4, "vocab_size": 64,
+                        "decoder_start_token_id": 0}),
+    "mistral": ("MistralConfig", {"hidden_size": 32, "intermediate_size": 64,
+                                  "num_hidden_layers": 2, "num_attention_heads": 4,
+                                  "num_key_value_heads": 2, "vocab_size": 64}),
+    "distilbert": ("DistilBertConfig", {"dim": 32, "hidden_dim": 64, "n_layers": 2,
+                                        "n_heads": 4, "vocab_size": 64}),
+}
+
+
+def config_dir(root: Path, name: str, **changes: Any) -> Path:
+    """A folder holding only the config.json of ``CONFIGS[name]`` (with ``changes``)."""
+    import transformers
+
+    cls, sizes = CONFIGS[name]
+    folder = root / name
+    getattr(transformers, cls)(**{**sizes, **changes}).save_pretrained(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json"]
+    return folder
+
 
 HAND_WRITTEN = '''
 import math
@@ -59,6 +86,27 @@ def make_kwargs():
     return nn.MultiheadAttention(32, 4, batch_first=True), {
         "query": torch.randn(2, 8, 32), "key": torch.randn(2, 8, 32),
         "value": torch.randn(2, 8, 32), "need_weights": False}
+
+
+class PixelAttention(nn.Module):
+    """Attention over an image's pixels: takes [batch, channels, height, width]."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.qkv = nn.Linear(channels, 3 * channels)
+        self.proj = nn.Linear(channels, channels)
+
+    def forward(self, image):
+        b, c, h, w = image.shape
+        x = image.flatten(2).transpose(1, 2)
+        q, k, v = self.qkv(x).unsqueeze(1).chunk(3, dim=-1)
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v).squeeze(1)
+        return self.proj(out).transpose(1, 2).reshape(b, c, h, w)
+
+
+def make_image():
+    torch.manual_seed(0)
+    return nn.Sequential(PixelAttention(2), PixelAttention(2)), torch.randn(1, 2, 8, 8)
 
 
 def raises():

@@ -96,8 +96,11 @@ def test_a_factory_returning_keyword_inputs_and_mha(factories: Path, tmp_path: P
     ("llama", ["--min-time", "nan"], "--min-time must be positive"),
     ("llama", ["--batch", "0"], "--batch must be a positive integer"),
     ("llama", ["--hidden", "65536", "--heads", "512", "--layers", "64"],
-     "reduce --layers, --hidden, --vocab, --seq, --cache-len or --batch"),
-    ("gpt2", ["--seq", "2000000"], "GiB"),
+     "reduce --layers, --hidden, --vocab, --seq, --cache-len, --new-tokens or --batch"),
+    ("llama", ["--seq", "100000", "--batch", "64"], "GiB"),
+    ("gpt2", ["--seq", "5000"], "--seq 5000 exceeds the model's 1024 positions"),
+    ("gpt2", ["--layers", "1000000000"], "reduce --layers"),
+    ("gpt2", ["--hidden", str(2**40), "--heads", "16"], "reduce --layers, --hidden"),
 ])
 def test_mistakes_are_one_line_exit_2_and_no_file(
         spec: str | None, extra: list[str], needle: str, factories: Path, tmp_path: Path,
@@ -119,3 +122,26 @@ def test_without_transformers_a_builtin_says_what_to_install(tmp_path: Path) -> 
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 2
     assert "pip install 'attnprof[hf]'" in done.stderr and done.stdout == ""
+
+
+def test_a_4d_factory_input_is_shown_as_its_shape_without_tokens_per_second(
+        factories: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "image.json"
+    code = main(["model", f"{factories}:make_image", "--min-time", "0.01", "--rounds", "1",
+                 "--trace-steps", "1", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert "input 1 × 2 × 8 × 8" in text and "batch × seq" not in text
+    record = ModelRecord.load(out)
+    assert code == finished_status(record)
+    assert record.model.input_shape == [1, 2, 8, 8] and record.model.seq is None
+    (run,) = record.runs
+    assert run.status == "ok" and run.tokens_per_s is None and run.tokens_per_step is None
+
+
+def test_bert_attention_modules_are_listed_once_for_all_layers(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model", "bert", *TINY_FLAGS]) in (0, 3)  # 3: shares unreliable under load
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("attention:")]
+    assert len(lines) == 1
+    assert lines[0].startswith("attention: BertAttention ×2 (encoder.layer.0.attention … "
+                               "encoder.layer.1.attention)")

@@ -7,33 +7,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from model_helpers import FAST
+from model_helpers import CONFIGS, FAST
+from model_helpers import config_dir as _config_dir
 
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.run.model import prepare_model, profile_model
 from attnprof.spec.model_spec import ModelSpec
 
 transformers = pytest.importorskip("transformers")
-
-#: Tiny configs of architectures that are not built-ins (config classes, keyword sizes).
-CONFIGS = {
-    "t5": ("T5Config", {"d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2,
-                        "num_decoder_layers": 2, "num_heads": 4, "vocab_size": 64,
-                        "decoder_start_token_id": 0}),
-    "mistral": ("MistralConfig", {"hidden_size": 32, "intermediate_size": 64,
-                                  "num_hidden_layers": 2, "num_attention_heads": 4,
-                                  "num_key_value_heads": 2, "vocab_size": 64}),
-    "distilbert": ("DistilBertConfig", {"dim": 32, "hidden_dim": 64, "n_layers": 2,
-                                        "n_heads": 4, "vocab_size": 64}),
-}
-
-
-def _config_dir(root: Path, name: str) -> Path:
-    cls, sizes = CONFIGS[name]
-    folder = root / name
-    getattr(transformers, cls)(**sizes).save_pretrained(folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["config.json"]
-    return folder
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))

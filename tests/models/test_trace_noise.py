@@ -37,7 +37,7 @@ def retake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     reserved: list[int] = []
 
     def capture(call: Any, region: str, device: str, path: Path, spec: Any,
-                metadata: Any, untraced_faults: bool) -> Path:
+                metadata: Any, untraced_faults: bool, settle: bool = False) -> Path:
         assert untraced_faults
         path.write_text(str(len(taken)))
         taken.append(path)

@@ -4,7 +4,8 @@ Shared by the suite's fuzz test (a few dozen mutants) and ``benchmarks/fuzz_anal
 (thousands). A mutant is a real trace with a few things broken the way files get broken in
 the wild or by hostile hands: values of the wrong type, numbers too large or not finite,
 control characters in names, nesting thousands deep, missing keys, events that are not
-objects, a cut-off or corrupted file, a damaged gzip stream. ``mutant(source, seed)`` is a
+objects, a cut-off or corrupted file, runs of bytes written twice (an id grown huge), bits
+flipped, values and events swapped, a damaged gzip stream. ``mutant(source, seed)`` is a
 pure function of its arguments, so any failure can be replayed from its seed.
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "Mutant", "Source", "judge", "mutant"]
+__all__ = ["BIT_FLIPS", "GZIP_KINDS", "KINDS", "Mutant", "Source", "judge", "mutant"]
 
 KEYS = ["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "args"]
 ARG_KEYS = [
@@ -209,6 +210,53 @@ def _byte_noise(src: Source, rng: random.Random) -> str:
     return "".join(chars)
 
 
+# Keys whose values are ids: a run of digits duplicated there makes an id huge (a pid of
+# 28692242869224 beside tids of 2869224 crashed the grouping of sync events by thread).
+_ID_KEYS = ('"pid": ', '"tid": ', '"id": ', '"External id": ', '"correlation": ',
+            '"Sequence number": ', '"ts": ', '"Addr": ', '"Bytes": ')
+
+
+def _byte_duplication(src: Source, rng: random.Random) -> str:
+    """A run of the text written twice, as a faulty copy does; often inside a number."""
+    text = src.text
+    for _ in range(rng.choice([1, 2, 5])):
+        if rng.random() < 0.6:  # right after an id's key: the number grows
+            key = rng.choice(_ID_KEYS)
+            at = text.find(key, rng.randrange(len(text)))
+            at = text.find(key) if at < 0 else at
+            at = rng.randrange(len(text)) if at < 0 else at + len(key)
+        else:
+            at = rng.randrange(len(text))
+        run = text[at : at + rng.choice([1, 2, 4, 7, 16, 64])]
+        text = text[:at] + run * rng.choice([2, 3]) + text[at:]
+    return text
+
+
+def _swaps(src: Source, rng: random.Random) -> str:
+    """Structure moved around: two values of one event swapped between keys, an event's
+    args given to another, or two events exchanged."""
+    events = list(src.events)
+    picked = _pick(rng, events)
+    for i in picked:
+        e = copy.deepcopy(events[i])
+        if not isinstance(e, dict) or len(e) < 2:
+            continue
+        how = rng.choice(["keys", "args", "events"])
+        if how == "keys":
+            a, b = rng.sample(sorted(e), 2)
+            e[a], e[b] = e[b], e[a]
+        elif how == "args":
+            other = events[rng.randrange(len(events))]
+            if isinstance(other, dict):
+                e["args"] = copy.deepcopy(other.get("args"))
+        else:
+            j = rng.randrange(len(events))
+            events[i], events[j] = events[j], events[i]
+            continue
+        events[i] = e
+    return json.dumps(_events_doc(src, events))
+
+
 def _wrapping(src: Source, rng: random.Random) -> str:
     return rng.choice([
         "\ufeff" + src.text, "  \n" + src.text + "\n\n", src.text + " trailing",
@@ -228,16 +276,26 @@ KINDS: dict[str, TextMutation] = {
     "deep-nesting": _deep_nesting,
     "truncate": _truncate,
     "byte-noise": _byte_noise,
+    "byte-duplication": _byte_duplication,
+    "swaps": _swaps,
     "wrapping": _wrapping,
 }
 #: Mutations of the compressed bytes themselves (applied after gzip).
 GZIP_KINDS = ("gzip-truncate", "gzip-flip", "gzip-crc", "gzip-trailing")
+#: A few bits flipped in the plain text: a digit made another, a quote or a bracket
+#: something else, a byte made invalid UTF-8.
+BIT_FLIPS = "bit-flips"
 
 
 def mutant(src: Source, seed: int) -> Mutant:
     """The mutant of ``src`` for ``seed``: one mutation kind, written plain or gzipped."""
     rng = random.Random(f"{src.name}:{seed}")
-    kind = rng.choice([*KINDS, *GZIP_KINDS])
+    kind = rng.choice([*KINDS, *GZIP_KINDS, BIT_FLIPS])
+    if kind == BIT_FLIPS:  # on the bytes: a flipped bit may leave invalid UTF-8
+        data = bytearray(src.text.encode("utf-8", "surrogatepass"))
+        for _ in range(rng.choice([1, 2, 8])):
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        return Mutant(f"{src.name}-{seed}-{kind}", kind, bytes(data), gzipped=False)
     if kind in GZIP_KINDS:
         data = _damage_gzip(gzip.compress(src.text.encode("utf-8", "surrogatepass"),
                                           compresslevel=1), kind, rng)

@@ -232,6 +232,13 @@ DECLINED: list[tuple[str, list[str]]] = [
     ("int-beyond-int64-addr", [_x(args='{"Addr": 18446744073709551616, "Bytes": 8}')]),
     ("int-beyond-int64-pid", [_x().replace('"pid": 1', '"pid": 99999999999999999999')]),
     ("int-19-digits-unknown", [_x('"big": 1000000000000000000')]),
+    # Byte counts from 2**53 on are not exact in float64: absent, and counted, on both paths.
+    ("bytes-at-2-53", [_x(args='{"Addr": 1, "Bytes": 9007199254740992}')]),
+    ("bytes-18-digits", [_x(args='{"Addr": 1, "Bytes": 999999999999999999, "Device Id": 3}')]),
+    ("bytes-negative-2-53", [_x(args='{"Addr": 1, "Bytes": -9007199254740992}')]),
+    ("copy-bytes-beyond-2-53", [_x(args='{"bytes": 9007199254740993, "device": 0}')]),
+    ("total-allocated-beyond-2-53", [
+        _x(args='{"Addr": 2, "Bytes": 8, "Total Allocated": 9007199254740995}')]),
     ("grid-two", [_x(args='{"grid": [1, 2], "block": [32, 1, 1]}')]),
     ("grid-four", [_x(args='{"grid": [1, 2, 3, 4], "block": [32, 1, 1]}')]),
     ("grid-float", [_x(args='{"grid": [1, 2.0, 3], "block": [32, 1, 1]}')]),
@@ -366,9 +373,9 @@ ACCEPTED: list[tuple[str, list[str]]] = [
         '{"ph": "i", "name": "[memory]", "pid": 1, "tid": 2, "ts": 22, "args": {"Bytes": 16,'
         ' "Addr": 140000000000000, "Device Type": 0, "Device Id": -1}}',
         '{"ph": "i", "name": "[memory]", "pid": 1, "tid": 2, "ts": 23, "args": {"Bytes":'
-        ' 999999999999999999, "Addr": 1, "Device Type": 1, "Device Id": 300, "device": 2}}',
+        ' 9007199254740991, "Addr": 1, "Device Type": 1, "Device Id": 300, "device": 2}}',
         '{"ph": "i", "name": "[memory]", "pid": 1, "tid": 2, "ts": 24, "args": {"Bytes":'
-        ' 9007199254740993, "Total Allocated": 9007199254740995, "Addr": 2, "Device Id": 1}}',
+        ' -9007199254740991, "Total Allocated": 9007199254740991, "Addr": 2, "Device Id": 1}}',
         '{"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7,'
         ' "ts": 25, "dur": 1, "args": {"device": 0, "stream": 7, "bytes": 0}}',
     ]),

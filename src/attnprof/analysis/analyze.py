@@ -74,6 +74,8 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
         unassigned_device_us=math.fsum(
             (devices.end[unassigned] - devices.start[unassigned]).tolist()),
         skipped_events=dict(trace.meta.skipped_events),
+        dropped_entries=dict(trace.meta.dropped_entries),
+        unusable_values=dict(trace.meta.unusable_values),
     )
     ctx = FindingContext(report=report, views=tuple(views), ops=ops, devices=devices,
                          workload=workload or _workload(meta), result=result)

@@ -57,8 +57,8 @@ def _is_trace(target: str) -> bool:
     from attnprof.errors import UsageError
 
     path = Path(target)
-    if path.is_file():
-        return True
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        return True  # any file (a FIFO, a dangling link: load_trace says what is wrong)
     if target.endswith((".json", ".json.gz")):
         raise UsageError(f"trace file {target!r} does not exist; check the path")
     return False

@@ -7,13 +7,16 @@ evidence comes from the trace analysis.
 Why a backend was refused is only in PyTorch's warnings. On CUDA they come in sections, one
 per fused backend, each a header warning (``"Flash attention kernel not used because:"``)
 followed by one warning per failed check; with a backend pinned, the other backends'
-sections only say they were runtime disabled.
+sections only say they were runtime disabled. :func:`refusal_of` is the one classification
+of a refusal that compare, model and sweep rows share.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from attnprof.formatting import one_line
 
 #: ATen op (forward) -> backend label, most specific first.
 BACKEND_OPS: tuple[tuple[str, str], ...] = (
@@ -101,3 +104,44 @@ def router_reasons(warnings: list[str]) -> list[str]:
             checks.append(text)
     close()
     return lines
+
+
+#: What each pinned backend needs, for when PyTorch refuses without a word (it does on CPU).
+BACKEND_NEEDS: dict[str, str] = {
+    "MATH": "the math backend runs everywhere; a refusal here is unexpected",
+    "FLASH_ATTENTION": ("flash needs CUDA sm80+ (or the CPU flash kernel), fp16/bf16 on CUDA, "
+                        "head_dim <= 256 and no arbitrary attn_mask"),
+    "EFFICIENT_ATTENTION": ("memory-efficient attention (xformers cutlass fmha) runs only on "
+                            "CUDA; on CPU SDPA has just the math and flash backends"),
+    "CUDNN_ATTENTION": ("cuDNN attention runs only on CUDA (sm80+, cuDNN 9, fp16/bf16); "
+                        "on CPU SDPA has just the math and flash backends"),
+}
+#: How SDPA's dispatcher says that no allowed backend takes the call.
+REFUSAL_MARKERS = ("No available kernel", "No viable backend")
+
+
+def sdpa_refusal(backend: str | None, exc: BaseException, warnings: list[str],
+                 device_type: str) -> str | None:
+    """PyTorch's reason for refusing an SDPA call with ``backend`` pinned (an ``SDPBackend``
+    member name; ``None``: the automatic router), or ``None`` when ``exc`` is no refusal."""
+    if not isinstance(exc, RuntimeError) or not any(m in str(exc) for m in REFUSAL_MARKERS):
+        return None
+    said = refusal_reasons(backend, warnings) if backend else router_reasons(warnings)
+    if said:
+        return "PyTorch refused: " + " | ".join(said)
+    needs = BACKEND_NEEDS.get(backend or "", "no SDPA backend takes these inputs")
+    return f"PyTorch refused without a reason on {device_type}: {needs}"
+
+
+def refusal_of(exc: BaseException, warnings: list[str], backend: str | None,
+               device_type: str) -> str | None:
+    """Why PyTorch refused a call, or ``None`` when ``exc`` is not a refusal: the one
+    classification every command's rows use (``unsupported`` with this reason).
+
+    A refusal is SDPA finding no viable backend (:func:`sdpa_refusal`) or a
+    ``NotImplementedError`` (PyTorch's way of declaring a combination unsupported; its
+    message says which). Anything else is a failure (``oom`` or ``error``)."""
+    reason = sdpa_refusal(backend, exc, warnings, device_type)
+    if reason is None and isinstance(exc, NotImplementedError):
+        reason = f"PyTorch: {one_line(str(exc))}"
+    return reason

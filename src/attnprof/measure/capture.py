@@ -58,13 +58,17 @@ def capture_trace(
     metadata: dict[str, Any] | None = None,
     *,
     untraced_faults: bool = False,
+    settle: bool = False,
 ) -> Path:
     """Profile ``spec.steps`` calls of ``step`` and write the Chrome trace to ``path``.
 
     ``step`` must already be warmed up (compiled variants compiled), and run under the
     variant's context and grad mode, which the caller holds. ``untraced_faults``: call it
     once more before the profiler starts, to record the page faults an untraced step
-    pays beside those of each traced one.
+    pays beside those of each traced one. ``settle``: a step that frees what earlier
+    calls allocated (decode's growing KV cache) is first called once recorded but outside
+    any region, so the traced steps free only blocks the profiler saw allocated (see
+    :func:`attnprof.measure.memory.profile_step`; a warm-up step does not record them).
     """
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
@@ -75,12 +79,14 @@ def capture_trace(
     if device.startswith("cuda"):
         activities.append(ProfilerActivity.CUDA)
     label = region_name(variant)
-    with filtered_kineto_stderr():
+    settling = 1 if settle else 0
+    with filtered_kineto_stderr(unknown_frees=settle):
         prof = profile(
             activities=activities,
             record_shapes=True,
             profile_memory=True,
-            schedule=schedule(wait=spec.wait, warmup=spec.warmup, active=spec.steps, repeat=1),
+            schedule=schedule(wait=spec.wait, warmup=spec.warmup,
+                              active=spec.steps + settling, repeat=1),
         )
         info: dict[str, Any] = {"variant": variant, "region": label, "steps": spec.steps,
                                 **(metadata or {})}
@@ -92,11 +98,17 @@ def capture_trace(
             after = minor_faults()
             info["page_faults_untraced"] = (None if faults is None or after is None
                                             else after - faults)
-        first, total = spec.wait + spec.warmup, spec.wait + spec.warmup + spec.steps
+        first = spec.wait + spec.warmup + settling
+        total = first + spec.steps
         waits: list[float | None] = []
         faulted: list[int | None] = []
         with prof:
             for i in range(total):
+                if first - settling <= i < first:  # recorded, in no region
+                    step()
+                    synchronize(device)
+                    prof.step()
+                    continue
                 if i >= first:  # the wait and warm-up steps' readings would be thrown away
                     t0, w0, f0 = time.perf_counter(), cpu_wait_s(), minor_faults()
                 with record_function(label):

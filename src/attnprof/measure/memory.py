@@ -30,14 +30,36 @@ class MemoryProfile:
     op_names: tuple[str, ...]
 
 
-def profile_step(step: Callable[[], object], device: str) -> MemoryProfile:
-    """Run ``step`` once (or twice on CUDA) and measure its peak memory and ops."""
-    from torch.profiler import ProfilerActivity, profile
+#: The annotation around the measured call of :func:`profile_step` (not a region: no
+#: ``attnprof::`` prefix).
+_MEASURED = "attnprof-measured-call"
 
-    with filtered_kineto_stderr(), profile(activities=[ProfilerActivity.CPU],
-                                           profile_memory=not device.startswith("cuda")) as prof:
-        step()
+
+def profile_step(step: Callable[[], object], device: str, *,
+                 settle: bool = False) -> MemoryProfile:
+    """Run ``step`` once (or twice on CUDA) and measure its peak memory and ops.
+
+    ``settle``: for a step that frees what earlier calls allocated (decode replaces its
+    KV cache's tensors as they grow). The profiler knows the size only of blocks
+    allocated while it records, so it drops the free of an older block (c10 says "Memory
+    block of unknown size was allocated before the profiling started") and the peak
+    would count the replacement without the release — the whole cache. The step is then
+    called once more first in the same session, and only the second call is measured:
+    every block it frees was allocated under the profiler."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with filtered_kineto_stderr(unknown_frees=settle), profile(
+            activities=[ProfilerActivity.CPU],
+            profile_memory=not device.startswith("cuda")) as prof:
+        if settle:
+            step()
+        with record_function(_MEASURED):
+            step()
     events = prof.profiler.kineto_results.events()
+    window = next((e for e in events if e.name() == _MEASURED), None)
+    if window is not None:
+        lo, hi = window.start_ns(), window.end_ns()
+        events = [e for e in events if lo <= e.start_ns() <= hi]
     names = tuple(dict.fromkeys(e.name() for e in events if e.name().startswith("aten::")))
     if device.startswith("cuda"):
         return MemoryProfile(_cuda_peak(step, device), "cuda-allocator-peak", names)
@@ -59,12 +81,19 @@ def _cuda_peak(step: Callable[[], object], device: str) -> int:
     return int(torch.cuda.max_memory_allocated(device) - before)
 
 
+#: What c10's CPU allocator logs (to fd 2) when a profiled call frees a block allocated
+#: before the profiler started.
+UNKNOWN_FREE = b"Memory block of unknown size was allocated before the profiling started"
+
+
 @contextlib.contextmanager
-def filtered_kineto_stderr() -> Iterator[None]:
+def filtered_kineto_stderr(*, unknown_frees: bool = False) -> Iterator[None]:
     """Drop Kineto's ``USDT:`` start/stop lines, which it prints straight to fd 2.
 
     They are not warnings and would break the terminal table; every other line written to
-    stderr meanwhile is passed through once the block ends.
+    stderr meanwhile is passed through once the block ends. ``unknown_frees``: the
+    caller settles a step that frees older blocks (see :func:`profile_step`), so c10's
+    line about such a free concerns a call that is not measured, and is dropped too.
     """
     try:
         fd = sys.stderr.fileno()
@@ -83,6 +112,7 @@ def filtered_kineto_stderr() -> Iterator[None]:
             os.close(saved)
             tmp.seek(0)
             kept = [ln for ln in tmp.read().splitlines(keepends=True)
-                    if not ln.startswith(b"USDT:")]
+                    if not ln.startswith(b"USDT:")
+                    and not (unknown_frees and UNKNOWN_FREE in ln)]
             if kept:
                 os.write(fd, b"".join(kept))

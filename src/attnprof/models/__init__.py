@@ -6,7 +6,12 @@ op belongs to.
 * :mod:`.builtin` — the built-in models (gpt2, llama, bert, vit) from a config.
 * :mod:`.factory` — ``path/to/file.py:factory`` / ``package.module:factory``.
 * :mod:`.loaded` — what every source produces: a model, its inputs, what it is.
+* :mod:`.sizes`, :mod:`.fits` — every size a config or flag gives, checked (positive,
+  consistent, within the model's positions and memory) before anything is built.
+* :mod:`.phases` — one step of prefill, decode (against the model's KV cache) or train.
+* :mod:`.windows` — each attention call of a step: lengths, window, what its mask admitted.
 * :mod:`.locate` — which modules are attention, layers, projections, the rest.
 * :mod:`.instrument` — the ``record_function`` labels, installed and removed.
-* :mod:`.implementations` — switching the attention implementation on the same weights.
+* :mod:`.implementations` — switching the attention implementation on the same weights,
+  in every sub-model, checked per attention module.
 """

@@ -14,7 +14,7 @@ from typing import Any
 
 from attnprof.spec.model_spec import ModelSpec
 
-__all__ = ["DEFAULTS", "builtin_config", "builtin_model_class"]
+__all__ = ["DEFAULTS", "POSITIONS", "builtin_config", "builtin_model_class"]
 
 #: Default sizes per built-in (layers, hidden, heads, kv_heads, vocab, seq).
 DEFAULTS: dict[str, dict[str, int]] = {
@@ -26,6 +26,10 @@ DEFAULTS: dict[str, dict[str, int]] = {
              "seq": 512},
     "vit": {"layers": 4, "hidden": 768, "heads": 12, "kv_heads": 12, "vocab": 0, "seq": 196},
 }
+#: Positions of the public model each built-in stands for, which its config states and a
+#: run is held to: GPT-2's and BERT's learned tables (1,024 and 512 rows), Llama 3.1's
+#: rotary context. ViT's positions follow the image, so --seq sizes the image instead.
+POSITIONS: dict[str, int] = {"gpt2": 1024, "llama": 131072, "bert": 512}
 _PATCH = 16
 
 
@@ -52,11 +56,12 @@ def sizes_of(spec: ModelSpec) -> dict[str, int]:
     return base
 
 
-def builtin_config(spec: ModelSpec, transformers: Any, positions: int) -> Any:
-    """The transformers config of a built-in at the spec's sizes; ``positions`` is the
-    longest sequence a step will see (prompt plus cache plus new tokens)."""
+def builtin_config(spec: ModelSpec, transformers: Any) -> Any:
+    """The transformers config of a built-in at the spec's sizes (and the public model's
+    positions, :data:`POSITIONS`)."""
     s = sizes_of(spec)
     name = spec.source
+    positions = POSITIONS.get(name or "", 0)
     if name == "gpt2":
         return transformers.GPT2Config(n_layer=s["layers"], n_embd=s["hidden"],
                                        n_head=s["heads"], vocab_size=s["vocab"],

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
+from attnprof.input_files import CONFIG, check_folder, read_input
+from attnprof.models.sizes import check_config_sizes
 
 if TYPE_CHECKING:
     import torch
@@ -78,19 +80,24 @@ def from_config_dir(path: str, *, seed: int,
     ``check(cls, config)`` runs before anything is allocated (sizes, memory)."""
     transformers = require_transformers(f"--model-path {path}")
     folder = Path(path)
-    config_file = folder / "config.json"
-    if not folder.is_dir():
-        raise UsageError(f"--model-path {path!r} is not a folder; give the folder that "
-                         "holds config.json")
-    if not config_file.is_file():
-        raise UsageError(f"--model-path {path!r} has no config.json; give a folder written "
-                         "by save_pretrained (config.json, optionally weights)")
+    where = f"--model-path {path!r}"
+    text = _config_text(path)
     try:
-        json.loads(config_file.read_text(encoding="utf-8"))
+        raw = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{where}: its config.json is not JSON ({one_line(str(exc), 200)})"
+                         ) from None
+    if not isinstance(raw, dict):
+        raise UsageError(f"{where}: its config.json holds a {type(raw).__name__}, not an "
+                         "object of config keys")
+    _check_model_type(raw, where, transformers)
+    check_config_sizes(raw, where)  # before transformers divides by a head count of 0
+    try:
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
-    except Exception as exc:  # malformed JSON or an unknown model_type: the user's file
-        raise UsageError(f"--model-path {path!r}: transformers cannot read its config.json "
-                         f"({type(exc).__name__}: {one_line(str(exc))[:300]})") from None
+    except Exception as exc:  # a value transformers' own validation refuses: the user's file
+        raise UsageError(f"{where}: transformers cannot read its config.json "
+                         f"({type(exc).__name__}: {_cut(str(exc))})") from None
+    check_config_sizes(config, where)
     cls = _model_class(transformers, config)
     if check is not None:
         check(cls, config)
@@ -102,9 +109,50 @@ def from_config_dir(path: str, *, seed: int,
             return cls.from_pretrained(str(folder), local_files_only=True), "loaded"
         return cls.from_config(config), "random"
     except Exception as exc:
-        raise UsageError(f"--model-path {path!r}: transformers could not build "
-                         f"{cls.__name__} ({type(exc).__name__}: "
-                         f"{one_line(str(exc))[:300]})") from None
+        raise UsageError(f"{where}: transformers could not build {cls.__name__} "
+                         f"({type(exc).__name__}: {_cut(str(exc))})") from None
+
+
+def _check_model_type(raw: dict[str, Any], where: str, transformers: ModuleType) -> None:
+    """:class:`UsageError` for a ``model_type`` this transformers does not know, said whole
+    (transformers' own message runs to 400 characters before it names the fix)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    model_type = raw.get("model_type")
+    if model_type is None:
+        raise UsageError(f"{where}: its config.json has no model_type; add the "
+                         "architecture's (e.g. \"model_type\": \"llama\"), as "
+                         "save_pretrained writes it")
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING_NAMES:
+        raise UsageError(f"{where}: config.json's model_type {model_type!r} is not an "
+                         f"architecture transformers {transformers.__version__} knows; fix "
+                         "the name, or upgrade transformers if it is newer")
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    """``text`` on one line, cut at a word boundary with an ellipsis when too long."""
+    line = one_line(text, limit=10**6)
+    if len(line) <= limit:
+        return line
+    head = line[:limit]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(",;:") + " …"
+
+
+def _config_text(path: str) -> bytes:
+    """The bytes of ``path/config.json``: ``path`` a folder, the file a regular one within
+    :data:`~attnprof.input_files.CONFIG`'s cap, read in bounded memory (a FIFO, a folder or
+    a loop of links, at either place, named as such); transformers then reads that same
+    small file."""
+    folder = Path(path)
+    saved = "a folder written by save_pretrained (config.json, optionally weights)"
+    check_folder(folder, f"--model-path {path!r}",
+                 f"give its folder, {str(folder.parent)!r}" if folder.name == "config.json"
+                 else f"give {saved}")
+    config_file = folder / "config.json"
+    if not os.path.lexists(config_file):
+        raise UsageError(f"--model-path {path!r} has no config.json; give {saved}")
+    return read_input(config_file, f"the config.json of --model-path {path!r}", cap=CONFIG,
+                      fix=f"give {saved}")
 
 
 def _model_class(transformers: ModuleType, config: Any) -> Any:

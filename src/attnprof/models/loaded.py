@@ -17,7 +17,7 @@ from attnprof.record.model import ModelFamily
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["LoadedModel", "as_call_inputs", "first_tensor"]
+__all__ = ["LoadedModel", "as_call_inputs", "first_tensor", "input_sizes"]
 
 
 @dataclass
@@ -37,6 +37,9 @@ class LoadedModel:
     token_inputs: Callable[[int], dict[str, Any]] | None = None
     dtype: str = "float32"
     device: str = "cpu"
+    #: The first input tensor's shape, when it is not ``[batch, seq]`` or
+    #: ``[batch, seq, features]`` (a factory's image batch, a 4-D tensor of heads).
+    input_shape: list[int] | None = None
 
     @property
     def is_transformers(self) -> bool:
@@ -66,6 +69,26 @@ def as_call_inputs(inputs: Any, source: str) -> tuple[tuple[Any, ...], dict[str,
     raise UsageError(f"model factory {source!r} returned inputs of type "
                      f"{type(inputs).__name__}; return a tensor, a tuple of positional "
                      "arguments or a dict of keyword arguments")
+
+
+def input_sizes(args: tuple[Any, ...], kwargs: dict[str, Any]
+                ) -> tuple[dict[str, int | None], list[int] | None]:
+    """Batch and sequence read from the first input tensor, and its shape when it has no
+    sequence axis attnprof can tell.
+
+    ``[batch, seq]`` (token ids) and ``[batch, seq, features]`` (embeddings) have one;
+    a 4-D tensor (an image batch ``[batch, channels, height, width]``, or
+    ``[batch, heads, seq, head_dim]``) has none a reader can be sure of, so its tokens
+    per step — and tokens/s — stay unknown instead of being read from its second axis."""
+    import torch
+
+    tensor = next((a for a in [*args, *kwargs.values()] if isinstance(a, torch.Tensor)), None)
+    if tensor is None or tensor.dim() < 2:
+        return {}, None
+    shape = [int(n) for n in tensor.shape]
+    if tensor.dim() <= 3:
+        return {"batch": shape[0], "seq": shape[1]}, None
+    return {"batch": shape[0]}, shape
 
 
 def first_tensor(output: Any) -> torch.Tensor | None:

@@ -3,7 +3,8 @@
 * ``prefill``: the whole prompt, one forward under ``no_grad``.
 * ``decode``: one new token against the model's own KV cache (``past_key_values``, the
   cache object transformers builds) holding ``cache_len`` tokens; after each step the cache
-  is cropped back, so every step sees the same length.
+  is cropped back, so every step sees the same length. An encoder-decoder's encoder runs
+  once, before: decode steps reuse its output (and their cross-attention cache).
 * ``train``: forward and backward of a loss (the mean of the model's first floating-point
   output: logits or last hidden state), gradients dropped after each step so every step
   allocates them afresh. The model stays in eval mode, so dropout does not make steps
@@ -29,9 +30,12 @@ class PhaseStep:
     call: Callable[[], object]
     tokens: int
     cache: Any = None
-    #: Decode: one step without cropping the cache (for measuring its growth).
-    grow: Callable[[], object] | None = None
-    crop: Callable[[], None] | None = None
+    #: Decode: ``growth(n)`` builds a cache of its own, grows it by ``n`` tokens and
+    #: returns the bytes each kind of cache (``self``, ``cross``) held before and after.
+    growth: Callable[[int], dict[str, tuple[int, int]]] | None = None
+    #: Whether a call frees what earlier calls allocated (decode replaces the cache's
+    #: tensors as they grow): memory is then measured on a call after a settling one.
+    settles: bool = False
 
 
 def unsupported_phase(loaded: LoadedModel, phase: str) -> str | None:
@@ -79,45 +83,64 @@ def _decode_step(loaded: LoadedModel, cache_len: int) -> PhaseStep:
     import torch
 
     assert loaded.token_inputs is not None
-    model = loaded.model
+    model: Any = loaded.model  # a transformers model (token_inputs is set only for them)
     prompt = loaded.token_inputs(cache_len)["input_ids"]
     token = loaded.token_inputs(1)["input_ids"]
     extra: dict[str, Any] = {}
-    with torch.no_grad():
-        if loaded.family == "encoder-decoder":
-            out = model(input_ids=loaded.kwargs["input_ids"], decoder_input_ids=prompt,
-                        use_cache=True)
-            extra["encoder_outputs"] = (out.encoder_last_hidden_state,)
-            feed = "decoder_input_ids"
-        else:
-            out = model(input_ids=prompt, use_cache=True)
-            feed = "input_ids"
-    cache = getattr(out, "past_key_values", None)
-    if cache is None:
-        raise UsageError(f"{type(model).__name__} returned no past_key_values with "
-                         "use_cache=True; it cannot decode against a cache")
+    feed = "input_ids"
+    if loaded.family == "encoder-decoder":
+        with torch.no_grad():
+            encoded = model.get_encoder()(input_ids=loaded.kwargs["input_ids"])
+        extra["encoder_outputs"] = (encoded[0],)
+        feed = "decoder_input_ids"
 
-    def grow() -> object:
+    def fresh_cache() -> Any:
+        """The cache after a prompt of ``cache_len`` tokens."""
+        with torch.no_grad():
+            out = model(**{feed: prompt}, use_cache=True, **extra)
+        cache = getattr(out, "past_key_values", None)
+        if cache is None:
+            raise UsageError(f"{type(model).__name__} returned no past_key_values with "
+                             "use_cache=True; it cannot decode against a cache")
+        return cache
+
+    def grow(cache: Any) -> object:
         with torch.no_grad():
             return model(**{feed: token}, past_key_values=cache, use_cache=True, **extra)
 
-    def crop() -> None:
+    cache = fresh_cache()
+    # A sliding-window layer keeps only its last window − 1 tokens, and once full it can
+    # be cropped back only if it records the past: it then keeps a step's token until the
+    # crop, which restores the window (the step attends the same keys either way).
+    if hasattr(cache, "activate_past_recording"):
+        cache.activate_past_recording()
+
+    def step() -> object:
+        out = grow(cache)
         extra_tokens = cache.get_seq_length() - cache_len
         if extra_tokens > 0:
             # A negative length removes that many tokens in every transformers version.
             cache.crop(-extra_tokens)
-
-    def step() -> object:
-        out = grow()
-        crop()
         return out
 
-    return PhaseStep(call=step, tokens=int(token.shape[0]), cache=cache, grow=grow, crop=crop)
+    def growth(n: int) -> dict[str, tuple[int, int]]:
+        # A cache of its own, as generation grows one: a sliding-window layer stays at
+        # its window while a full-attention one grows.
+        grown = fresh_cache()
+        kinds = ("self", "cross") if loaded.family == "encoder-decoder" else ("self",)
+        before = {kind: cache_bytes(grown, kind) for kind in kinds}
+        for _ in range(n):
+            grow(grown)
+        return {kind: (before[kind], cache_bytes(grown, kind)) for kind in kinds}
+
+    return PhaseStep(call=step, tokens=int(token.shape[0]), cache=cache, growth=growth,
+                     settles=True)
 
 
-def cache_bytes(cache: Any) -> int:
-    """Bytes held by a transformers cache's key and value tensors (self-attention only:
-    an encoder-decoder's cross-attention cache does not grow with new tokens)."""
+def cache_bytes(cache: Any, kind: str = "self") -> int:
+    """Bytes held by a transformers cache's key and value tensors: the self-attention
+    cache's (``kind="self"``), or an encoder-decoder's cross-attention cache's
+    (``kind="cross"``: the encoder output's keys and values, 0 for a decoder-only cache)."""
     import torch
 
     seen: set[int] = set()
@@ -133,11 +156,12 @@ def cache_bytes(cache: Any) -> int:
         if isinstance(obj, (list, tuple)):
             return sum(walk(o, depth + 1) for o in obj)
         total = 0
-        if hasattr(obj, "self_attention_cache"):
-            return walk(obj.self_attention_cache, depth + 1)
         for name in ("layers", "keys", "values", "key_cache", "value_cache"):
             if hasattr(obj, name):
                 total += walk(getattr(obj, name), depth + 1)
         return total
 
-    return walk(cache, 0)
+    if hasattr(cache, "self_attention_cache"):
+        part = cache.self_attention_cache if kind == "self" else cache.cross_attention_cache
+        return walk(part, 1)
+    return walk(cache, 0) if kind == "self" else 0

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
-from attnprof.models.loaded import LoadedModel, as_call_inputs
+from attnprof.models.fits import check_fits
+from attnprof.models.loaded import LoadedModel, as_call_inputs, input_sizes
+from attnprof.models.sizes import config_sizes
 from attnprof.spec.model_spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -51,8 +53,7 @@ def _from_transformers(spec: ModelSpec, seed: int) -> LoadedModel:
         assert spec.source is not None
         transformers = require_transformers(f"the built-in model {spec.source!r}")
         seq = sizes_of(spec)["seq"]
-        positions = max(1024, seq + (spec.cache_len or seq) + spec.new_tokens + 8)
-        config = builtin_config(spec, transformers, positions)
+        config = builtin_config(spec, transformers)
         cls = builtin_model_class(spec.source, transformers)
         check_fits(cls, config, spec, seq)
         torch.manual_seed(seed)
@@ -86,42 +87,6 @@ def _from_transformers(spec: ModelSpec, seed: int) -> LoadedModel:
                        device=spec.device)
 
 
-def check_fits(cls: Any, config: Any, spec: ModelSpec, seq: int) -> None:
-    """:class:`UsageError` when the model cannot hold the sequence, or when its weights and
-    the largest transients of a step (logits; an eager score matrix) cannot fit in memory.
-
-    The model is built on the ``meta`` device to count its parameters: nothing allocated.
-    """
-    import torch
-
-    from attnprof.measure.device import memory_shortfall
-    from attnprof.spec.workload import DTYPE_BYTES
-
-    limit = next((getattr(config, n) for n in ("max_position_embeddings", "n_positions")
-                  if isinstance(getattr(config, n, None), int)), None)
-    longest = seq + ((spec.cache_len or seq) + spec.new_tokens if "decode" in spec.phases
-                     else 0)
-    if limit is not None and longest > limit and getattr(config, "model_type", "") != "t5":
-        raise UsageError(f"--seq {seq} (plus --cache-len and --new-tokens in decode: "
-                         f"{longest} positions) exceeds the model's {limit} positions; "
-                         "lower --seq or --cache-len")
-    build = getattr(cls, "from_config", None) or cls  # Auto classes build from_config
-    with torch.device("meta"):
-        params = sum(p.numel() for p in build(config).parameters())
-    sizes = config_sizes(config)
-    heads = sizes.get("heads") or 1
-    vocab = int(getattr(config, "vocab_size", 0) or 0)
-    elem = DTYPE_BYTES.get(spec.dtype, 4)
-    # Decode builds its cache with a prefill of --cache-len tokens: its logits count too.
-    tokens = max(seq, spec.cache_len or 0) if "decode" in spec.phases else seq
-    need = (params * elem * (3 if "train" in spec.phases else 1)
-            + spec.batch * tokens * vocab * 4 + spec.batch * heads * tokens * tokens * 4)
-    if short := memory_shortfall(need, spec.device):
-        raise UsageError(f"{type(config).__name__} at this size needs about {short[0]} "
-                         f"(weights and one step's largest tensors) but {short[1]}; "
-                         "reduce --layers, --hidden, --vocab, --seq, --cache-len or --batch")
-
-
 def _tokens(kwargs: dict[str, Any], config: Any, seq: int) -> int:
     """Tokens per sequence the inputs hold (patches + class token for images)."""
     ids = kwargs.get("input_ids")
@@ -132,23 +97,6 @@ def _tokens(kwargs: dict[str, Any], config: Any, seq: int) -> int:
     if pixels is not None and isinstance(patch, int) and patch > 0:
         return (int(pixels.shape[-1]) // patch) * (int(pixels.shape[-2]) // patch) + 1
     return seq
-
-
-def config_sizes(config: Any) -> dict[str, int | None]:
-    """Layers, hidden, heads, kv_heads, head_dim as a transformers config states them."""
-    def first(*names: str) -> int | None:
-        for n in names:
-            value = getattr(config, n, None)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-        return None
-
-    heads = first("num_attention_heads", "n_head", "num_heads")
-    hidden = first("hidden_size", "n_embd", "d_model", "dim")
-    kv_heads = first("num_key_value_heads", "multi_query_group_num") or heads
-    head_dim = first("head_dim", "d_kv") or (hidden // heads if hidden and heads else None)
-    return {"layers": first("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
-            "hidden": hidden, "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim}
 
 
 def _from_factory(spec: ModelSpec) -> LoadedModel:
@@ -168,7 +116,7 @@ def _from_factory(spec: ModelSpec) -> LoadedModel:
                          "(model, inputs) instead") from None
     except BaseException as exc:  # the user's code: its failure, in one line
         raise UsageError(f"model factory {source!r} raised {type(exc).__name__}: "
-                         f"{one_line(str(exc))[:300]}") from None
+                         f"{one_line(str(exc), 300)}") from None
     if not isinstance(made, (tuple, list)) or len(made) != 2:
         raise UsageError(f"model factory {source!r} returned {type(made).__name__}; return "
                          "a pair (model, inputs) with model an nn.Module")
@@ -179,12 +127,9 @@ def _from_factory(spec: ModelSpec) -> LoadedModel:
     args, kwargs = as_call_inputs(inputs, source)
     dtype = next((p.dtype for p in model.parameters()), torch.float32)
     device = next((str(p.device) for p in model.parameters()), "cpu")
-    sizes: dict[str, int | None] = {}
-    if hasattr(model, "config"):
-        sizes = config_sizes(model.config)
-    tensor = next((a for a in [*args, *kwargs.values()] if isinstance(a, torch.Tensor)), None)
-    if tensor is not None and tensor.dim() >= 2:
-        sizes.update(batch=int(tensor.shape[0]), seq=int(tensor.shape[1]))
+    sizes = config_sizes(model.config) if hasattr(model, "config") else {}
+    read, shape = input_sizes(args, kwargs)
     return LoadedModel(model=model, args=args, kwargs=kwargs, source=source,
-                       family="module", weights="factory", sizes=sizes,
-                       dtype=str(dtype).removeprefix("torch."), device=device)
+                       family="module", weights="factory", sizes={**sizes, **read},
+                       dtype=str(dtype).removeprefix("torch."), device=device,
+                       input_shape=shape)

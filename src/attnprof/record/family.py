@@ -18,6 +18,7 @@ from typing import Any, Union
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.input_files import RECORD, read_input
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import SCHEMA_VERSION
 from attnprof.record.compare import CompareRecord, ProfileRecord
@@ -59,11 +60,8 @@ def decode_record(data: bytes | str, source: str = "record") -> Record:
 
 def load_record(path: str | os.PathLike[str]) -> Record:
     """Read the record at ``path`` (any kind)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read record {str(path)!r}: {exc.strerror}") from None
+    data = read_input(path, f"record {str(path)!r}", cap=RECORD,
+                      fix="pass a file written by attnprof --json")
     return decode_record(data, source=repr(str(path)))
 
 

@@ -21,8 +21,8 @@ from attnprof.record.model_attribution import ModelAttribution
 from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import CpuAllocator, TimingPlan
 
-__all__ = ["AttentionModule", "KvCacheReport", "LayerDelta", "ModelInfo", "ModelRecord",
-           "ModelSettings", "PhaseRun"]
+__all__ = ["AttentionCall", "AttentionModule", "CrossCacheReport", "KvCacheReport",
+           "LayerDelta", "ModelInfo", "ModelRecord", "ModelSettings", "PhaseRun"]
 
 ModelFamily = Literal["decoder", "encoder", "encoder-decoder", "module"]
 
@@ -46,6 +46,13 @@ class ModelInfo(msgspec.Struct, kw_only=True):
     head_dim: int | None = None
     #: ``config._attn_implementation`` as the model was built (transformers models).
     default_implementation: str | None = None
+    #: The first input's shape when it has no sequence axis attnprof can tell (a 4-D
+    #: factory input): ``seq`` is then unknown, and so are tokens/s.
+    input_shape: list[int] | None = None
+    #: The most positions the config allows (``None``: no limit), and where that is said
+    #: or why there is none (``relative position buckets: any length runs``).
+    max_positions: int | None = None
+    positions: str | None = None
 
 
 class AttentionModule(msgspec.Struct, kw_only=True):
@@ -62,19 +69,88 @@ class AttentionModule(msgspec.Struct, kw_only=True):
     kind: str = "self"
 
 
+class CrossCacheReport(msgspec.Struct, kw_only=True):
+    """Encoder-decoders in decode: the cross-attention cache, the encoder output's keys and
+    values in every decoder layer — made once per sequence, read by every step, and as
+    large again as a self-attention cache of the encoder's length."""
+
+    #: Encoder tokens the cache holds keys and values for.
+    encoder_len: int
+    #: decoder layers × 2 × kv_heads × head_dim × dtype bytes (per encoder token).
+    computed_bytes_per_token: int | None
+    computed_bytes_per_token_per_layer: int | None
+    formula: str
+    #: ``encoder_len`` × the above (per sequence).
+    computed_bytes: int | None
+    #: Bytes the cache object's cross-attention keys and values held, per sequence.
+    measured_bytes: int | None
+    #: Their growth per new token (0: the cross cache does not grow).
+    measured_bytes_per_token: float | None
+
+
 class KvCacheReport(msgspec.Struct, kw_only=True):
-    """Decode: the KV cache computed from the config beside what the cache object held."""
+    """Decode: the KV cache computed from the config beside what the cache object held —
+    self-attention's (these fields) and, in an encoder-decoder, cross-attention's."""
 
     cache_len: int
     new_tokens: int
-    #: layers × 2 × kv_heads × head_dim × dtype bytes (per token, per sequence).
-    computed_bytes_per_token: int | None
+    #: What one more token adds to the self-attention cache (an encoder-decoder's
+    #: decoder layers), per sequence: layers × 2 × kv_heads × head_dim × dtype bytes, less
+    #: the sliding-window layers already full (averaged over ``new_tokens`` tokens).
+    computed_bytes_per_token: float | None
     computed_bytes_per_token_per_layer: int | None
     formula: str
     #: Growth of the cache's key/value tensors over ``new_tokens`` tokens, per token.
     measured_bytes_per_token: float | None
-    #: Bytes the cache held after the prompt (``cache_len`` tokens).
+    #: Bytes the self-attention cache held after the prompt (``cache_len`` tokens).
     measured_cache_bytes: int | None
+    cross: CrossCacheReport | None = None
+    #: What the config says the self-attention cache holds after the prompt: a
+    #: sliding-window layer keeps at most window − 1 tokens.
+    computed_cache_bytes: int | None = None
+    #: Layers whose cache a sliding window bounds, and the window.
+    window_layers: int = 0
+    window: int | None = None
+
+    @property
+    def measured_total_bytes(self) -> int | None:
+        """Bytes both caches held, per sequence (the self-attention one alone when there is
+        no cross-attention)."""
+        if self.measured_cache_bytes is None:
+            return None
+        cross = self.cross.measured_bytes if self.cross is not None else 0
+        return self.measured_cache_bytes + (cross or 0)
+
+
+class AttentionCall(msgspec.Struct, kw_only=True):
+    """One attention module's call in a step, read from the call itself: its lengths, the
+    sliding window its config gives it, what its mask admitted, and its core FLOPs."""
+
+    module: str
+    layer: str | None
+    q_len: int
+    #: Keys of the sequence (a decode step's cache and its token; the encoder's for cross).
+    k_len: int
+    cross: bool
+    #: ``None``: the call did not say (its pairs are then counted as full, and its FLOPs
+    #: are not counted).
+    causal: bool | None
+    window: int | None = None
+    #: (query, key) pairs the mask admitted (batch element 0, head 0) and the most keys
+    #: one query admitted; ``None`` when the call was passed no mask to read.
+    admitted_pairs: int | None = None
+    widest: int | None = None
+    #: Pairs counted exactly without and with the window, and the share the window
+    #: removed (``None``: no window).
+    full_pairs: int
+    window_pairs: int
+    window_saves: float | None = None
+    #: True: the mask admitted at most ``window`` keys per query; False: more (the
+    #: window declared was not applied); None: no window, or no mask to read.
+    window_applied: bool | None = None
+    #: Core FLOPs of the call per step under :data:`attnprof.spec.costs.FLOPS_CONVENTION`
+    #: (a window counts the pairs it admits); ``None`` when the heads are not known.
+    flops: float | None = None
 
 
 class PhaseRun(msgspec.Struct, kw_only=True):
@@ -115,6 +191,11 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     attribution: ModelAttribution | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
     notes: list[str] = msgspec.field(default_factory=list)
+    #: Every attention call of one step, in order (:class:`AttentionCall`), and their
+    #: core FLOPs per step summed, under ``flops_convention``.
+    calls: list[AttentionCall] = msgspec.field(default_factory=list)
+    core_flops: float | None = None
+    flops_convention: str | None = None
 
 
 class LayerDelta(msgspec.Struct, kw_only=True):

@@ -222,6 +222,12 @@ class TraceReport(msgspec.Struct, kw_only=True):
     #: Events counted in ``events`` that the analysis left out because they cannot be placed
     #: in time, by reason ("missing dur", "negative dur", "ts not a number", ...).
     skipped_events: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Entries of the trace's event list that are not events, by reason ("not an object",
+    #: "no phase (ph)", "in a second traceEvents list"): not in ``events``.
+    dropped_entries: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Values in events that could not be used (a wrong type, an int beyond int64, a byte
+    #: count beyond 2**53), left out, by field ("args.Bytes", "pid", ...).
+    unusable_values: dict[str, int] = msgspec.field(default_factory=dict)
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""

@@ -52,19 +52,34 @@ def _summary(record: ModelRecord, console: Console) -> None:
     text = Text(f"attnprof model — {m.source}", style="bold")
     text.append(f"\n{m.architecture} ({m.family}), {m.parameters / 1e6:.1f}M parameters, "
                 f"{m.weights} weights" + (f"; {sizes}" if sizes else ""))
-    shape = " × ".join(str(v) for v in (m.batch, m.seq) if v is not None)
-    text.append(f"\n{m.dtype} on {env.device_name} ({env.threads} threads)"
-                + (f", batch × seq {shape}" if shape else "")
+    if m.input_shape:
+        shape = f", input {' × '.join(map(str, m.input_shape))}"
+    elif m.batch is not None and m.seq is not None:
+        shape = f", batch × seq {m.batch} × {m.seq}"
+    else:
+        shape = f", batch {m.batch}" if m.batch is not None else ""
+    positions = ("" if m.positions is None else f"; positions: up to {m.max_positions:,} "
+                 f"({m.positions})" if m.max_positions is not None
+                 else f"; positions: {m.positions}")
+    text.append(f"\n{m.dtype} on {env.device_name} ({env.threads} threads){shape}"
                 + (f"; built with attn_implementation {m.default_implementation}"
-                   if m.default_implementation else ""), style="dim")
+                   if m.default_implementation else "") + positions, style="dim")
     console.print(text)
+    # One line per kind of module, whatever layer it sits in: the reason names a path
+    # inside the module (BERT's ``...attention.self``), told apart only by the layer index.
     groups: dict[tuple[str, str, str], list[str]] = {}
     for a in record.attention:
-        groups.setdefault((a.cls, a.recognised_by, a.kind), []).append(a.path)
+        how = a.recognised_by.replace(a.path, _numbered(a.path)) if a.path else a.recognised_by
+        groups.setdefault((a.cls, how, a.kind), []).append(a.path)
     for (cls, how, kind), paths in groups.items():
         where = paths[0] if len(paths) == 1 else f"{paths[0]} … {paths[-1]}"
         console.print(Text(f"attention: {cls} ×{len(paths)} ({where})"
                            + (f", {kind}-attention" if kind != "self" else "") + f" — {how}"))
+
+
+def _numbered(path: str) -> str:
+    """``encoder.layer.3.attention`` -> ``encoder.layer.N.attention``."""
+    return ".".join("N" if part.isdigit() else part for part in path.split("."))
 
 
 def _runs(record: ModelRecord, console: Console) -> None:
@@ -99,6 +114,55 @@ def _runs(record: ModelRecord, console: Console) -> None:
         console.print("[yellow]shares marked ? are unreliable (every capture of the run was "
                       "noisy, or its steps disagree): why, under each run's per-layer "
                       "table; exit status 3[/yellow]")
+    _attention_calls(record, console)
+
+
+def _attention_calls(record: ModelRecord, console: Console) -> None:
+    """Per phase: the attention core's FLOPs per step, and each sliding window — where the
+    mask applied it and what it removed (from the first run of the phase that has calls)."""
+    first: dict[str, PhaseRun] = {}
+    for r in record.runs:
+        if r.calls and r.phase not in first:
+            first[r.phase] = r
+    if not first:
+        return
+    flops = ", ".join(f"{phase} {_flops(r.core_flops)}" for phase, r in first.items())
+    convention = next(iter(first.values())).flops_convention
+    console.print(Text(f"attention core FLOPs per step: {flops} ({convention})",
+                       style="dim"))
+    for phase, run in first.items():
+        groups: dict[tuple[object, ...], list[str]] = {}
+        for c in run.calls:
+            if c.window is not None:
+                key = (c.window, c.window_applied, c.window_pairs, c.full_pairs,
+                       c.window_saves, c.q_len, c.k_len)
+                groups.setdefault(key, []).append(c.layer or c.module)
+        for (window, applied, kept, full, saves, q, k), layers in groups.items():
+            where = (f"{len(layers)} of {len(run.calls)} attention calls "
+                     f"({layers[0]}{' … ' + layers[-1] if len(layers) > 1 else ''})")
+            pairs = f"{kept:,} of {full:,} (query, key) pairs at {q}×{k}"
+            if applied is False:
+                console.print(Text(f"sliding window {window} declared in {where} · {phase}: "
+                                   "NOT applied — the mask admitted more keys per query; "
+                                   f"FLOPs count {pairs}", style="yellow"))
+            elif not saves:
+                console.print(Text(f"sliding window {window} in {where} · {phase}: excludes "
+                                   f"nothing at these lengths ({pairs})", style="dim"))
+            else:
+                seen = "seen in the mask" if applied else "no mask to read; from the config"
+                console.print(Text(f"sliding window {window} applied in {where} · {phase} "
+                                   f"({seen}): each query sees at most {window} keys; "
+                                   f"{pairs}, {saves:.0%} fewer; FLOPs count only these",
+                                   style="dim"))
+
+
+def _flops(n: float | None) -> str:
+    if n is None:
+        return "—"
+    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} FLOP"
 
 
 def _labels_cost(r: PhaseRun) -> str:
@@ -158,22 +222,37 @@ def _kv_cache(record: ModelRecord, console: Console) -> None:
     runs = [r for r in record.runs if r.kv_cache is not None]
     if not runs:
         return
-    table = Table(title="KV cache in decode (per token, per sequence)", title_justify="left")
-    for name in ("attention", "computed", "per layer", "measured growth", "cache held",
+    table = Table(title="KV cache in decode (per sequence)", title_justify="left")
+    for name in ("attention", "kind", "tokens", "computed / token", "per layer",
+                 "measured growth / token", "held: computed", "held: measured",
                  "ms / token", "peak mem / step"):
-        table.add_column(name, justify="left" if name == "attention" else "right")
+        table.add_column(name, justify="left" if name in ("attention", "kind") else "right")
     for r in runs:
         kv = r.kv_cache
         assert kv is not None
-        table.add_row(Text(r.implementation), format_bytes(kv.computed_bytes_per_token),
+        table.add_row(Text(r.implementation), "self", str(kv.cache_len),
+                      format_bytes(kv.computed_bytes_per_token),
                       format_bytes(kv.computed_bytes_per_token_per_layer),
                       format_bytes(kv.measured_bytes_per_token),
+                      format_bytes(kv.computed_cache_bytes),
                       format_bytes(kv.measured_cache_bytes),
                       _ms(r.latency_ms.median if r.latency_ms else None),
                       format_bytes(r.peak_memory_bytes))
+        if (x := kv.cross) is not None:
+            table.add_row(Text(r.implementation), "cross", str(x.encoder_len),
+                          format_bytes(x.computed_bytes_per_token),
+                          format_bytes(x.computed_bytes_per_token_per_layer),
+                          format_bytes(x.measured_bytes_per_token),
+                          format_bytes(x.computed_bytes), format_bytes(x.measured_bytes),
+                          "", "")
     console.print(table)
     kv0 = runs[0].kv_cache
     assert kv0 is not None
-    console.print(Text(f"  computed: {kv0.formula}; measured: growth of the cache's "
-                       f"key/value tensors over {kv0.new_tokens} new tokens after "
-                       f"{kv0.cache_len} cached", style="dim"))
+    said = (f"  self: {kv0.formula} per token, grown by {kv0.new_tokens} new tokens after "
+            f"{kv0.cache_len} cached")
+    if kv0.cross is not None:
+        said += (f"; cross: the encoder output's keys and values, {kv0.cross.formula}, made "
+                 "once per sequence and read by every step (it does not grow)")
+        if kv0.measured_total_bytes is not None:
+            said += f"; both held: {format_bytes(kv0.measured_total_bytes)}"
+    console.print(Text(said, style="dim"))

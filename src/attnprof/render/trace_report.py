@@ -59,10 +59,15 @@ def _header(report: TraceReport) -> Text:
     if meta.get("variant"):
         parts.append(f"variant {meta['variant']}")
     text.append("\n" + " · ".join(parts), style="dim")
-    if report.skipped_events:
-        reasons = ", ".join(f"{n} {why}" for why, n in report.skipped_events.items())
-        text.append(f"\n{counted(sum(report.skipped_events.values()), 'event')} skipped "
-                    f"(no usable time): {reasons}", style="yellow")
+    # What the analysis could not use, each with its reasons (never left out silently).
+    for counts, noun, plural, what in (
+            (report.skipped_events, "event", None, "skipped (no usable time)"),
+            (report.dropped_entries, "entry", "entries", "of the event list not read"),
+            (report.unusable_values, "value", None, "unusable, left out")):
+        if counts:
+            reasons = ", ".join(f"{n} {why}" for why, n in counts.items())
+            text.append(f"\n{counted(sum(counts.values()), noun, plural)} {what}: {reasons}",
+                        style="yellow")
     return text
 
 

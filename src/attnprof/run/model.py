@@ -36,22 +36,27 @@ from attnprof.measure.timer import round_sizes, take_samples, warm_up
 from attnprof.models.implementations import (
     Refused,
     default_implementation,
+    snapshot,
     switch_implementation,
     with_pin,
 )
 from attnprof.models.instrument import labelled
-from attnprof.models.loaded import LoadedModel, as_call_inputs, first_tensor
+from attnprof.models.loaded import LoadedModel, as_call_inputs, first_tensor, input_sizes
 from attnprof.models.locate import Located, locate
-from attnprof.models.phases import build_step, cache_bytes, unsupported_phase
+from attnprof.models.phases import build_step, unsupported_phase
+from attnprof.models.windows import probe_calls
 from attnprof.record.model import ModelRecord, ModelSettings, PhaseRun
 from attnprof.run.measurements import caught_messages
 from attnprof.run.model_rows import (
     PhaseMeasurements,
+    attention_calls,
     attention_rows,
+    drop_lost_reference,
     failed_run,
     kv_cache_report,
     layer_deltas,
     model_info,
+    not_as_requested,
     phase_row,
     relative_error,
 )
@@ -128,17 +133,19 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
     release_free_memory()  # what building the model freed: not what the runs should reuse
     default = default_implementation(loaded)
     impls = list(spec.implementations) or [default]
-    reference = "eager" if "eager" in impls else impls[0]
     record = ModelRecord(environment=collect_environment(loaded.device), spec=spec,
                          model=model_info(loaded, default if loaded.is_transformers else None),
                          settings=settings, attention=attention_rows(located))
-    with _trace_dir(settings.trace_dir) as folder:
-        ref_out = _output(loaded, reference) if len(impls) > 1 else None
-        for impl in impls:
-            _run_implementation(loaded, located, spec, settings, impl, folder, record,
-                                (reference, ref_out), progress, on_record)
-        with contextlib.suppress(Refused):
-            switch_implementation(loaded, default)
+    restore = snapshot(loaded)
+    try:
+        with _trace_dir(settings.trace_dir) as folder:
+            reference, ref_out = _reference(loaded, located, impls)
+            for impl in impls:
+                _run_implementation(loaded, located, spec, settings, impl, folder, record,
+                                    (reference, ref_out), progress, on_record)
+    finally:
+        restore()
+    drop_lost_reference(record.runs, reference)
     record.deltas = layer_deltas(record.runs, reference)
     record.status = "complete"
     if on_record is not None:
@@ -159,16 +166,15 @@ def _given(model: Any, inputs: Any) -> LoadedModel:
     sizes: dict[str, int | None] = {}
     if hasattr(model, "config"):
         from attnprof.models.hf import family_of
-        from attnprof.models.sources import config_sizes
+        from attnprof.models.sizes import config_sizes
 
         family, sizes = family_of(model.config), config_sizes(model.config)
-    tensor = next((a for a in [*args, *kwargs.values()] if isinstance(a, torch.Tensor)), None)
-    if tensor is not None and tensor.dim() >= 2:
-        sizes.update(batch=int(tensor.shape[0]), seq=int(tensor.shape[1]))
+    read, shape = input_sizes(args, kwargs)
     model.eval()
     return LoadedModel(model=model, args=args, kwargs=kwargs, source=type(model).__name__,
-                       family=family, weights="factory", sizes=sizes,  # type: ignore[arg-type]
-                       dtype=dtype, device=device)
+                       family=family, weights="factory",  # type: ignore[arg-type]
+                       sizes={**sizes, **read}, dtype=dtype, device=device,
+                       input_shape=shape)
 
 
 @contextlib.contextmanager
@@ -181,12 +187,26 @@ def _trace_dir(folder: str | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def _output(loaded: LoadedModel, impl: str) -> torch.Tensor | None:
+def _reference(loaded: LoadedModel, located: Located,
+               impls: list[str]) -> tuple[str, torch.Tensor | None]:
+    """The implementation the others are compared with — eager when it is run, else the
+    first — and its output; the next one that runs when it is refused."""
+    order = sorted(impls, key=lambda i: i != "eager")
+    if len(impls) < 2:
+        return order[0], None
+    for impl in order:
+        out = _output(loaded, located, impl)
+        if out is not None:
+            return impl, out
+    return order[0], None
+
+
+def _output(loaded: LoadedModel, located: Located, impl: str) -> torch.Tensor | None:
     """The reference output (prefill inputs) under ``impl``; ``None`` if it cannot run."""
     import torch
 
     try:
-        switch_implementation(loaded, impl)
+        switch_implementation(loaded, impl, located)
         with torch.no_grad():
             out = with_pin(impl, lambda: loaded.model(*loaded.args, **loaded.kwargs))()
     except Exception:  # its own row will say why
@@ -200,13 +220,13 @@ def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
                         record: ModelRecord, reference: tuple[str, torch.Tensor | None],
                         progress: ModelProgress | None, on_record: OnRecord | None) -> None:
     try:
-        switch_implementation(loaded, impl)
+        switch_implementation(loaded, impl, located)
         refused = None
     except Refused as exc:
         refused = str(exc)
     error = None
     if refused is None and reference[1] is not None and impl != reference[0]:
-        out = _output(loaded, impl)
+        out = _output(loaded, located, impl)
         error = relative_error(out, reference[1]) if out is not None else None
     for phase in spec.phases:
         name = f"{impl}/{phase}"
@@ -253,9 +273,13 @@ def _run_phase(loaded: LoadedModel, located: Located, spec: ModelSpec,
         return PhaseRun(implementation=impl, phase=phase, status="unsupported",
                         reason=str(exc), warnings=seen)
     except BaseException as exc:  # isolation: a failing run is a row, the others run
-        return failed_run(impl, phase, exc, seen)
+        return failed_run(impl, phase, exc, seen, loaded.device.split(":")[0])
     m.error, m.reference = accuracy
     m.warnings = seen
+    if (why := not_as_requested(impl, m.attribution)) is not None:
+        return PhaseRun(implementation=impl, phase=phase, status="unsupported", reason=why,
+                        attribution=m.attribution, trace=m.trace, warnings=seen,
+                        notes=m.notes)
     return phase_row(impl, phase, m, loaded.dtype)
 
 
@@ -270,6 +294,9 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
     m = PhaseMeasurements(tokens=step.tokens)
     say("warming up")
     bare = warm_up(call, device=device, plan=plan)
+    # Every attention call of a step, once: lengths, windows and what the masks admitted.
+    seen = probe_calls(call, located)
+    m.calls = attention_calls(seen, loaded, phase)
     with labelled(located):
         warm_up(call, device=device,
                 plan=msgspec.structs.replace(plan, min_warmup_calls=1, warmup_s=0.0))
@@ -287,19 +314,16 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
             m.round_overheads.append(statistics.median(on) / statistics.median(off) - 1.0)
         call()
     say("memory")
-    m.memory = profile_step(call, device)
-    if phase == "decode" and step.grow is not None and step.crop is not None:
-        before = cache_bytes(step.cache)
-        grow = with_pin(impl, step.grow)
-        for _ in range(spec.new_tokens):
-            grow()
-        after = cache_bytes(step.cache)
-        step.crop()
-        m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, before, after)
+    m.memory = profile_step(call, device, settle=step.settles)
+    if step.growth is not None:
+        growth = step.growth
+        held = with_pin(impl, lambda: growth(spec.new_tokens))()
+        m.kv_cache = kv_cache_report(loaded, cache_len, spec.new_tokens, held,
+                                     [c.window for c in seen if not c.cross])
     path = folder / trace_file_name(f"model-{impl}-{phase}")
     m.attribution, retaken = _trace(call, located, settings, path, say,
                                     {"model": loaded.source, "implementation": impl,
-                                     "phase": phase}, device)
+                                     "phase": phase}, device, settle=step.settles)
     m.notes.extend(retaken)
     if settings.trace_dir is not None:
         m.trace = str(path)
@@ -308,7 +332,7 @@ def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
 
 def _trace(call: Callable[[], object], located: Located, settings: ModelSettings, path: Path,
            say: Callable[[str], None], metadata: dict[str, Any],
-           device: str) -> tuple[Any, list[str]]:
+           device: str, *, settle: bool = False) -> tuple[Any, list[str]]:
     """Capture and attribute the labelled trace; retaken while it was noisy, keeping the
     quietest capture at ``path``. Returns its attribution and a note per retake.
 
@@ -319,7 +343,8 @@ def _trace(call: Callable[[], object], located: Located, settings: ModelSettings
     onto fresh pages, faults an untraced step never pays; before a retake the heap is
     grown by twice what the last capture faulted, so the next session finds the room
     already in place. A capture still noisy after :data:`_TRACE_TRIES` is kept, and its
-    attribution carries the finding that says why.
+    attribution carries the finding that says why. ``settle``: the step settles before it
+    is traced (:attr:`~attnprof.models.phases.PhaseStep.settles`).
     """
     region = f"model/{metadata['implementation']}/{metadata['phase']}"
     best: tuple[tuple[bool, float, float], Any] | None = None
@@ -331,7 +356,7 @@ def _trace(call: Callable[[], object], located: Located, settings: ModelSettings
         with labelled(located):
             capture_trace(call, region, device, candidate,
                           CaptureSpec(steps=settings.trace_steps, wait=0, warmup=1),
-                          metadata=metadata, untraced_faults=True)
+                          metadata=metadata, untraced_faults=True, settle=settle)
         say("analysing the trace")
         attribution = _attribute(candidate)
         wait = attribution.cpu_wait if attribution is not None else None

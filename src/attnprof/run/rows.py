@@ -12,7 +12,7 @@ import errno
 from typing import Any
 
 from attnprof.formatting import one_line
-from attnprof.knowledge.sdpa_backends import sdpa_backend
+from attnprof.knowledge.sdpa_backends import refusal_of, sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.measure.deadline import TimeLimitExceeded
 from attnprof.measure.device import memory_shortfall
@@ -119,10 +119,8 @@ def failure_row(variant: Variant, exc: BaseException, caught: list[str],
     if isinstance(exc, WrongOutput):
         return status_row(variant, "error", f"wrong output: {one_line(str(exc))}",
                           warnings=caught)
-    refusal = variant.explain_refusal(exc, caught, workload)
-    if refusal is None and isinstance(exc, NotImplementedError):
-        # PyTorch's way of declaring a combination unsupported; its message says which.
-        refusal = f"PyTorch: {one_line(str(exc))}"
+    refusal = (variant.explain_refusal(exc, caught, workload)
+               or refusal_of(exc, caught, None, workload.device_type))
     if refusal is None and workload.mode == "forward+backward" and _no_autograd(exc):
         refusal = ("no backward: its output does not reach q, k, v through autograd "
                    f"(PyTorch: {one_line(str(exc), 120)}); measure it with --mode forward")

@@ -1,5 +1,6 @@
 """Reading the TOML files users write (expectations, budgets): every way a file can fail to
-be read is one :class:`UsageError` line naming it, before its content is checked."""
+be read (not a regular file, over :data:`~attnprof.input_files.TOML`'s cap, not UTF-8, not
+TOML) is one :class:`UsageError` line naming it, before its content is checked."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from attnprof.errors import UsageError
+from attnprof.input_files import TOML, read_input
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,10 +22,9 @@ __all__ = ["read_toml"]
 def read_toml(path: Path, source: str, fix: str) -> dict[str, Any]:
     """The parsed file at ``path``; ``source`` names it in errors ("budgets file 'b.toml'")
     and ``fix`` says what a well-formed one looks like."""
+    data = read_input(path, source, cap=TOML)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{source} is not valid TOML: {exc}") from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively

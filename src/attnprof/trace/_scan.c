@@ -8,7 +8,7 @@
  *
  * It is deliberately narrow. It accepts only what the typed msgspec path (schema.Event)
  * accepts *and* what it can reproduce exactly: ASCII strings without \u escapes, integers of
- * at most 18 digits, finite floats, no string flow ids or streams,
+ * at most 18 digits, byte counts below 2**53, finite floats, no string flow ids or streams,
  * grids and blocks of exactly three ints, no -0.0 in the launch floats. On anything else
  * it returns None and the loader decodes that batch with msgspec as before, so a batch's
  * columns never depend on which path read it (the tests compare both on every trace).
@@ -371,6 +371,16 @@ static const char *opt_int_field(const char *p, const char *end, int64_t *out, u
     return p;
 }
 
+/* A byte count ("Bytes", "bytes", "Total Allocated"): int | None of magnitude below 2**53,
+ * as schema.ByteCount types it; a larger one (not exact in float64, no allocation is that
+ * large) is not the fast path: msgspec's loose reading makes it absent and counts it. */
+static const char *byte_count(const char *p, const char *end, int64_t *out, uint8_t *flags,
+                              uint8_t flag) {
+    const int64_t limit = (int64_t)1 << 53;
+    p = opt_int_field(p, end, out, flags, flag);
+    return p && (!(*flags & flag) || (*out > -limit && *out < limit)) ? p : NULL;
+}
+
 /* A list of exactly three ints (what kernels write for grid and block). */
 static const char *triple(const char *p, const char *end, int64_t out[3]) {
     if (p >= end || *p != '[') return NULL;
@@ -462,9 +472,9 @@ static const char *args_object(Ctx *c, const char *p, Rec *r) {
         else if (KEY("blocks per SM")) { field = 10; p = launch_float(p, end, &r->bps); }
         else if (KEY("warps per SM")) { field = 11; p = launch_float(p, end, &r->wps); }
         else if (KEY("est. achieved occupancy %")) { field = 12; p = launch_float(p, end, &r->occ); }
-        else if (KEY("Bytes")) { field = 13; p = opt_int_field(p, end, &r->alloc, &r->flags, F_ALLOC); }
-        else if (KEY("bytes")) { field = 14; p = opt_int_field(p, end, &r->copy, &r->flags, F_COPY); }
-        else if (KEY("Total Allocated")) { field = 15; p = opt_int_field(p, end, &r->total, &r->flags, F_TOTAL); }
+        else if (KEY("Bytes")) { field = 13; p = byte_count(p, end, &r->alloc, &r->flags, F_ALLOC); }
+        else if (KEY("bytes")) { field = 14; p = byte_count(p, end, &r->copy, &r->flags, F_COPY); }
+        else if (KEY("Total Allocated")) { field = 15; p = byte_count(p, end, &r->total, &r->flags, F_TOTAL); }
         else if (KEY("Addr")) { field = 16; p = int_field(p, end, &r->addr); }
         else if (KEY("Device Type")) { field = 17; p = int_field(p, end, &r->device_type); }
         else if (KEY("Input Dims") || KEY("Input type")) {

@@ -80,6 +80,8 @@ class TableBuilder(ScannedBatches):
         self.n_no_phase = 0  # entries without "ph": not trace events, dropped
         #: Rows the analysis cannot place in time, by reason (see _count_skipped).
         self.skipped_events: dict[str, int] = {}
+        #: Values written but unusable, made absent, by field (see schema.to_event).
+        self.unusable_values: dict[str, int] = {}
         self.process_names: dict[int, str] = {}
         self.process_labels: dict[int, str] = {}
         self.process_sort_index: dict[int, int] = {}
@@ -165,6 +167,11 @@ class TableBuilder(ScannedBatches):
         }
         for column, values in cols.items():
             self._cols[column].append(values)
+
+    def count_unusable(self, fields: list[str]) -> None:
+        """Count the unusable values of one event read loosely (:func:`schema.to_event`)."""
+        for name in fields:
+            self.unusable_values[name] = self.unusable_values.get(name, 0) + 1
 
     def _scanned_ts(
         self, cols: dict[str, np.ndarray], raw_ts: Callable[[], Sequence[msgspec.Raw]]

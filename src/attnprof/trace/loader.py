@@ -29,8 +29,9 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.trace import scan
 from attnprof.trace.builder import TableBuilder
-from attnprof.trace.schema import NO_RAW, Event, LooseEvent, RawTs, to_event
-from attnprof.trace.source import WS, Source, TextBuffer, parse_trailer, read_header
+from attnprof.trace.envelope import read_header, read_trailer
+from attnprof.trace.schema import NO_RAW, Event, LooseEvent, RawTs, loose_by_field, to_event
+from attnprof.trace.source import WS, Source, TextBuffer
 from attnprof.trace.table import DistributedInfo, Trace, TraceMeta
 
 __all__ = ["load_trace"]
@@ -78,12 +79,10 @@ def load_trace(
         header, bare = read_header(src, text)
         scanner = scan.new_scanner()
         builder = TableBuilder(scanner.tokens if scanner is not None else None)
-        dropped, trailer = _read_events(text, builder, bare, scanner)
+        dropped = _read_events(text, builder, bare, scanner)
+        trailer, second_list = read_trailer(src, text, bare)
         del text
-        if not bare:
-            header.update(parse_trailer(trailer, src))
-        elif trailer.strip(WS):
-            raise src.malformed("there is data after the event list")
+        header.update(trailer)
     except RecursionError:
         # msgspec decodes (and skips) nested values recursively: thousands of levels of
         # arrays or objects end in Python's recursion limit. No profiler writes that.
@@ -91,12 +90,25 @@ def load_trace(
     finally:
         src.close()
     table, origin = builder.finish()
-    dropped += builder.n_no_phase
+    _count(dropped, NO_PHASE, builder.n_no_phase)
     if len(table) == 0 and dropped:
         raise src.not_a_trace(
-            f"no trace events: {dropped} entries of its event list are not events"
+            f"no trace events: {sum(dropped.values())} entries of its event list are not "
+            "events"
         )
+    _count(dropped, SECOND_LIST, second_list)
     return Trace(events=table, meta=_meta(header, src.path, len(table), dropped, origin, builder))
+
+
+#: Why entries of ``traceEvents`` are not rows (``TraceMeta.dropped_entries``).
+NOT_AN_OBJECT = "not an object"
+NO_PHASE = "no phase (ph)"
+SECOND_LIST = "in a second traceEvents list"
+
+
+def _count(counts: dict[str, int], reason: str, n: int = 1) -> None:
+    if n:
+        counts[reason] = counts.get(reason, 0) + n
 
 
 # ---- the event array -------------------------------------------------------------------
@@ -112,15 +124,16 @@ class _Piece(msgspec.Struct):
 
 def _read_events(
     text: TextBuffer, builder: TableBuilder, bare: bool, scanner: scan.Scanner | None
-) -> tuple[int, bytes]:
-    """Feed every event to ``builder``; return (entries dropped, text after the array).
+) -> dict[str, int]:
+    """Feed every event to ``builder``; return the entries dropped, by reason, and leave
+    ``text.start`` right after the array.
 
     ``scanner`` (:func:`scan.new_scanner`), when there is one, reads each batch first; a batch
     it declines is decoded by msgspec as without it.
     """
     src = text.src
     batch = min(src.chunk_bytes, _BATCH_BYTES)
-    dropped = 0
+    dropped: dict[str, int] = {}
     while True:
         if text.end - text.start < batch:
             text.fill(src.chunk_bytes)
@@ -131,8 +144,9 @@ def _read_events(
                 src, buf, pos, end, end, base, scanner
             )
         if found is None and src.eof:
-            return _last_piece(
+            text.start += _last_piece(
                 src, bytes(buf[pos:end]), base + pos, builder, dropped, bare, scanner)
+            return dropped
         if found is None:
             # No boundary in what we hold: the next event is larger than the buffer.
             if end - pos > _MAX_EVENT_BYTES:
@@ -140,10 +154,10 @@ def _read_events(
             text.fill(2 * (end - pos) + src.chunk_bytes)
             continue
         piece, next_pos, at_array_end = found
-        dropped += _feed(piece, builder)
-        if at_array_end:
-            return dropped, bytes(buf[next_pos:end]) + src.rest()
+        _feed(piece, builder, dropped, src, base + pos - 1)
         text.start = next_pos
+        if at_array_end:
+            return dropped
 
 
 def _cut(
@@ -263,55 +277,80 @@ def _last_piece(
     rest: bytes,
     offset: int,
     builder: TableBuilder,
-    dropped: int,
+    dropped: dict[str, int],
     bare: bool,
     scanner: scan.Scanner | None,
-) -> tuple[int, bytes]:
-    """At end of input: what is left is the last events, ``]`` and the trailer."""
+) -> int:
+    """At end of input: what is left (``rest``, at ``offset`` in the text) is the last
+    events, ``]`` and the trailer. Returns where in ``rest`` the trailer starts."""
     data = b"[" + rest
     piece, (kind, at) = _attempt(data, scanner)
     if piece is not None:
-        return dropped + _feed(piece, builder), b""
+        _feed(piece, builder, dropped, src, offset - 1)
+        return len(rest)
     if kind == "array_end":
         piece, size = _array_end(src, data, at, offset, scanner)
-        return dropped + _feed(piece, builder), data[size:]
+        _feed(piece, builder, dropped, src, offset - 1)
+        return size - 1
     if kind == "cut" and bare:
         # The bare-list format may omit its closing bracket (Chrome's rule); try that.
         body = data.rstrip(WS)
         piece, _ = _attempt((body[:-1] if body.endswith(b",") else body) + b"]", scanner)
         if piece is not None:
-            return dropped + _feed(piece, builder), b""
+            _feed(piece, builder, dropped, src, offset - 1)
+            return len(rest)
     if kind == "cut":
         raise src.malformed("the event list is cut off (truncated JSON)", offset + len(rest))
     raise src.malformed(_INVALID.get(kind, "invalid JSON"), offset + at - 1)
 
 
-def _feed(piece: _Piece, builder: TableBuilder) -> int:
-    """Add one decoded piece to ``builder``; return how many entries were dropped."""
+def _feed(piece: _Piece, builder: TableBuilder, dropped: dict[str, int], src: Source,
+          offset: int) -> None:
+    """Add one decoded piece (``piece.data`` at ``offset`` in the text) to ``builder``,
+    counting the entries dropped in ``dropped``, by reason."""
     data = piece.data
     if piece.records is not None:
         builder.add_records(piece.records, lambda: [r.ts for r in _raw_ts.decode(data)])
-        return 0
+        return
     if piece.events is not None:
         builder.add(piece.events, lambda: [r.ts for r in _raw_ts.decode(data)])
-        return 0
-    # One event at a time: odd values become absent, entries that are not events drop.
+        return
+    # One event at a time: odd values become absent (and counted), entries that are not
+    # events drop (and are counted); the same rules whatever the piece's other events are.
     events: list[Event] = []
     stamps: list[msgspec.Raw] = []
     written: tuple[list[bool], list[bool]] = ([], [])
-    dropped = 0
     for raw in _raws.decode(piece.data):
         try:
-            loose = _loose.decode(raw)
-        except msgspec.DecodeError:
-            dropped += 1
+            try:
+                found: LooseEvent | None = _loose.decode(raw)
+            except msgspec.ValidationError:  # not an object, or a number beyond float range
+                found = loose_by_field(raw)
+        except msgspec.DecodeError:  # invalid UTF-8 in a value read: the file is wrong
+            raise _not_utf8(src, bytes(raw), data, offset) from None
+        if found is None:
+            _count(dropped, NOT_AN_OBJECT)
             continue
-        events.append(to_event(loose))
+        loose = found
+        unusable: list[str] = []
+        event = to_event(loose, unusable)
+        if event.ph:  # an entry without a phase is dropped whole, its values unread
+            builder.count_unusable(unusable)
+        events.append(event)
         stamps.append(loose.ts)
         written[0].append(_written(loose.ts))
         written[1].append(_written(loose.dur))
     builder.add(events, lambda: stamps, written)
-    return dropped
+
+
+def _not_utf8(src: Source, event: bytes, data: bytes, offset: int) -> UsageError:
+    """The error for an event whose text is not UTF-8, at its first bad byte, as the typed
+    decoding of the same batch would have said (cuts never split an event)."""
+    try:
+        event.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return src.malformed(_INVALID["utf8"], offset + data.find(event) + bad.start)
+    return src.malformed("invalid JSON", offset + data.find(event))
 
 
 def _written(raw: msgspec.Raw) -> bool:
@@ -321,14 +360,17 @@ def _written(raw: msgspec.Raw) -> bool:
 
 # ---- metadata --------------------------------------------------------------------------
 def _meta(
-    h: dict[str, Any], src: Path, n: int, dropped: int, origin: int, b: TableBuilder
+    h: dict[str, Any], src: Path, n: int, dropped: dict[str, int], origin: int,
+    b: TableBuilder
 ) -> TraceMeta:
     dist = h.get("distributedInfo")
     props = h.get("deviceProperties")
     return TraceMeta(
         source=str(src),
         n_events=n,
-        n_dropped=dropped,
+        n_dropped=sum(dropped.values()),
+        dropped_entries=dict(sorted(dropped.items())),
+        unusable_values=dict(sorted(b.unusable_values.items())),
         skipped_events=dict(sorted(b.skipped_events.items())),
         ts_origin_us=origin,
         schema_version=_int(h.get("schemaVersion")),

@@ -1,19 +1,17 @@
-"""The bytes of a trace file: opening, chunked reading, and the JSON around ``traceEvents``.
+"""The bytes of a trace file: opening, decompressing and chunked reading.
 
 :class:`Source` reads the (decompressed) text; :class:`TextBuffer` holds the unread part in
 one ``bytearray`` that is filled in place with ``readinto``, so reading never holds more than
 that buffer plus one ``_PIECE`` (a gzip file: plus the few pieces its background thread
 decompresses ahead, :class:`_Inflater`).
 
-The header (keys before ``"traceEvents"``) and trailer (keys after the array) are small in
-torch.profiler traces and are parsed whole; only :data:`~attnprof.trace.schema.HEADER_KEYS`
-are kept, other values are skipped unparsed.
+The JSON around the event list (the keys before and after it) is walked by
+:mod:`attnprof.trace.envelope`, the events by :mod:`attnprof.trace.loader`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import sys
 import threading
@@ -23,19 +21,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from attnprof.errors import UsageError
-from attnprof.trace.schema import HEADER_KEYS
+from attnprof.input_files import open_input
 
-__all__ = ["WS", "Source", "TextBuffer", "parse_trailer", "read_header"]
+__all__ = ["WS", "Source", "TextBuffer"]
 
 WS = b" \t\r\n"
 _PIECE = 1 << 20  # largest single read: bounds gzip's temporary output
-_MAX_OUTSIDE_BYTES = 64 << 20  # header/trailer text kept for parsing; beyond, skipped
-_KEY = b'"traceEvents"'
-_MAX_HEADER_DEPTH = 32  # kineto's deviceProperties and distributedInfo nest 2 levels
-_fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 class Source:
@@ -57,16 +49,9 @@ class Source:
             _Inflater(self._file) if self.gzipped else self._file)
 
     def _open(self, path: Path) -> io.BufferedIOBase:
-        """The file, opened once: pipes (``/dev/stdin``, ``<(...)``) cannot be opened twice."""
-        try:
-            if path.is_dir():
-                raise UsageError(f"{path} is a directory; pass a trace file (.json or .json.gz)")
-            return open(path, "rb")  # closed by Source.close
-        except FileNotFoundError:
-            raise UsageError(f"trace file not found: {path}; check the path") from None
-        except OSError as e:
-            raise UsageError(f"cannot open trace file {path} ({e.strerror or e}); "
-                             f"{_open_fix(e)}") from None
+        """The file, opened once: pipes (``/dev/stdin``, ``<(...)``) cannot be opened twice.
+        A regular file or a pipe (read as a stream, in bounded memory), nothing else."""
+        return open_input(path, f"trace file {str(path)!r}", pipes=True)
 
     def _head(self) -> bytes:
         """The first two bytes (gzip's magic, or not), leaving the stream where it was."""
@@ -104,18 +89,6 @@ class Source:
         self.eof = n == 0
         return n
 
-    def rest(self) -> bytes:
-        """Everything left, or ``b"}"`` when over the header/trailer cap (skipped, but read to
-        the end all the same, so that a truncated gzip stream is still noticed)."""
-        parts, kept = [], 0
-        piece = bytearray(_PIECE)
-        with memoryview(piece) as view:
-            while n := self.read_into(view):
-                if kept <= _MAX_OUTSIDE_BYTES:
-                    parts.append(bytes(view[:n]))
-                    kept += n
-        return b"".join(parts) if kept <= _MAX_OUTSIDE_BYTES else b"}"
-
     def malformed(self, what: str, at: int | None = None) -> UsageError:
         """The error for text that is not valid trace JSON; ``at``: offset in the text."""
         where = f" near byte {at} of the JSON text" if at is not None else ""
@@ -132,20 +105,14 @@ class Source:
             "nests a handful; the file is corrupt or not a trace - export the trace again"
         )
 
+    def empty(self) -> UsageError:
+        return UsageError(f"trace file {self.path} is empty; export the trace again")
+
     def not_a_trace(self, why: str = 'no "traceEvents" list of events') -> UsageError:
         return UsageError(
             f"{self.path} is not a Chrome trace ({why}); "
             "pass a trace written by torch.profiler's export_chrome_trace"
         )
-
-
-def _open_fix(error: OSError) -> str:
-    """What to do about a trace file that exists but cannot be opened."""
-    if error.errno == errno.ELOOP:
-        return "it is a loop of symbolic links: point the link at the trace file"
-    if error.errno in (errno.EACCES, errno.EPERM):
-        return "check its permissions"
-    return "check the path"
 
 
 class _Prefixed(io.RawIOBase):
@@ -323,120 +290,3 @@ class TextBuffer:
             with memoryview(self.buf) as view:
                 self.end += self.src.read_into(view[self.end : self.end + want])
         return moved
-
-
-def read_header(src: Source, text: TextBuffer) -> tuple[dict[str, Any], bool]:
-    """Kept header keys and whether the trace is a bare list; leaves ``text.start`` right
-    after the ``[`` that opens the events.
-
-    Handles both Chrome layouts: ``{..., "traceEvents": [...], ...}`` and a bare ``[...]``.
-    """
-    first = _skip_ws(text, text.start)
-    if text.buf[first : first + 3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark some editors add
-        first = _skip_ws(text, first + 3)
-    if first >= text.end:
-        raise UsageError(f"trace file {src.path} is empty; export the trace again")
-    opening = text.buf[first : first + 1]
-    if opening == b"[":
-        text.start = first + 1
-        return {}, True
-    if opening != b"{":
-        raise src.not_a_trace()
-    text.start = first  # the header stays in the buffer until "traceEvents" is found
-    search = first
-    while True:
-        key = text.buf.find(_KEY, search, text.end)
-        if key < 0:
-            if src.eof or text.end - text.start > _MAX_OUTSIDE_BYTES:
-                raise _no_events(bytes(text.buf[text.start : text.end]), src)
-            search = max(text.start, text.end - len(_KEY))
-            search -= text.fill(text.end - text.start + src.chunk_bytes)
-            continue
-        colon = _skip_ws(text, key + len(_KEY))  # may read, and move the text
-        head_end = _find_back(text, colon)
-        fields = None
-        if text.buf[colon : colon + 1] == b":":
-            fields = _object_head(bytes(text.buf[text.start : head_end]))
-        if fields is None:  # the match sat inside a string or a nested value
-            search = head_end + 1
-            continue
-        value = _skip_ws(text, colon + 1)
-        if text.buf[value : value + 1] != b"[":
-            raise src.not_a_trace('its "traceEvents" entry is not a list')
-        text.start = value + 1
-        return fields, False
-
-
-def _find_back(text: TextBuffer, colon: int) -> int:
-    """Where the ``"traceEvents"`` key before ``colon`` starts."""
-    return text.buf.rfind(_KEY, text.start, colon)
-
-
-def _skip_ws(text: TextBuffer, i: int) -> int:
-    """Index of the first non-whitespace byte from ``i`` (>= ``text.start``), reading more
-    as needed; the returned index is valid in the buffer as it is now."""
-    while True:
-        buf = text.buf
-        while i < text.end and buf[i] in WS:
-            i += 1
-        if i < text.end or text.src.eof:
-            return i
-        i -= text.fill(i - text.start + text.src.chunk_bytes)
-
-
-def _object_head(text: bytes) -> dict[str, Any] | None:
-    """The kept keys of ``{...,`` (an object up to some key), or None if that is not JSON."""
-    body = text.rstrip(WS)
-    body = body[:-1] if body.endswith(b",") else body
-    try:
-        return _kept(_fields.decode(body + b"}"))
-    except msgspec.DecodeError:
-        return None
-
-
-def _kept(raw: dict[str, msgspec.Raw]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k in HEADER_KEYS:
-        # A value msgspec cannot read (a number beyond float range) is left out, and so is
-        # one nested deeper than these small blocks ever are: the report embeds them, and
-        # encoding is recursive too.
-        with contextlib.suppress(msgspec.DecodeError):
-            if k in raw and _depth(value := msgspec.json.decode(raw[k])) <= _MAX_HEADER_DEPTH:
-                out[k] = value
-    return out
-
-
-def _depth(value: Any) -> int:
-    """How deeply ``value`` nests lists and dicts (0 for a scalar), without recursion."""
-    depth, level = 0, [value]
-    while True:
-        containers = [x for x in level if isinstance(x, (list, dict))]
-        if not containers:
-            return depth
-        depth += 1
-        level = [v for x in containers for v in (x.values() if isinstance(x, dict) else x)]
-
-
-def _no_events(text: bytes, src: Source) -> UsageError:
-    """Why an object has no event list: it is not JSON, or not a trace."""
-    if src.eof:
-        try:
-            msgspec.json.decode(text)
-        except msgspec.DecodeError as e:
-            return src.malformed(str(e))
-    return src.not_a_trace()
-
-
-def parse_trailer(text: bytes, src: Source) -> dict[str, Any]:
-    """The kept keys after the event array: ``, "traceName": ..., ...}`` or just ``}``."""
-    body = text.lstrip(WS)
-    if body.startswith(b","):
-        body = b"{" + body[1:]
-    elif body.startswith(b"}"):
-        body = b"{" + body
-    else:
-        raise src.malformed("the object holding traceEvents is not closed")
-    try:
-        return _kept(_fields.decode(body))
-    except msgspec.DecodeError as e:
-        raise src.malformed(f"after the event list, {e}") from None

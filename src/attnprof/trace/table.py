@@ -286,9 +286,16 @@ class TraceMeta:
 
     source: str
     n_events: int
-    # Entries of traceEvents that were not usable events (not an object, or unreadable).
+    # Entries of traceEvents that were not usable events (sum of dropped_entries).
     n_dropped: int
     ts_origin_us: int
+    # Entries that are not rows, by reason: "not an object", "no phase (ph)", "in a second
+    # traceEvents list" (such a list is not read: its entries are counted here).
+    dropped_entries: dict[str, int] = field(default_factory=dict)
+    # Values written in events but unusable (a wrong type, an int beyond int64, a byte count
+    # beyond 2**53), held as absent, by field ("args.Bytes", "pid", ...); ts and dur are
+    # counted in skipped_events instead.
+    unusable_values: dict[str, int] = field(default_factory=dict)
     # Rows the analysis leaves out because they cannot be placed in time, by reason:
     # "missing ts", "ts not a number", and for complete ("X") events "missing dur",
     # "dur not a number", "negative dur". They stay in the table (and in n_events).

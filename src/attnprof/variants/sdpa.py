@@ -3,8 +3,8 @@
 Which backend SDPA picks is invisible at the call site. Pinning one with
 ``torch.nn.attention.sdpa_kernel`` makes SDPA refuse (``RuntimeError``) when that backend
 cannot take the inputs; on CUDA PyTorch explains itself only in warnings, which the runner
-captures and :func:`_explain_refusal` turns into the row's reason. On CPU PyTorch says
-nothing, so the reason states what the backend needs.
+captures and :func:`attnprof.knowledge.sdpa_backends.sdpa_refusal` turns into the row's
+reason. On CPU PyTorch says nothing, so the reason states what the backend needs.
 
 On CUDA the warnings come in sections, one per fused backend, each a header warning
 (``"Flash attention kernel not used because:"``) followed by one warning per failed check;
@@ -19,7 +19,7 @@ import contextlib
 import functools
 from typing import TYPE_CHECKING, TypedDict
 
-from attnprof.knowledge.sdpa_backends import refusal_reasons
+from attnprof.knowledge.sdpa_backends import sdpa_refusal
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
 
@@ -39,19 +39,6 @@ PINNED: dict[str, str] = {
     "sdpa-efficient": "EFFICIENT_ATTENTION",
     "sdpa-cudnn": "CUDNN_ATTENTION",
 }
-
-# What each backend needs, for when PyTorch refuses without a word (it does on CPU).
-_NEEDS: dict[str, str] = {
-    "MATH": "the math backend runs everywhere; a refusal here is unexpected",
-    "FLASH_ATTENTION": ("flash needs CUDA sm80+ (or the CPU flash kernel), fp16/bf16 on CUDA, "
-                        "head_dim <= 256 and no arbitrary attn_mask"),
-    "EFFICIENT_ATTENTION": ("memory-efficient attention (xformers cutlass fmha) runs only on "
-                            "CUDA; on CPU SDPA has just the math and flash backends"),
-    "CUDNN_ATTENTION": ("cuDNN attention runs only on CUDA (sm80+, cuDNN 9, fp16/bf16); "
-                        "on CPU SDPA has just the math and flash backends"),
-}
-
-_REFUSAL_MARKERS = ("No available kernel", "No viable backend")
 
 def _build(workload: Workload, backend: str | None) -> Built:
     import torch.nn.functional as F
@@ -76,12 +63,7 @@ def _pin(backend: str) -> contextlib.AbstractContextManager[None]:
 
 def _explain_refusal(backend: str, exc: BaseException, warnings: list[str],
                      workload: Workload) -> str | None:
-    if not isinstance(exc, RuntimeError) or not any(m in str(exc) for m in _REFUSAL_MARKERS):
-        return None
-    said = refusal_reasons(backend, warnings)
-    if said:
-        return "PyTorch refused: " + " | ".join(said)
-    return f"PyTorch refused without a reason on {workload.device_type}: {_NEEDS[backend]}"
+    return sdpa_refusal(backend, exc, warnings, workload.device_type)
 
 
 SDPA = Variant(

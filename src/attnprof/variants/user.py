@@ -65,9 +65,13 @@ def load_callable(spec: str, what: str = "variant") -> Callable[..., Any]:
 
 
 def _load_file(spec: str, path: Path, what: str) -> Any:
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise UsageError(f"{what} {spec!r}: file {str(path)!r} does not exist; "
                          "check the path (relative to the current directory)")
+    # A FIFO, a folder, a device or a loop of links: named as such, never imported.
+    from attnprof.input_files import check_input
+
+    check_input(path, f"{what} {spec!r}: file {str(path)!r}")
     name = f"attnprof_user_{abs(hash(str(path.resolve())))}"
     if name in sys.modules:  # two variants from one file share its module and its state
         return sys.modules[name]

@@ -48,8 +48,10 @@ def unique_pairs(a: np.ndarray, b: np.ndarray) -> Pairs:
         return Pairs(empty, empty, empty, empty, empty)
     a_min, b_min = int(a.min()), int(b.min())
     span = int(b.max()) - b_min + 1
-    if (int(a.max()) - a_min + 1) * span >= 2**63:  # ids this far apart are never seen
-        raise ValueError("pair members too far apart to combine into one int64 key")
+    if (int(a.max()) - a_min + 1) * span >= 2**63:
+        # Ids this far apart (a pid of 4e12 beside a tid of 1, a damaged file's huge id)
+        # do not combine into one int64 key: sort the pairs themselves instead.
+        return _sorted_pairs(a, b)
     key = (a - a_min) * span + (b - b_min)
     keys, index, inverse, counts = _unique(key, (int(a.max()) - a_min + 1) * span)
     return Pairs(first=keys // span + a_min, second=keys % span + b_min, index=index,
@@ -65,6 +67,10 @@ def unique_ids(values: np.ndarray) -> Pairs:
         empty = np.zeros(0, dtype=np.int64)
         return Pairs(empty, empty, empty, empty, empty)
     a_min = int(a.min())
+    if int(a.max()) - a_min >= 2**63 - 1:  # a - a_min would wrap around in int64
+        found = _sorted_pairs(a, np.zeros(len(a), dtype=np.int64))
+        return Pairs(found.first, np.zeros(len(found.first), dtype=np.int64), found.index,
+                     found.inverse, found.counts)
     keys, index, inverse, counts = _unique(a - a_min, int(a.max()) - a_min + 1)
     return Pairs(first=keys + a_min, second=np.zeros(len(keys), dtype=np.int64), index=index,
                  inverse=inverse, counts=counts)
@@ -86,3 +92,15 @@ def _unique(key: np.ndarray, span: int
     first = np.full(span, n, dtype=np.int64)
     np.minimum.at(first, key, np.arange(n, dtype=np.int64))
     return keys, first[keys], rank[key], seen[keys]
+
+
+def _sorted_pairs(a: np.ndarray, b: np.ndarray) -> Pairs:
+    """:func:`unique_pairs` by one stable sort of the pairs, for any int64 values."""
+    order = np.lexsort((b, a))  # stable: each group's first position is its earliest
+    sa, sb = a[order], b[order]
+    new = np.r_[True, (sa[1:] != sa[:-1]) | (sb[1:] != sb[:-1])]
+    starts = np.flatnonzero(new)
+    inverse = np.empty(len(a), dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return Pairs(first=sa[starts], second=sb[starts], index=order[starts], inverse=inverse,
+                 counts=np.diff(np.r_[starts, len(a)]))
