@@ -39,9 +39,9 @@ OUTSIDE_CLASSES = {
     "None", "KeyboardInterrupt", "RecursionError",
     # rich
     "Text",
-    # parts of GPU kernel names and trace event names (docs/kernel-names.md, trace-table.md)
+    # parts of GPU kernel names, trace event names and fields (kernel-names.md, trace-table.md)
     "Addr", "CatArrayBatchedCopy", "DefaultGemmType", "FlashAttentionForwardSm100",
-    "FlashAttnBwdSm90", "FlashAttnFwdSm90", "HtoD", "ISA90a", "Sm90",
+    "FlashAttnBwdSm90", "FlashAttnFwdSm90", "HtoD", "ISA90a", "Sm90", "Bytes",
 }
 # Heads of dotted code spans that are not modules: fields of a trace event or a record, and
 # the usual import aliases.
