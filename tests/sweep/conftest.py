@@ -18,6 +18,7 @@ FAST = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=3, ma
 
 FAILING = '''
 import ctypes
+import os
 import time
 
 import torch
@@ -40,6 +41,12 @@ def hang_at_64(q, k, v, **kwargs):
     return _sdpa(q, k, v, **kwargs)
 
 
+def hangs_at_32_while_asked(q, k, v, **kwargs):
+    if q.shape[2] == 32 and os.environ.get("ATTNPROF_TEST_HANG"):
+        time.sleep(3600)
+    return _sdpa(q, k, v, **kwargs)
+
+
 def oom_from_32(q, k, v, **kwargs):
     if q.shape[2] >= 32:
         torch.empty(1 << 36, dtype=torch.uint8)  # 64 GiB: beyond any worker's cap
@@ -49,6 +56,20 @@ def oom_from_32(q, k, v, **kwargs):
 def oom_always(q, k, v, **kwargs):
     torch.empty(1 << 36, dtype=torch.uint8)
     return _sdpa(q, k, v, **kwargs)
+
+
+_HOARD = []
+
+
+def hoards_then_oom(q, k, v, **kwargs):
+    # A leak: keeps every block it allocates until its worker's memory runs out (to the
+    # last 2 MiB, so that the worker can still report).
+    try:
+        while True:
+            _HOARD.append(torch.ones(8 << 20, dtype=torch.uint8))
+    except RuntimeError:
+        while True:
+            _HOARD.append(torch.ones(2 << 20, dtype=torch.uint8))
 
 
 def fast_but_wrong(q, k, v, **kwargs):

@@ -7,7 +7,9 @@ import math
 import pytest
 
 from attnprof.cli.main import main
+from attnprof.run.compare import compare
 from attnprof.run.limits import analytic_ceiling, find_ceiling, probe_budget, search_range
+from attnprof.spec.settings import Settings, TimingPlan
 from attnprof.spec.workload import Workload
 from attnprof.variants import get_variant
 
@@ -15,36 +17,48 @@ GiB = 1 << 30
 BASE = Workload(batch=1, heads=2, kv_heads=2, seq=1024, head_dim=16).validate()
 
 
-def test_search_range_ends_where_the_inputs_alone_exceed_the_budget() -> None:
+def test_search_range_ends_where_the_step_output_alone_exceeds_the_budget() -> None:
     low, high, known = search_range(BASE, "seq", GiB, 1024, None)
-    # q, k, v and out: 4 × 1·2·S·16·4 B = 512·S bytes ≤ 1 GiB up to S = 2 Mi.
-    assert (low, known) == (1024, True) and high == 2 * 1024 * 1024 + 1024
+    # The output (the inputs are the caller's): 1·2·S·16·4 B = 128·S bytes ≤ 1 GiB up to
+    # S = 8 Mi.
+    assert (low, known) == (1024, True) and high == 8 * 1024 * 1024 + 1024
     assert search_range(BASE, "seq", GiB, 1024, 8192) == (1024, 8192, False)
     assert probe_budget(1024, 8192, 1024) == math.ceil(math.log2(7)) + 2
 
 
-def test_flash_fits_a_longer_sequence_than_naive_in_one_gib(capsys: pytest.CaptureFixture[str]
-                                                            ) -> None:
-    step, top = 2048, 8192
-    naive = find_ceiling(BASE, get_variant("naive"), "seq", GiB, step=step, maximum=top,
+def _peak(workload: Workload, variant: str) -> int:
+    """The peak memory ``compare`` measures for ``variant`` at ``workload``."""
+    settings = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=1,
+                                        max_samples=1, min_warmup_calls=1, rounds=1),
+                        check_accuracy=False, measure_ceilings=False)
+    (row,) = compare(workload, [variant], settings=settings).results
+    assert row.status == "ok" and row.peak_memory_bytes is not None, row.reason
+    return row.peak_memory_bytes
+
+
+def test_a_ceiling_is_what_compare_measures_at_the_boundary() -> None:
+    step, top, budget = 256, 2048, 64 << 20
+    naive = find_ceiling(BASE, get_variant("naive"), "seq", budget, step=step, maximum=top,
                          probe_timeout_s=120)
-    flash = find_ceiling(BASE, get_variant("sdpa-flash"), "seq", GiB, step=step, maximum=top,
-                         probe_timeout_s=120)
+    flash = find_ceiling(BASE, get_variant("sdpa-flash"), "seq", budget, step=step,
+                         maximum=top, probe_timeout_s=120)
     assert naive.largest is not None and flash.largest is not None
-    assert flash.largest > naive.largest
+    assert flash.largest > naive.largest and flash.first_failure is None  # fits to the top
     for c in (naive, flash):
         # Confirmed by a real measured run at the size found, within the probe budget.
         assert c.confirmed is not None and c.confirmed.status == "ok"
         assert c.confirmed.latency_ms is not None and c.confirmed.peak_memory_bytes
-        assert c.probes[-1].size == c.largest
+        assert c.probes[-1].size == c.largest and c.probes[-1].fits
         assert len(c.probes) <= probe_budget(step, top, step)
-    # naive: the next size ran out of memory in its capped worker.
-    assert naive.first_failure is not None and naive.first_failure.status == "oom"
-    assert naive.first_failure.size == naive.largest + step  # type: ignore[operator]
+    # One definition of "fits": compare's peak at the ceiling is within the budget, and one
+    # step above it (where limits saw naive not fit) it is not.
+    assert naive.first_failure is not None and not naive.first_failure.fits
+    assert naive.first_failure.size == naive.largest + step
+    assert _peak(BASE.replace(seq=naive.largest), "naive") <= budget
+    assert _peak(BASE.replace(seq=naive.largest + step), "naive") > budget
     # The textbook estimate (one score matrix) is too optimistic for naive: it says by how much.
-    assert naive.analytic is not None and naive.analytic_ratio is not None
-    assert naive.analytic == analytic_ceiling(BASE, get_variant("naive"), "seq", GiB, step)
-    assert naive.analytic_ratio > 1
+    assert naive.analytic == analytic_ceiling(BASE, get_variant("naive"), "seq", budget, step)
+    assert naive.analytic_ratio is not None and naive.analytic_ratio > 1
 
 
 def test_limits_command_refuses_bad_flags(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,7 @@
 """The Ray executor, against a local Ray instance this module starts (CPU only): the same
-points and statuses as the local process executor, a segfault included, with each point's
-node and environment recorded."""
+points, statuses, threads and peak memory as the local process executor, a segfault
+included, with each point's node and environment recorded; a point whose task dies is
+reported once, not retried."""
 
 from __future__ import annotations
 
@@ -21,28 +22,36 @@ from attnprof.spec.settings import Settings
 ray = pytest.importorskip("ray")
 
 
-def test_an_unreachable_cluster_is_a_usage_error() -> None:
+def test_an_unreachable_cluster_is_a_usage_error_naming_where_the_address_came_from(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from attnprof.errors import UsageError
     from attnprof.run.executors.ray import RayExecutor
 
-    with pytest.raises(UsageError, match="cannot connect to a Ray cluster"):
+    with pytest.raises(UsageError, match=r"^--ray-address 127\.0\.0\.1:1: cannot connect to a"):
         RayExecutor(address="127.0.0.1:1")._connect()
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    with pytest.raises(UsageError, match=r"^RAY_ADDRESS 127\.0\.0\.1:1: cannot connect to a"):
+        RayExecutor()._connect()
 
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    # One CPU slot: points run one at a time, as they would timed on a one-slot node. No
-    # usage statistics: the test machine has no network to send them over.
-    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
+    # Two CPU slots, the threads of this machine's torch: one point at a time, each with
+    # the threads a local worker has. No usage statistics: the test machine has no network
+    # to send them over.
+    # ray.init sets RAY_AUTH_MODE for a local instance: put it back for the tests after.
+    names = ("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")
+    saved = {name: os.environ.get(name) for name in names}
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level=logging.ERROR)
     yield
     ray.shutdown()
-    if saved is None:
-        del os.environ["RAY_USAGE_STATS_ENABLED"]
-    else:
-        os.environ["RAY_USAGE_STATS_ENABLED"] = saved
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _outcome(record: SweepRecord) -> list[tuple[object, ...]]:
@@ -53,7 +62,7 @@ def _outcome(record: SweepRecord) -> list[tuple[object, ...]]:
 def test_ray_runs_the_same_points_with_the_same_statuses(
         local_ray: None, failing: Path, tiny: dict[str, int], fast: Settings,
         tmp_path: Path) -> None:
-    variants = ["sdpa", f"{failing}:segv_at_32", f"{failing}:oom_always"]
+    variants = ["sdpa", "naive", f"{failing}:segv_at_32", f"{failing}:oom_always"]
     grid = Grid(axes=[Axis(field="seq", values=[16, 32])])
     plan, _ = plan_sweep(grid, variants, fast, "cpu", **tiny)
     local = run_sweep(plan, ProcessExecutor(memory_limit_bytes=1 << 30))
@@ -62,17 +71,58 @@ def test_ray_runs_the_same_points_with_the_same_statuses(
     argv = ["sweep", "--seq", "16,32", "--batch", "1", "--heads", "2", "--head-dim", "16",
             "--variants", ",".join(variants), "--min-time", "0.01", "--rounds", "2",
             "--executor", "ray", "--worker-memory", "1GiB", "--json", str(path)]
-    assert main(argv) == 0
+    assert main(argv) == 3  # a row crashed: the exit status says so
     remote = SweepRecord.load(path)
     assert remote.executor == "ray" and remote.status == "complete"
     # The CLI's settings differ from the library's only in the timing plan and ceilings.
     assert [(i, c, [s for _, s in rows]) for i, c, _, rows in _outcome(remote)] == \
         [(i, c, [s for _, s in rows]) for i, c, _, rows in _outcome(local)]
     statuses = [[r.status for r in p.results] for p in remote.ordered_points()]
-    assert statuses == [["ok", "ok", "oom"], ["ok", "crashed", "skipped"]]
+    assert statuses == [["ok", "ok", "ok", "oom"], ["ok", "ok", "crashed", "skipped"]]
     crashed = remote.ordered_points()[1].result(f"{failing}:segv_at_32")
     assert crashed is not None and "SIGSEGV" in crashed.reason
     node = ray.get_runtime_context().get_node_id()
     for point in remote.points:
         assert point.node == node and point.environment is not None
         assert point.ceilings is not None  # each node measures its own
+    # Each point had the threads a local worker has (not Ray's one per task), and what
+    # does not depend on the clock agrees with the local run's.
+    for here, there in zip(local.ordered_points(), remote.ordered_points(), strict=True):
+        assert here.environment is not None and there.environment is not None
+        assert there.environment.threads == here.environment.threads == remote.environment.threads
+        for name in ("sdpa", "naive"):
+            mine, theirs = here.result(name), there.result(name)
+            assert mine is not None and theirs is not None
+            assert theirs.peak_memory_bytes == mine.peak_memory_bytes
+            assert theirs.ops == mine.ops and theirs.max_abs_error == mine.max_abs_error
+
+
+KILLER = '''
+import os
+import signal
+import time
+
+
+def kills_its_ray_worker(q, k, v, **kwargs):
+    with open({runs!r}, "a") as fh:
+        fh.write("ran\\n")
+    os.kill(os.getppid(), signal.SIGKILL)  # the Ray worker running this point's task
+    time.sleep(60)
+'''
+
+
+def test_a_point_whose_task_dies_is_reported_once_not_retried(
+        local_ray: None, tiny: dict[str, int], fast: Settings, tmp_path: Path) -> None:
+    from attnprof.record.sweep import needs_rerun
+    from attnprof.run.executors.ray import RayExecutor
+
+    runs = tmp_path / "runs.txt"
+    source = tmp_path / "killer.py"
+    source.write_text(KILLER.format(runs=str(runs)))
+    grid = Grid(axes=[Axis(field="seq", values=[16])])
+    plan, _ = plan_sweep(grid, [f"{source}:kills_its_ray_worker"], fast, "cpu", **tiny)
+    record = run_sweep(plan, RayExecutor(timeout_s=120, idle_timeout_s=None))
+    (row,) = record.ordered_points()[0].results
+    assert row.status == "crashed" and "the Ray task was lost (not retried)" in row.reason
+    assert runs.read_text() == "ran\n"  # once: Ray did not run the point again
+    assert needs_rerun(row)  # --resume runs it again, as a killed worker's point

@@ -81,7 +81,7 @@ def test_resume_refuses_other_settings_or_another_environment(
     err = capsys.readouterr().err.strip()
     assert "--resume: this command's settings differ" in err and "\n" not in err
     assert main(["sweep", "--seq", "16,128", "--resume", str(path)]) == 2
-    assert "grid differ" in capsys.readouterr().err
+    assert "this command's grid differs from the record's" in capsys.readouterr().err
     data = json.loads(path.read_text())
     data["environment"]["torch"] = "1.0.0"
     path.write_text(json.dumps(data))
@@ -100,3 +100,44 @@ def test_resuming_a_complete_sweep_runs_nothing(tmp_path: Path,
     again = SweepRecord.load(path)
     assert again.points == uninterrupted.points
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.slow
+def test_resume_runs_under_the_recorded_limits_and_keeps_every_answer(
+        tmp_path: Path, failing: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from attnprof.cli.main import build_parser
+    from attnprof.cli.sweep_args import executor_from_args, plan_from_args
+
+    path = tmp_path / "sweep.json"
+    hangs, oom = f"{failing}:hangs_at_32_while_asked", f"{failing}:oom_always"
+    argv = ["sweep", "--seq", "16,32", "--batch", "1", "--heads", "2", "--head-dim", "16",
+            "--variants", f"sdpa,{hangs},{oom}", "--min-time", "0.01", "--rounds", "1"]
+    monkeypatch.setenv("ATTNPROF_TEST_HANG", "1")
+    assert main([*argv, "--point-timeout", "8", "--worker-memory", "1GiB",
+                 "--json", str(path)]) == 3  # a row timed out
+    first = SweepRecord.load(path)
+    assert first.limits is not None
+    assert (first.limits.point_timeout_s, first.limits.worker_memory_bytes) == (8.0, 1 << 30)
+    before = first.ordered_points()
+    assert [r.status for r in before[1].results] == ["ok", "timeout", "skipped"]
+
+    # A resume without the flags runs under the record's limits, not the defaults ...
+    args = build_parser().parse_args(["sweep", "--resume", str(path)])
+    executor = executor_from_args(args, plan_from_args(args, first))
+    assert (executor.timeout_s, executor.memory_limit_bytes) == (8.0, 1 << 30)  # type: ignore[attr-defined]
+    # ... and refuses other ones, before anything runs.
+    assert main(["sweep", "--resume", str(path), "--worker-memory", "2GiB"]) == 2
+    err = capsys.readouterr().err
+    assert "this command's limits differ from the record's" in err and "1.0 GiB in" in err
+
+    # Only the (variant, point) pair that timed out runs again; every answer is kept as it
+    # was, samples and all.
+    monkeypatch.delenv("ATTNPROF_TEST_HANG")
+    assert main(["sweep", "--resume", str(path)]) == 0
+    after = SweepRecord.load(path).ordered_points()
+    assert after[0] == before[0]
+    assert after[1].results[0] == before[1].results[0]  # sdpa: not rerun
+    assert after[1].results[2] == before[1].results[2]  # oom_always: still inferred
+    assert after[1].results[1].status == "ok" and after[1].results[1].variant == hangs
+    assert after[1].ceilings == before[1].ceilings

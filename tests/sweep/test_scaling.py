@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from synthetic_sweeps import row, sweep_of
 
 from attnprof.analysis.scaling import analyse_sweep, fit_power_law
 from attnprof.record.compare import Latency, VariantResult
@@ -79,3 +80,50 @@ def test_fits_per_variant_and_group_and_crossovers() -> None:
     assert ("peak_memory_bytes", "linear", "quadratic") not in crossings
     lat = crossings[("latency_ms", "linear", "quadratic")]
     assert lat.between == (100, 200) and math.isclose(lat.at, 0.02 / 1.2e-4, rel_tol=1e-9)
+
+
+SIZES = [128, 256, 512, 1024, 2048]
+
+
+def _jumpy(x: int) -> list[VariantResult]:
+    """``jumpy`` 10% faster than ``steady`` (∝ seq), but measured 15% slower and noisy
+    (30% spread) at 512: one noisy jump."""
+    jump = x == 512
+    return [row("steady", x / 100), row("jumpy", (1.15 if jump else 0.9) * x / 100,
+                                        spread=0.3 if jump else 0.01)]
+
+
+def test_a_noisy_jump_is_marked_and_makes_no_crossover() -> None:
+    done = analyse_sweep(sweep_of(SIZES, _jumpy))
+    # At 512 the two differ by 15%, within jumpy's 30% spread there: a tie, not an order.
+    # So jumpy does not "overtake" steady between 256 and 512 and back between 512 and 1024.
+    assert done.crossovers == []
+    jumpy = done.fit("jumpy", "latency_ms", "seq")
+    assert jumpy is not None and jumpy.noisy == [512] and jumpy.outliers == [512]
+    assert jumpy.caveats[:2] == ["noisy at seq=512",
+                                 "seq=512 off the power law through the other points"]
+    steady = done.fit("steady", "latency_ms", "seq")
+    assert steady is not None and steady.caveats == [] and steady.outliers == []
+
+
+def test_a_short_fit_says_its_interval_is_wide_and_a_falling_one_says_so() -> None:
+    done = analyse_sweep(sweep_of([256, 512, 1024], lambda x: [
+        row("wobbly", {256: 1.0, 512: 3.0, 1024: 2.5}[x])]))
+    fit = done.fit("wobbly", "latency_ms", "seq")
+    assert fit is not None and fit.ci95 is not None
+    assert any(c.startswith("wide interval (±") for c in fit.caveats)
+    two = analyse_sweep(sweep_of([256, 512], lambda x: [row("falling", 1024 / x)]))
+    falling = two.fit("falling", "latency_ms", "seq")
+    assert falling is not None
+    assert falling.caveats == ["falls as seq grows: noise or caches, not scaling"]
+
+
+def test_a_crossover_resting_on_a_noisy_point_says_so() -> None:
+    # 0.02·s overtakes 1.2e-4·s² at s ≈ 167, between 100 and 200; linear is noisy at 100
+    # (15%), though 67% apart there: a real order, with a caveat.
+    done = analyse_sweep(sweep_of([100, 200, 400], lambda s: [
+        row("quadratic", 1.2e-4 * s * s), row("linear", 0.02 * s,
+                                                spread=0.15 if s == 100 else 0.01)]))
+    (crossing,) = [c for c in done.crossovers if c.quantity == "latency_ms"]
+    assert (crossing.overtaker, crossing.between) == ("linear", (100, 200))
+    assert crossing.caveat == "linear at seq=100 is noisy"

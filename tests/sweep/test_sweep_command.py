@@ -7,8 +7,11 @@ import csv
 from pathlib import Path
 
 import pytest
+from synthetic_sweeps import row, sweep_of
 
+from attnprof.analysis.scaling import analyse_sweep
 from attnprof.cli.main import main
+from attnprof.record.compare import VariantResult
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.plot import write_plot
 
@@ -42,7 +45,7 @@ def test_plot_marks_failed_points_and_writes_png(records_by_kind: dict[str, obje
     assert isinstance(record, SweepRecord)
     write_plot(record, tmp_path / "plot.svg")
     svg = (tmp_path / "plot.svg").read_text()
-    assert "did not run (status)" in svg and "unsupported" in svg
+    assert "did not run: unsupported at seq=" in svg
     assert "mode=forward+backward" in svg
     write_plot(record, tmp_path / "plot.png")
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -86,3 +89,56 @@ def test_resume_of_another_kind_of_record_is_refused(tmp_path: Path,
     compared.save(path)  # type: ignore[attr-defined]
     assert main(["sweep", "--resume", str(path)]) == 2
     assert "is a 'compare' record, not 'sweep'" in capsys.readouterr().err
+
+
+def _marked(x: int) -> list[VariantResult]:
+    """steady everywhere; noisy_once noisy at 32; nowhere out of memory everywhere;
+    sometimes ran at 16, out of memory at 32, skipped at 64."""
+    later = "oom" if x == 32 else "skipped"
+    return [row("steady", x / 10), row("noisy_once", x / 8, spread=0.3 if x == 32 else 0.01),
+            row("nowhere", None, status="oom"),
+            row("sometimes", x / 5 if x == 16 else None, status="ok" if x == 16 else later)]
+
+
+def test_the_table_marks_noisy_cells_and_counts_threads_in_words() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from attnprof.render.sweep_table import render_sweep
+
+    out = StringIO()
+    render_sweep(analyse_sweep(sweep_of([16, 32, 64], _marked)),
+                 Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert "4.000 ms noisy" in text and "(noisy: IQR/median > 10%)" in text
+    assert "· 1 thread ·" in text and "1 threads" not in text
+    assert "read with care" in text and "noisy at seq=32" in text
+
+
+def test_the_plot_names_every_variant_and_what_did_not_run(tmp_path: Path) -> None:
+    path = tmp_path / "plot.svg"
+    write_plot(analyse_sweep(sweep_of([16, 32, 64], _marked)), path)
+    svg = path.read_text()
+    # A variant that ran nowhere still has its entry, and says where and how it failed.
+    assert "nowhere  (ran at no point)" in svg
+    assert "nowhere did not run: oom at seq=16,32,64" in svg
+    assert "sometimes did not run: oom at seq=32; skipped at seq=64" in svg
+    assert "hollow: latency noisy (IQR/median &gt; 10%)" in svg
+    # No status words stacked on the axis: each failure is said once, in the legend.
+    assert ">oom<" not in svg and ">skipped<" not in svg
+
+
+def test_a_sweep_with_a_row_it_could_not_measure_exits_3(tmp_path: Path) -> None:
+    path = tmp_path / "raises.py"
+    path.write_text("def raises(q, k, v, **kwargs):\n    raise ValueError('a bug')\n")
+    out = tmp_path / "sweep.json"
+    argv = ["sweep", "--seq", "16,32", "--variants", f"sdpa,{path}:raises", "--executor",
+            "inline", *TINY, "--json", str(out)]
+    assert main(argv) == 3
+    record = SweepRecord.load(out)  # every result kept
+    assert record.status == "complete"
+    assert [[r.status for r in p.results] for p in record.ordered_points()] == [
+        ["ok", "error"], ["ok", "error"]]
+    assert main(["sweep", "--seq", "16,32", "--variants", "sdpa", "--executor", "inline",
+                 *TINY]) == 0

@@ -3,9 +3,12 @@
 At every point (a shape), a variant is a candidate only if it ran (``ok``), its output is
 within the dtype's tolerance of the float64 reference (a fast wrong answer is never
 recommended, and neither is one whose error was not checked), and it meets the
-constraints (latency, peak memory). The fastest candidate is recommended, the next is the
-runner-up, and the decision names what decided it: a faster variant excluded by a
-constraint or by its error, or simply the measured speed.
+constraints: latency, and peak memory by attnprof's one definition of "fits"
+(:mod:`attnprof.analysis.memory_fit`). The fastest candidate is recommended, the next is
+the runner-up, and the decision names what decided it: a faster variant excluded by a
+constraint or by its error, or simply the measured speed — and when the runner-up's
+latency is within the noise of the best's (:mod:`attnprof.analysis.noise`), it says
+"tie" and names both: the measurement cannot choose between them.
 
 With a memory limit, a variant that needs less memory may fit a larger batch. For each
 candidate the pass finds the largest batch it is measured to run within the limit at the
@@ -16,69 +19,14 @@ them), and the throughput it reaches there, in tokens per second.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from attnprof.formatting import format_bytes
+from attnprof.analysis import memory_fit, noise
 from attnprof.record.compare import VariantResult
+from attnprof.record.recommendation import Constraints, Headroom, Pick, Recommendation
 from attnprof.record.sweep import SweepPoint
-from attnprof.spec.costs import resident_bytes
 
 __all__ = ["Constraints", "Headroom", "Pick", "Recommendation", "batch_estimates",
            "recommend", "tokens_per_s"]
-
-
-@dataclass(frozen=True)
-class Constraints:
-    """What a recommended variant must meet (``None``: no limit)."""
-
-    max_latency_ms: float | None = None
-    max_memory_bytes: int | None = None
-
-    def describe(self) -> str:
-        parts = []
-        if self.max_latency_ms is not None:
-            parts.append(f"latency ≤ {self.max_latency_ms:g} ms")
-        if self.max_memory_bytes is not None:
-            parts.append(f"peak memory ≤ {format_bytes(self.max_memory_bytes)}")
-        return ", ".join(parts) or "no constraints"
-
-
-@dataclass(frozen=True)
-class Pick:
-    """A candidate at one point, with the numbers that made it one."""
-
-    variant: str
-    latency_ms: float
-    peak_memory_bytes: int | None
-    max_abs_error: float | None
-    point: int
-
-
-@dataclass(frozen=True)
-class Headroom:
-    """The largest batch a variant runs within the memory limit at this shape, and the
-    throughput measured there."""
-
-    variant: str
-    batch: int
-    tokens_per_s: float
-    point: int
-
-
-@dataclass
-class Recommendation:
-    """The choice at one point."""
-
-    point: int
-    coords: dict[str, int | str]
-    shape: str
-    batch: int
-    best: Pick | None
-    runner_up: Pick | None
-    decided_by: str
-    #: Variants that were not candidates here, and why.
-    excluded: dict[str, str] = field(default_factory=dict)
-    headroom: list[Headroom] = field(default_factory=list)
 
 
 def tokens_per_s(point: SweepPoint, row: VariantResult) -> float | None:
@@ -112,8 +60,10 @@ def _choose(point: SweepPoint, variants: Sequence[str], limits: Constraints,
         why = _exclusion(row, limits)
         latency = row.latency_ms.median if row.latency_ms else None
         if why is None and latency is not None:
-            picks.append(Pick(name, latency, row.peak_memory_bytes, row.max_abs_error,
-                              point.index))
+            picks.append(Pick(variant=name, latency_ms=latency,
+                              spread=noise.spread(row.latency_ms),
+                              peak_memory_bytes=row.peak_memory_bytes,
+                              max_abs_error=row.max_abs_error, point=point.index))
         else:
             excluded[name] = why or "no latency measured"
             if latency is not None and row.status == "ok":
@@ -121,11 +71,13 @@ def _choose(point: SweepPoint, variants: Sequence[str], limits: Constraints,
     picks.sort(key=lambda p: p.latency_ms)
     best = picks[0] if picks else None
     runner = picks[1] if len(picks) > 1 else None
+    tie = [p.variant for p in picks if best is not None and not noise.differ(
+        p.latency_ms, best.latency_ms, p.spread, best.spread)]
     rec = Recommendation(point=point.index, coords=dict(point.coords),
                          shape=point.workload.describe(), batch=point.workload.batch,
                          best=best, runner_up=runner,
-                         decided_by=_decision(best, runner, faster_but, limits),
-                         excluded=excluded)
+                         decided_by=_decision(best, runner, faster_but, limits, tie),
+                         tie=tie if len(tie) > 1 else [], excluded=excluded)
     if limits.max_memory_bytes is not None:
         rec.headroom = [h for p in picks
                         if (h := _headroom(point, p.variant, limits, everything)) is not None]
@@ -146,27 +98,32 @@ def _exclusion(row: VariantResult, limits: Constraints, *, checked: bool = True)
     if limits.max_latency_ms is not None and latency is not None \
             and latency > limits.max_latency_ms:
         return f"latency {latency:.3g} ms > {limits.max_latency_ms:g} ms (--max-latency)"
-    if limits.max_memory_bytes is not None:
-        if row.peak_memory_bytes is None:
-            return "its peak memory was not measured"
-        if row.peak_memory_bytes > limits.max_memory_bytes:
-            return (f"peak memory {format_bytes(row.peak_memory_bytes)} > "
-                    f"{format_bytes(limits.max_memory_bytes)} (--max-memory)")
+    if limits.max_memory_bytes is not None and (
+            too_big := memory_fit.over(row, limits.max_memory_bytes)):
+        return f"{too_big} (--max-memory)"
     return None
 
 
 def _decision(best: Pick | None, runner: Pick | None,
-              faster_but: list[tuple[float, str, str]], limits: Constraints) -> str:
+              faster_but: list[tuple[float, str, str]], limits: Constraints,
+              tie: list[str]) -> str:
     if best is None:
         return f"no variant runs here within tolerance and {limits.describe()}"
     beaten = sorted((lat, name, why) for lat, name, why in faster_but if lat < best.latency_ms)
+    parts = []
     if beaten:
         lat, name, why = beaten[0]
-        return f"{name} is faster ({lat:.3g} ms) but {why}"
+        parts.append(f"{name} is faster ({lat:.3g} ms) but {why}")
     if runner is None:
-        return "the only candidate"
-    return (f"fastest: {runner.variant} takes {runner.latency_ms / best.latency_ms:.2f}× "
-            "as long")
+        return parts[0] if parts else "the only candidate"
+    ratio = runner.latency_ms / best.latency_ms
+    if len(tie) > 1:
+        within = noise.margin(*(p.spread for p in (best, runner)))
+        parts.append(f"tie within the noise: {' and '.join(tie)} "
+                     f"({runner.variant} {ratio:.2f}× as long, within ±{within:.0%})")
+    elif not parts:
+        parts.append(f"fastest: {runner.variant} takes {ratio:.2f}× as long")
+    return "; ".join(parts)
 
 
 def _headroom(point: SweepPoint, variant: str, limits: Constraints,
@@ -179,12 +136,13 @@ def _headroom(point: SweepPoint, variant: str, limits: Constraints,
             continue
         row = other.result(variant)
         # A larger batch of a variant already checked at this shape need not be checked
-        # again (its float64 reference would need more memory than the limit allows).
+        # again (the measurement runs without the float64 reference).
         if row is None or _exclusion(row, limits, checked=False) is not None:
             continue
         rate = tokens_per_s(other, row)
         if rate is not None and (best is None or other.workload.batch > best.batch):
-            best = Headroom(variant, other.workload.batch, rate, other.index)
+            best = Headroom(variant=variant, batch=other.workload.batch, tokens_per_s=rate,
+                            point=other.index)
     return best
 
 
@@ -201,10 +159,9 @@ def batch_estimates(points: Sequence[SweepPoint], variants: Sequence[str],
             row = point.result(name)
             if row is None or _exclusion(row, limits) is not None or not row.peak_memory_bytes:
                 continue
-            per_batch = (row.peak_memory_bytes + resident_bytes(point.workload)) \
-                / point.workload.batch
-            # Three quarters of the proportional figure: allocator rounding and workspace
-            # make the real ceiling lower than the proportion says.
+            per_batch = row.peak_memory_bytes / point.workload.batch  # what "fits" counts
+            # Three quarters of the proportional figure: workspaces and per-thread buffers
+            # do not shrink with batch, so the real ceiling is lower than the proportion.
             batch = int(0.75 * limits.max_memory_bytes // per_batch)
             if batch > point.workload.batch:
                 out[(point.index, name)] = batch

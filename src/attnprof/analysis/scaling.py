@@ -8,21 +8,33 @@ Student's t with n − 2 degrees of freedom (with four points that is ±4.30 sta
 not ±1.96: a short sweep is honestly uncertain), and R² in log-log space. Only ``ok`` rows
 with a positive value enter a fit; a fit needs two distinct field values.
 
-A crossover is where, in one group, one variant's measured values go from more than 5%
-above another's to more than 5% below it between two neighbouring field values (closer
+A fit says when it should not be read as a scaling law (``caveats``): a latency measured
+noisy at some of its points (IQR/median > 10%), a point far off the power law through the
+others (a *residual outlier*: more than 25% off, and more than four times the others'
+scatter about their own line; with four points or more), an interval wider than ±0.5 (the
+exponent is not known to within one power of the field), or a quantity that falls as the
+field grows.
+
+A crossover is where, in one group, one variant's measured values go from above another's
+to below it between two neighbouring field values, each order told apart beyond the noise
+(:mod:`attnprof.analysis.noise`: more than 5% and more than either point's spread; closer
 than that is a tie, not an order); the crossing is interpolated on log-log axes between
-those two points.
+those two points. One whose ends are noisy or off their variant's fit says so
+(``caveat``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from itertools import combinations, pairwise
 
 import msgspec
 import numpy as np
 
+from attnprof.analysis import noise
 from attnprof.record.compare import VariantResult
 from attnprof.record.sweep import (
     QUANTITIES,
@@ -37,13 +49,21 @@ from attnprof.spec.grid import INTEGER_FIELDS
 __all__ = ["analyse_sweep", "find_crossovers", "fit_power_law", "scaling_fits", "value_of"]
 
 Series = dict[int, float]  # field value -> measured value
-_TIE = math.log(1.05)
+#: A point more than this far off the line through the others (log ratio: 25%) ...
+_OUTLIER_OFF = math.log(1.25)
+#: ... and more than this many times the others' residual scatter is a residual outlier.
+_OUTLIER_SCATTER = 4.0
+#: An exponent whose 95% interval is wider than ± this is not a scaling law yet.
+_WIDE = 0.5
+#: A fitted exponent below this says the quantity falls as the field grows.
+_FALLING = -0.1
 
 
 def analyse_sweep(record: SweepRecord) -> SweepRecord:
     """``record`` with its ``fits`` and ``crossovers`` computed from its points."""
     fits = scaling_fits(record)
-    return msgspec.structs.replace(record, fits=fits, crossovers=find_crossovers(record))
+    return msgspec.structs.replace(record, fits=fits,
+                                   crossovers=find_crossovers(record, fits))
 
 
 def value_of(row: VariantResult, quantity: Quantity) -> float | None:
@@ -85,44 +105,95 @@ def fit_power_law(xs: Iterable[float], ys: Iterable[float]
 def scaling_fits(record: SweepRecord) -> list[ScalingFit]:
     """Every fit the points allow (see the module doc), in a stable order."""
     fits = []
-    for field, group, variant, quantity, series in _series(record):
-        if len(series) < 2:
+    for series in _series(record):
+        if len(series.values) < 2:
             continue
-        xs = sorted(series)
-        exponent, prefactor, ci, r2 = fit_power_law(xs, [series[x] for x in xs])
-        fits.append(ScalingFit(variant=variant, quantity=quantity, field=field, group=group,
-                               exponent=exponent, prefactor=prefactor, ci95=ci, r_squared=r2,
-                               points=len(xs), fitted_range=(xs[0], xs[-1])))
+        xs = sorted(series.values)
+        ys = [series.values[x] for x in xs]
+        exponent, prefactor, ci, r2 = fit_power_law(xs, ys)
+        noisy = [x for x in xs if x in series.noisy]
+        outliers = [xs[i] for i in _outliers(xs, ys)]
+        fits.append(ScalingFit(variant=series.variant, quantity=series.quantity,
+                               field=series.field, group=series.group, exponent=exponent,
+                               prefactor=prefactor, ci95=ci, r_squared=r2, points=len(xs),
+                               fitted_range=(xs[0], xs[-1]), noisy=noisy, outliers=outliers,
+                               caveats=_caveats(series.field, exponent, ci, noisy, outliers)))
     return fits
 
 
-def find_crossovers(record: SweepRecord) -> list[Crossover]:
-    """Where one variant overtakes another along a swept field (see the module doc)."""
-    by_key: dict[tuple[str, str, Quantity], dict[str, Series]] = {}
-    groups: dict[str, dict[str, int | str]] = {}
-    for field, group, variant, quantity, series in _series(record):
-        key = repr(sorted(group.items()))
-        groups[key] = group
-        by_key.setdefault((field, key, quantity), {})[variant] = series
+def _caveats(field: str, exponent: float, ci: tuple[float, float] | None, noisy: list[int],
+             outliers: list[int]) -> list[str]:
+    """Why a fit should not be read as a scaling law (see the module doc)."""
+    said = []
+    if noisy:
+        said.append(f"noisy at {field}={','.join(map(str, noisy))}")
+    if outliers:
+        said.append(f"{field}={','.join(map(str, outliers))} off the power law through the "
+                    "other points")
+    if ci is not None and (ci[1] - ci[0]) / 2 > _WIDE:
+        said.append(f"wide interval (±{(ci[1] - ci[0]) / 2:.2f})")
+    if exponent < _FALLING:
+        said.append(f"falls as {field} grows: noise or caches, not scaling")
+    return said
+
+
+def _outliers(xs: list[int], ys: list[float]) -> list[int]:
+    """Indices of the residual outliers among at least four points (see the module doc):
+    each point against the line fitted through the others."""
+    n = len(xs)
+    if n < 4:
+        return []
+    lx, ly = np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float))
     found = []
-    for (field, key, quantity), per_variant in by_key.items():
-        for a, b in combinations(per_variant, 2):
-            for crossing in _crossings(per_variant[a], per_variant[b]):
-                lower_after, (x0, x1, at) = crossing
-                overtaker, overtaken = (a, b) if lower_after == "a" else (b, a)
-                found.append(Crossover(quantity=quantity, field=field, group=groups[key],
-                                       overtaker=overtaker, overtaken=overtaken, at=at,
-                                       between=(x0, x1)))
+    for i in range(n):
+        keep = np.arange(n) != i
+        slope, intercept = np.polyfit(lx[keep], ly[keep], 1)
+        rest = ly[keep] - (slope * lx[keep] + intercept)
+        scatter = math.sqrt(float(rest @ rest) / (n - 3))
+        off = abs(float(ly[i] - (slope * lx[i] + intercept)))
+        if off > _OUTLIER_OFF and off > _OUTLIER_SCATTER * scatter:
+            found.append(i)
     return found
 
 
-def _crossings(a: Series, b: Series) -> list[tuple[str, tuple[int, int, float]]]:
-    """Sign changes of log(a) − log(b) between neighbouring common x values."""
-    gap = {x: math.log(a[x]) - math.log(b[x]) for x in sorted(set(a) & set(b))}
-    # Within 5% is a tie, not an order: two variants that run the same kernels would
+def find_crossovers(record: SweepRecord, fits: list[ScalingFit] | None = None
+                    ) -> list[Crossover]:
+    """Where one variant overtakes another along a swept field (see the module doc);
+    ``fits`` (the record's, by default) name the points off their variant's fit."""
+    fits = record.fits if fits is None else fits
+    off = {(f.variant, f.quantity, f.field, _key(f.group)): set(f.outliers) for f in fits}
+    by_key: dict[tuple[str, str, Quantity], dict[str, _Series]] = {}
+    for series in _series(record):
+        key = (series.field, _key(series.group), series.quantity)
+        by_key.setdefault(key, {})[series.variant] = series
+    found = []
+    for (field, group, quantity), per_variant in by_key.items():
+        for a, b in combinations(per_variant, 2):
+            sa, sb = per_variant[a], per_variant[b]
+            for lower_after, (x0, x1, at) in _crossings(sa, sb):
+                overtaker, overtaken = (a, b) if lower_after == "a" else (b, a)
+                doubtful = [f"{s.variant} at {field}={x} is {why}"
+                            for s in (sa, sb) for x in (x0, x1)
+                            for why in (("noisy",) if x in s.noisy else ())
+                            + (("off its fit",) if x in off.get(
+                                (s.variant, quantity, field, group), ()) else ())]
+                found.append(Crossover(quantity=quantity, field=field, group=sa.group,
+                                       overtaker=overtaker, overtaken=overtaken, at=at,
+                                       between=(x0, x1),
+                                       caveat="; ".join(doubtful) or None))
+    return found
+
+
+def _crossings(a: _Series, b: _Series) -> list[tuple[str, tuple[int, int, float]]]:
+    """Sign changes of log(a) − log(b) between neighbouring common x values whose order
+    is told apart beyond the noise."""
+    common = sorted(set(a.values) & set(b.values))
+    gap = {x: math.log(a.values[x]) - math.log(b.values[x]) for x in common}
+    # Within the noise is a tie, not an order: two variants that run the same kernels would
     # otherwise "overtake" each other at every wobble of the clock. A tie is crossed
     # between its neighbours.
-    xs = [x for x, d in gap.items() if abs(d) > _TIE]
+    xs = [x for x in common if noise.differ(a.values[x], b.values[x],
+                                            a.spreads.get(x, 0.0), b.spreads.get(x, 0.0))]
     out = []
     for x0, x1 in pairwise(xs):
         d0, d1 = gap[x0], gap[x1]
@@ -134,9 +205,27 @@ def _crossings(a: Series, b: Series) -> list[tuple[str, tuple[int, int, float]]]
     return out
 
 
-def _series(record: SweepRecord
-            ) -> Iterable[tuple[str, dict[str, int | str], str, Quantity, Series]]:
-    """(field, group, variant, quantity, {x: y}) for every swept size field."""
+@dataclass
+class _Series:
+    """One variant's measured ``quantity`` along ``field`` in one group: value and
+    relative spread (latency's IQR/median; none for memory) per field value, and the
+    values whose latency the record marks noisy."""
+
+    field: str
+    group: dict[str, int | str]
+    variant: str
+    quantity: Quantity
+    values: Series = dc_field(default_factory=dict)
+    spreads: dict[int, float] = dc_field(default_factory=dict)
+    noisy: set[int] = dc_field(default_factory=set)
+
+
+def _key(group: dict[str, int | str]) -> str:
+    return repr(sorted(group.items()))
+
+
+def _series(record: SweepRecord) -> Iterable[_Series]:
+    """Every (field, group, variant, quantity) series of a swept size field."""
     points = record.ordered_points()
     swept = [f for f in record.grid.fields if f in INTEGER_FIELDS]
     for field in swept:
@@ -145,14 +234,19 @@ def _series(record: SweepRecord
             if field not in point.coords:
                 continue
             group = {k: v for k, v in point.coords.items() if k != field}
-            grouped.setdefault(repr(sorted(group.items())), (group, []))[1].append(point)
+            grouped.setdefault(_key(group), (group, []))[1].append(point)
         for group, members in grouped.values():
             for variant in record.variants:
                 for quantity in QUANTITIES:
-                    series: Series = {}
+                    series = _Series(field, group, variant, quantity)
                     for point in members:
                         row = point.result(variant)
                         value = value_of(row, quantity) if row is not None else None
-                        if value is not None:
-                            series[int(point.coords[field])] = value
-                    yield field, group, variant, quantity, series
+                        if row is not None and value is not None:
+                            x = int(point.coords[field])
+                            series.values[x] = value
+                            if quantity == "latency_ms" and row.latency_ms is not None:
+                                series.spreads[x] = noise.spread(row.latency_ms)
+                                if row.latency_ms.noisy:
+                                    series.noisy.add(x)
+                    yield series

@@ -45,6 +45,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from attnprof.cli.outcome import UNMEASURED_EXIT
     from attnprof.cli.workload_args import workload_fields
     from attnprof.errors import UsageError
     from attnprof.measure.device import memory_capacity_bytes
@@ -88,4 +89,7 @@ def run(args: argparse.Namespace) -> int:
     console = make_console()
     render_limits(ceilings, base, console)
     sys.stdout.flush()
-    return 0
+    # A probe that timed out does not fit in time (the table says so); one that crashed or
+    # erred says nothing about memory, and the ceiling leans on it: exit 3.
+    unmeasured = any(p.status in ("crashed", "error") for c in ceilings for p in c.probes)
+    return UNMEASURED_EXIT if unmeasured else 0

@@ -1,4 +1,6 @@
-"""What every command says at its end: which files it wrote, and the budgets' verdict."""
+"""What every command says at its end: which files it wrote, the budgets' verdict, and
+its exit status (the table in the README: 0 done, 1 a check failed, 2 a usage error, 3
+finished with results that are not answers — here, rows that could not be measured)."""
 
 from __future__ import annotations
 
@@ -36,3 +38,18 @@ def budget_status(budgets: Budgets | None, record: CompareRecord | SweepRecord,
     report = check_budgets(budgets, measured_rows(record))
     render_budgets(report, console, source)
     return 0 if report.ok else 1
+
+
+#: Row statuses that say nothing about the variant at that shape: it could not be
+#: measured (``oom``, ``unsupported`` and ``skipped`` are answers).
+UNMEASURED = ("crashed", "error", "timeout")
+#: Exit status of a sweep (or recommend, limits) with such rows; every result is kept.
+UNMEASURED_EXIT = 3
+
+
+def sweep_status(record: SweepRecord) -> int:
+    """``3`` when a row of the sweep (or of the batches recommend measured) crashed, erred
+    or timed out, else ``0``."""
+    points = [*record.points, *record.batch_points]
+    failed = any(r.status in UNMEASURED for p in points for r in p.results)
+    return UNMEASURED_EXIT if failed else 0

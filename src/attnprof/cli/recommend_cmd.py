@@ -4,9 +4,15 @@ from a sweep run now or a sweep record (``--from``)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from attnprof.analysis.recommend import Constraints
+    from attnprof.record.sweep import SweepPoint, SweepRecord
 
 NAME = "recommend"
 
@@ -23,16 +29,20 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--max-memory", metavar="SIZE", help="peak memory limit, e.g. 2GiB")
     p.add_argument("--from", dest="from_record", metavar="SWEEP_RECORD",
                    help="recommend from this sweep record instead of running")
-    p.add_argument("--json", metavar="PATH", help="write the sweep record run for it to PATH")
+    p.add_argument("--json", metavar="PATH",
+                   help="write the sweep record with the recommendation to PATH (with --from: "
+                        "the record read, the recommendation added)")
     add_run_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.analysis.recommend import Constraints, batch_estimates, recommend
+    from attnprof.analysis.recommend import Constraints, recommend
+    from attnprof.cli.outcome import print_written, sweep_status
     from attnprof.cli.sweep_args import grid_from_args
     from attnprof.errors import UsageError
-    from attnprof.record.sweep import SweepPoint, SweepRecord
+    from attnprof.record.recommendation import Recommended
+    from attnprof.record.sweep import SweepRecord
     from attnprof.render.recommend_table import render_recommendations
     from attnprof.render.terminal import make_console
     from attnprof.spec.quantities import parse_bytes, parse_ms
@@ -42,34 +52,57 @@ def run(args: argparse.Namespace) -> int:
         max_memory_bytes=(parse_bytes("--max-memory", args.max_memory) if args.max_memory
                           else None))
     console = make_console()
-    extra: list[SweepPoint] = []
     if args.from_record:
         grid, fixed = grid_from_args(args)
         if grid.axes or fixed or args.variants:
             raise UsageError("--from reads a finished sweep: drop the workload flags and "
                              "--variants, or run without --from")
+        if args.json:
+            from attnprof import outputs
+
+            outputs.check_outputs([outputs.Output("--json", args.json)],
+                                  inputs=[args.from_record])
         record = SweepRecord.load(args.from_record)
         source = f"from {args.from_record}"
     else:
-        from attnprof.cli.sweep_args import executor_from_args
         from attnprof.cli.sweeping import check_outputs, run_planned_sweep
-        from attnprof.run.recommend import measure_batches
 
         check_outputs(args)
         record = run_planned_sweep(args, None)
         source = "measured now"
-        estimates = batch_estimates(record.points, record.variants, constraints)
-        if estimates:
-            console.print(f"[dim]measuring {len(estimates)} larger batch(es) within "
-                          "--max-memory …[/dim]")
-            # Each larger batch runs in a worker capped at the limit: one that does not
-            # fit runs out of memory there instead of being guessed.
-            cap = args.worker_memory or (None if args.executor == "inline"
-                                         else str(constraints.max_memory_bytes))
-            capped = argparse.Namespace(**{**vars(args), "worker_memory": cap})
-            extra = measure_batches(record, estimates,
-                                    executor_from_args(capped, record.base.device))
-    recs = recommend(record.points, record.variants, constraints, extra)
+        record.batch_points = _larger_batches(args, record, constraints, console)
+    recs = recommend(record.points, record.variants, constraints, record.batch_points)
+    record.recommendation = Recommended(constraints=constraints, source=source,
+                                        recommendations=recs)
     render_recommendations(recs, constraints, console, source)
-    return 0
+    if args.json:
+        record.save(args.json)
+        print_written(console, [("record", args.json)])
+    return sweep_status(record)
 
+
+def _larger_batches(args: argparse.Namespace, record: SweepRecord, constraints: Constraints,
+                    console: Console) -> list[SweepPoint]:
+    """Under ``--max-memory``, each candidate measured at the largest batch its peak memory
+    suggests (see :func:`~attnprof.analysis.recommend.batch_estimates`)."""
+    from attnprof.analysis.recommend import batch_estimates
+    from attnprof.cli.sweep_args import executor_for
+    from attnprof.record.sweep import WorkerLimits
+    from attnprof.run.limits import probe_cap
+    from attnprof.run.recommend import measure_batches
+    from attnprof.spec.quantities import parse_bytes
+
+    estimates = batch_estimates(record.points, record.variants, constraints)
+    limit = constraints.max_memory_bytes
+    if not estimates or limit is None:
+        return []
+    console.print(f"[dim]measuring {len(estimates)} larger batch(es) within --max-memory …"
+                  "[/dim]")
+    # A larger batch that does not fit is judged by its measured peak; its worker's cap is
+    # only there to stop one far beyond the limit before the kernel's OOM killer does.
+    cap = (parse_bytes("--worker-memory", args.worker_memory) if args.worker_memory
+           else probe_cap(limit, record.base.device))
+    timeout = record.limits.point_timeout_s if record.limits else None
+    executor = executor_for(args, record.executor,
+                            WorkerLimits(point_timeout_s=timeout, worker_memory_bytes=cap))
+    return measure_batches(record, estimates, executor, limit)

@@ -20,7 +20,7 @@ from attnprof.spec.quantities import parse_bytes, parse_seconds
 from attnprof.spec.settings import Settings, check_seconds, default_min_time
 
 if TYPE_CHECKING:
-    from attnprof.record.sweep import SweepRecord
+    from attnprof.record.sweep import SweepRecord, WorkerLimits
     from attnprof.run.executors import Executor
     from attnprof.run.sweep import SweepPlan
 
@@ -61,7 +61,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=None, metavar="N",
                         help="interleaved timing rounds per point (default 5)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the inputs (default 0)")
-    parser.add_argument("--executor", choices=("process", "inline", "ray"), default="process",
+    parser.add_argument("--executor", choices=("process", "inline", "ray"), default=None,
                         help="where each point runs: a fresh worker process (default; a crash, "
                              "OOM or hang is that point's status), this process (no "
                              "isolation), or a Ray task (--ray-address or RAY_ADDRESS, else "
@@ -72,8 +72,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop a point's worker after this long: a hang becomes "
                              "'timeout' (default 600 s on CPU, 300 s on CUDA)")
     parser.add_argument("--worker-memory", metavar="SIZE",
-                        help="memory each worker may allocate (e.g. 2GiB); beyond it a "
-                             "point is 'oom' (default: no cap)")
+                        help="memory the variants may allocate in each worker (e.g. 2GiB), "
+                             "beyond what attnprof holds when they start (torch, the "
+                             "ceilings, inputs, float64 reference); beyond it a variant is "
+                             "'oom' (default: no cap)")
 
 
 def grid_from_args(args: argparse.Namespace) -> tuple[Grid, dict[str, Any]]:
@@ -110,12 +112,40 @@ def plan_from_args(args: argparse.Namespace, resume: SweepRecord | None = None
         fixed.setdefault("device", resume.base.device)
     device = fixed.pop("device", None) or default_device()
     variants = args.variants or (resume.variants if resume else list(DEFAULT_VARIANTS))
-    settings = _settings(args, device, resume.settings if resume else None)
-    plan, _ = plan_sweep(grid, variants, settings, device, **fixed)
+    executor = args.executor or (resume.executor if resume else "process")
+    limits = _limits(args, executor, device, resume)
+    settings = _settings(args, device, resume.settings if resume else None, limits)
+    plan, _ = plan_sweep(grid, variants, settings, device, executor=executor, limits=limits,
+                         **fixed)
     return plan
 
 
-def _settings(args: argparse.Namespace, device: str, recorded: Settings | None) -> Settings:
+def _limits(args: argparse.Namespace, executor: str, device: str,
+            resume: SweepRecord | None) -> WorkerLimits:
+    """``--point-timeout`` and ``--worker-memory``; left out, the record's (resumed) or the
+    defaults."""
+    from attnprof.record.sweep import WorkerLimits
+
+    if executor == "inline":
+        if args.point_timeout or args.worker_memory:
+            raise UsageError("--point-timeout and --worker-memory need a worker to enforce "
+                             "them; use --executor process (the default) or ray")
+        return WorkerLimits()
+    recorded = resume.limits if resume is not None else None
+    if args.point_timeout:
+        timeout: float | None = parse_seconds("--point-timeout", args.point_timeout)
+    else:
+        timeout = recorded.point_timeout_s if recorded else default_point_timeout(device)
+    memory: int | None
+    if args.worker_memory:
+        memory = parse_bytes("--worker-memory", args.worker_memory)
+    else:
+        memory = recorded.worker_memory_bytes if recorded else None
+    return WorkerLimits(point_timeout_s=timeout, worker_memory_bytes=memory)
+
+
+def _settings(args: argparse.Namespace, device: str, recorded: Settings | None,
+              limits: WorkerLimits) -> Settings:
     base = recorded or Settings()
     min_time = args.min_time
     if min_time is None:
@@ -125,28 +155,34 @@ def _settings(args: argparse.Namespace, device: str, recorded: Settings | None) 
     plan = msgspec.structs.replace(
         base.plan, min_time_s=min_time,
         rounds=args.rounds if args.rounds is not None else base.plan.rounds)
-    return base.replace(plan=plan, seed=args.seed if args.seed is not None else base.seed)
+    settings = base.replace(plan=plan, seed=args.seed if args.seed is not None else base.seed)
+    if recorded is None and limits.worker_memory_bytes is not None \
+            and not device.startswith("cuda"):
+        # A worker's memory cap counts address space: a reuse heap keeps every block it
+        # grew to (fragmented, several times a step's peak), so under a cap CPU variants run
+        # with the system allocator, whose large blocks come and go with the tensors.
+        settings = settings.replace(cpu_allocator="system")
+    return settings
 
 
-def executor_from_args(args: argparse.Namespace, device: str) -> Executor:
-    """The executor ``--executor`` names, with the point time limit and worker memory cap."""
+def executor_from_args(args: argparse.Namespace, plan: SweepPlan) -> Executor:
+    """The executor the plan names, with its point time limit and worker memory cap."""
+    return executor_for(args, plan.executor, plan.limits)
+
+
+def executor_for(args: argparse.Namespace, name: str, limits: WorkerLimits) -> Executor:
+    """The executor called ``name`` with ``limits`` (``--ray-address`` from the flags)."""
     from attnprof.run.executors import get_executor
 
-    timeout = (parse_seconds("--point-timeout", args.point_timeout) if args.point_timeout
-               else default_point_timeout(device))
-    memory = parse_bytes("--worker-memory", args.worker_memory) if args.worker_memory else None
-    if args.executor == "inline":
-        if args.point_timeout or args.worker_memory:
-            raise UsageError("--point-timeout and --worker-memory need a worker to enforce "
-                             "them; use --executor process (the default) or ray")
+    if name == "inline":
         return get_executor("inline")
-    options: dict[str, Any] = {"timeout_s": timeout, "idle_timeout_s": None,
-                               "memory_limit_bytes": memory}
-    if args.executor == "ray":
+    options: dict[str, Any] = {"timeout_s": limits.point_timeout_s, "idle_timeout_s": None,
+                               "memory_limit_bytes": limits.worker_memory_bytes}
+    if name == "ray":
         options["address"] = args.ray_address
     elif args.ray_address:
         raise UsageError("--ray-address is for --executor ray; add it or drop the address")
-    return get_executor(args.executor, **options)
+    return get_executor(name, **options)
 
 
 def default_point_timeout(device: str) -> float:

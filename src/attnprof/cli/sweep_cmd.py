@@ -3,7 +3,9 @@
 Each point runs in a worker (``--executor process``, the default) or a Ray task, so an
 OOM, a crash or a hang is that point's status and the sweep goes on. The record is saved
 after every point (``--json``); ``--resume RECORD`` runs only what is missing. Exit
-status: 0, or 1 when ``--budgets`` finds a budget broken, 2 for a user mistake.
+status: 0; 1 when ``--budgets`` finds a budget broken; 2 for a user mistake; 3 when a row
+crashed, erred or timed out (every result is kept; ``--resume`` reruns the timed-out and
+killed ones).
 """
 
 from __future__ import annotations

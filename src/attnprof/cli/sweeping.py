@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from attnprof.cli.outcome import budget_status, print_written
+from attnprof.cli.outcome import budget_status, print_written, sweep_status
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -67,7 +67,7 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
     plan = plan_from_args(args, resume)
     if resume is not None:
         check_resumable(resume, plan, collect_environment(plan.base.device))
-    executor = executor_from_args(args, plan.base.device)
+    executor = executor_from_args(args, plan)
     path = getattr(args, "json", None) or getattr(args, "resume", None)
     saved: list[int] = []
 
@@ -96,7 +96,8 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
 
 def finish_outputs(args: argparse.Namespace, record: SweepRecord, budgets: Budgets | None,
                    console: Console) -> int:
-    """CSV, plot and the budgets verdict; the exit status (1 when a budget fails)."""
+    """CSV, plot and the budgets verdict; the exit status: 1 when a budget fails, else 3
+    when a row could not be measured (crashed, error, timeout), else 0."""
     from attnprof.render import CsvRenderer, write_rendered
 
     if getattr(args, "csv", None):
@@ -111,7 +112,7 @@ def finish_outputs(args: argparse.Namespace, record: SweepRecord, budgets: Budge
     if not path:
         console.print("[dim]add --json PATH to keep the record (and to resume an "
                       "interrupted sweep)[/dim]")
-    return budget_status(budgets, record, console, args.budgets)
+    return budget_status(budgets, record, console, args.budgets) or sweep_status(record)
 
 
 @contextlib.contextmanager

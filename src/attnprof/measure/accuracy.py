@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from attnprof.spec.workload import Workload
-from attnprof.variants.masks import expand_kv, workload_mask
+from attnprof.variants.masks import allowed_mask
 
 if TYPE_CHECKING:
     import torch
@@ -28,26 +28,42 @@ TOLERANCE: dict[str, float] = {
 }
 
 
-def reference_output(inputs: Inputs, workload: Workload, window: int | None) -> torch.Tensor:
-    """Attention in float64 on the workload's device, one batch entry at a time.
+#: Bytes of float64 scores the reference holds at once: attnprof's own memory, kept small
+#: so that it never decides whether a variant fits (a worker's memory cap, the device's).
+REFERENCE_BLOCK_BYTES = 16 << 20
 
-    Going one batch entry at a time bounds the float64 score tensor to H·Sq·Sk elements.
+
+def reference_output(inputs: Inputs, workload: Workload, window: int | None) -> torch.Tensor:
+    """Attention in float64 on the workload's device, a block of query rows at a time.
+
+    One K/V head's query heads attend over a block of rows whose float64 scores take at
+    most :data:`REFERENCE_BLOCK_BYTES` (one row at least), so the reference needs its output
+    and a few blocks, not B·H·Sq·Sk scores: a variant that fits must not fail for the
+    reference's sake. Each row's softmax is over all its keys, as in one piece.
     """
     import torch
 
     scale = 1.0 / math.sqrt(workload.head_dim)
-    allowed = workload_mask(workload, window)
-    outs = []
+    groups, q_len, k_len = workload.groups, workload.q_len, workload.k_len
+    rows = max(1, REFERENCE_BLOCK_BYTES // (groups * k_len * 8))
+    out = torch.empty(workload.batch, workload.heads, q_len, workload.head_dim,
+                      dtype=torch.float64, device=inputs.q.device)
     with torch.no_grad():
-        for b in range(workload.batch):
-            q = inputs.q[b].detach().to(torch.float64)
-            k = expand_kv(inputs.k[b : b + 1].detach(), workload.groups)[0].to(torch.float64)
-            v = expand_kv(inputs.v[b : b + 1].detach(), workload.groups)[0].to(torch.float64)
-            scores = (q @ k.transpose(-2, -1)) * scale
-            if allowed is not None:
-                scores = scores.masked_fill(~allowed, float("-inf"))
-            outs.append(torch.softmax(scores, dim=-1) @ v)
-    return torch.stack(outs)
+        for start in range(0, q_len, rows):
+            block = range(start, min(q_len, start + rows))
+            allowed = allowed_mask(q_len, k_len, workload.is_causal, window,
+                                   inputs.q.device, block)
+            for b in range(workload.batch):
+                for g in range(workload.num_kv_heads):
+                    heads = slice(g * groups, (g + 1) * groups)
+                    q = inputs.q[b, heads, block.start:block.stop].detach().to(torch.float64)
+                    k = inputs.k[b, g].detach().to(torch.float64)
+                    v = inputs.v[b, g].detach().to(torch.float64)
+                    scores = (q @ k.transpose(-2, -1)).mul_(scale)
+                    if allowed is not None:
+                        scores.masked_fill_(~allowed, float("-inf"))
+                    out[b, heads, block.start:block.stop] = torch.softmax(scores, dim=-1) @ v
+    return out
 
 
 def max_abs_error(out: torch.Tensor, reference: torch.Tensor) -> float:

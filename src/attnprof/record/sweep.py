@@ -25,18 +25,33 @@ import msgspec
 from attnprof.record.base import RecordBase
 from attnprof.record.compare import VariantResult
 from attnprof.record.environment import Ceilings, Environment
+from attnprof.record.recommendation import Recommended
 from attnprof.spec.grid import Grid
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["QUANTITIES", "Crossover", "Quantity", "ScalingFit", "SweepPoint", "SweepRecord",
-           "needs_rerun"]
+__all__ = ["LOST_TASK", "QUANTITIES", "Crossover", "Quantity", "ScalingFit", "SweepPoint",
+           "SweepRecord", "WorkerLimits", "needs_rerun"]
 
 #: What a fit describes: the median latency of a step, or its peak memory.
 Quantity = Literal["latency_ms", "peak_memory_bytes"]
 QUANTITIES: tuple[Quantity, ...] = ("latency_ms", "peak_memory_bytes")
 #: Signals another process (or a person) sends: the point said nothing about the variant.
 _EXTERNAL_SIGNALS = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
+#: How the reason of a point whose Ray task died (its worker or node) begins.
+LOST_TASK = "the Ray task was lost"
+
+
+class WorkerLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """What ends a point's worker besides the point itself: a time limit and a memory cap
+    (``None``: none). They decide rows (``timeout``, ``oom``), so the record keeps them and
+    a resumed sweep runs under the same ones."""
+
+    #: Seconds a point's worker may run (``--point-timeout``).
+    point_timeout_s: float | None = None
+    #: Bytes the variants may allocate in a worker beyond what it holds when they start
+    #: (``--worker-memory``).
+    worker_memory_bytes: int | None = None
 
 
 class SweepPoint(msgspec.Struct, kw_only=True, tag_field="target", tag="attention"):
@@ -82,6 +97,12 @@ class ScalingFit(msgspec.Struct, kw_only=True):
     points: int
     #: The smallest and largest ``field`` values fitted.
     fitted_range: tuple[int, int]
+    #: ``field`` values whose latency was noisy (IQR/median > 10%).
+    noisy: list[int] = msgspec.field(default_factory=list)
+    #: ``field`` values far off the power law through the other points.
+    outliers: list[int] = msgspec.field(default_factory=list)
+    #: Why the fit should not be read as a scaling law, in words (empty: no reason seen).
+    caveats: list[str] = msgspec.field(default_factory=list)
 
 
 class Crossover(msgspec.Struct, kw_only=True):
@@ -95,6 +116,9 @@ class Crossover(msgspec.Struct, kw_only=True):
     overtaken: str
     at: float
     between: tuple[int, int]
+    #: Why the order it rests on may be noise (a noisy point, or one off its variant's
+    #: fit, at either end); ``None``: none seen.
+    caveat: str | None = None
 
 
 class SweepRecord(RecordBase, tag="sweep", kw_only=True):
@@ -111,9 +135,15 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
     settings: Settings
     flops_convention: str
     executor: str = "process"
+    #: The executor's limits (``None`` in records written before they were kept).
+    limits: WorkerLimits | None = None
     points: list[SweepPoint] = msgspec.field(default_factory=list)
     fits: list[ScalingFit] = msgspec.field(default_factory=list)
     crossovers: list[Crossover] = msgspec.field(default_factory=list)
+    #: ``attnprof recommend``'s choice per point (``None``: none was asked for) and the
+    #: larger batches it measured for the headroom (indexed after the grid's points).
+    recommendation: Recommended | None = None
+    batch_points: list[SweepPoint] = msgspec.field(default_factory=list)
 
     def ordered_points(self) -> list[SweepPoint]:
         """The points in grid order (a parallel executor appends them as they finish)."""
@@ -132,9 +162,11 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
 
 def needs_rerun(row: VariantResult) -> bool:
     """Whether a row says nothing about its variant at that point, so ``--resume`` runs it
-    again: a timeout, or a worker killed by a signal someone sent (SIGKILL that was not the
-    OOM killer, SIGTERM, SIGINT, SIGHUP). A segfault, an exit code, running out of memory, a
-    refusal or an error is the variant's own answer and is kept."""
+    again: a timeout, a worker killed by a signal someone sent (SIGKILL that was not the
+    OOM killer, SIGTERM, SIGINT, SIGHUP), or a Ray task lost with its worker or node. A
+    segfault, an exit code, running out of memory, a refusal or an error is the variant's
+    own answer and is kept."""
     if row.status == "timeout":
         return True
-    return row.status == "crashed" and any(f"by {s} " in row.reason for s in _EXTERNAL_SIGNALS)
+    return row.status == "crashed" and (row.reason.startswith(LOST_TASK) or any(
+        f"by {s} " in row.reason for s in _EXTERNAL_SIGNALS))

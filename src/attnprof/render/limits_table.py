@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from attnprof.analysis.memory_fit import DEFINITION
 from attnprof.formatting import format_bytes
 from attnprof.render.compare_table import fmt_ms
 from attnprof.run.limits import Ceiling, Probe
@@ -19,6 +20,8 @@ def describe_probe(variant: str, mode: str, field: str, probe: Probe) -> Text:
     line = Text(f"  {variant} {mode} {field}={probe.size}: ")
     if probe.fits:
         return line.append(f"fits (peak {format_bytes(probe.peak_memory_bytes)})", style="green")
+    if probe.status == "ok":  # ran, over the budget
+        return line.append(f"does not fit ({probe.reason})", style="magenta")
     return line.append(probe.status, style="magenta")
 
 
@@ -31,9 +34,9 @@ def render_limits(ceilings: list[Ceiling], base: Workload, console: Console) -> 
     others = (f"B={base.batch} " if field != "batch" else "") + (
         f"H={base.heads} KV={base.num_kv_heads} " + (f"S={base.seq} " if field != "seq" else "")
         + f"D={base.head_dim} {base.dtype} {base.device} {'causal' if base.causal else 'full'}")
-    table = Table(title=f"attnprof limits — largest {field} within {format_bytes(budget)} "
-                        f"per worker · {others}", title_justify="left",
-                  caption="each probe is a real step in a fresh worker capped at the budget; "
+    table = Table(title=f"attnprof limits — largest {field} that fits {format_bytes(budget)} "
+                        f"· {others}", title_justify="left",
+                  caption=f"{DEFINITION}; each probe is a real step in a fresh worker; "
                           "the largest size is confirmed by a final measured run",
                   caption_justify="left")
     table.add_column("variant", style="bold", no_wrap=True)
@@ -66,6 +69,8 @@ def _failure(c: Ceiling) -> Text:
     f = c.first_failure
     if f is None:
         return Text(f"none up to {c.search[1]} (the search's end; raise --max)", style="dim")
+    if f.status == "ok":  # ran, over the budget
+        return Text(f"{f.size}: {f.reason}")
     return Text(f"{f.size}: {f.status}" + (f" — {f.reason}" if f.status != "oom" else ""))
 
 

@@ -1,9 +1,12 @@
 """Plots of a sweep (SVG or PNG): latency and peak memory against a swept field.
 
-Log-log axes, one line per variant (and per group of the other swept fields), the fitted
-exponent and R² from the record in the legend, and every point where a variant did not
-run marked with an ✕ and its status along the bottom of the axes. It draws what the
-record holds; it fits nothing.
+Log-log axes, one line per variant (and per group of the other swept fields), each
+variant with a colour and a marker of its own (groups differ by line style), the fitted
+exponent, R² and any caveat from the record in the legend. A point measured noisy
+(IQR/median > 10%) is drawn hollow. A point where a variant did not run is an ✕ in the
+variant's colour and marker lane along the bottom of the axes, and the legend says, per
+variant, which statuses at which values — a variant that ran nowhere still has its entry.
+It draws what the record holds; it fits nothing.
 
 matplotlib is an optional extra (``pip install 'attnprof[plot]'``), imported only when a
 plot is asked for, through its object API (no pyplot, no global backend state).
@@ -14,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from typing import Any
 
 from attnprof.atomic import check_writable, write_atomic
 from attnprof.errors import UsageError
@@ -73,16 +77,32 @@ def write_plot(record: SweepRecord, path: str | os.PathLike[str]) -> None:
     write_atomic(path, buffer.getvalue())
 
 
+#: Per variant, in the record's order: a marker (colours come from matplotlib's cycle).
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p")
+#: Per group of the other swept fields: a line style.
+_STYLES = ("-", "--", ":", "-.")
+#: Height of each variant's lane of ✕ marks along the bottom, in axes coordinates.
+_LANE = 0.035
+
+
 def _draw(ax: object, record: SweepRecord, field: str, quantity: Quantity) -> None:
     from matplotlib.axes import Axes
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import NullLocator
     from matplotlib.transforms import blended_transform_factory
 
     assert isinstance(ax, Axes)
-    failed_label = True
     bottom = blended_transform_factory(ax.transData, ax.transAxes)
-    for (variant, group), points in _lines(record, field).items():
-        xs, ys, failed = [], [], []
+    colors = _colors(len(record.variants))
+    lines = _lines(record, field)
+    groups = list(dict.fromkeys(group for _, group in lines))
+    handles: list[Line2D] = []
+    any_noisy = False
+    for (variant, group), points in lines.items():
+        index = record.variants.index(variant)
+        color, marker = colors[index], _MARKERS[index % len(_MARKERS)]
+        style = _STYLES[groups.index(group) % len(_STYLES)]
+        xs, ys, noisy, failed = [], [], [], []
         for point in points:
             row = point.result(variant)
             if row is None:
@@ -92,6 +112,8 @@ def _draw(ax: object, record: SweepRecord, field: str, quantity: Quantity) -> No
             if row.status == "ok" and value:
                 xs.append(point.coords[field])
                 ys.append(value * _SCALE[quantity])
+                if quantity == "latency_ms" and row.latency_ms and row.latency_ms.noisy:
+                    noisy.append((xs[-1], ys[-1]))
             else:
                 failed.append((point.coords[field], row.status))
         fit = next((f for f in record.fits if (f.variant, f.quantity, f.field) ==
@@ -99,15 +121,25 @@ def _draw(ax: object, record: SweepRecord, field: str, quantity: Quantity) -> No
         label = variant + (f" · {group}" if group else "")
         if fit is not None:
             label += f"  {describe_fit(fit)}"
-        line = ax.plot(xs, ys, marker="o", label=label)[0] if xs else None
-        color = line.get_color() if line is not None else None
-        for x, status in failed:
-            ax.plot([x], [0.03], marker="x", markersize=9, color=color or "black",
-                    transform=bottom, clip_on=False,
-                    label="did not run (status)" if failed_label else None)
-            ax.annotate(status, (x, 0.05), xycoords=bottom, fontsize=7, ha="center",
-                        color=color or "black")
-            failed_label = False
+        elif not xs:
+            label += "  (ran at no point)"
+        handles.append(ax.plot(xs, ys, marker=marker, linestyle=style, color=color,
+                               label=label)[0])
+        if noisy:  # hollow on top of the filled marker
+            any_noisy = True
+            ax.plot([x for x, _ in noisy], [y for _, y in noisy], marker=marker,
+                    linestyle="none", markersize=8, markerfacecolor="white", color=color)
+        if failed:
+            lane = 0.02 + _LANE * (index % 8)
+            ax.plot([x for x, _ in failed], [lane] * len(failed), marker="x",
+                    markersize=7, linestyle="none", color=color, transform=bottom,
+                    clip_on=False)
+            handles.append(Line2D([], [], marker="x", linestyle="none", color=color,
+                                  label=f"{variant} did not run: {_statuses(failed, field)}"))
+    if any_noisy:
+        handles.append(Line2D([], [], marker="o", linestyle="none", color="gray",
+                              markerfacecolor="white",
+                              label="hollow: latency noisy (IQR/median > 10%)"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ticks = sorted({int(p.coords[field]) for p in record.points if field in p.coords})
@@ -116,7 +148,27 @@ def _draw(ax: object, record: SweepRecord, field: str, quantity: Quantity) -> No
     ax.set_xlabel(field)
     ax.set_title(_TITLES[quantity], fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    # Below the axes: entries never cover a line or a mark, however many there are.
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.12),
+              frameon=False)
+
+
+def _statuses(failed: list[tuple[int | str, str]], field: str) -> str:
+    """``oom at seq=1024,2048; skipped at seq=4096``: each status with where it was."""
+    where: dict[str, list[str]] = {}
+    for x, status in failed:
+        where.setdefault(status, []).append(str(x))
+    return "; ".join(f"{status} at {field}={','.join(xs)}" for status, xs in where.items())
+
+
+def _colors(n: int) -> list[Any]:
+    """``n`` colours: matplotlib's default cycle, or tab20's when there are more."""
+    from matplotlib import colormaps, rcParams
+
+    base: list[Any] = list(rcParams["axes.prop_cycle"].by_key()["color"])
+    if n <= len(base):
+        return base
+    return [colormaps["tab20"](i % 20) for i in range(n)]
 
 
 def _lines(record: SweepRecord, field: str) -> dict[tuple[str, str], list]:

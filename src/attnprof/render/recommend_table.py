@@ -27,6 +27,8 @@ def render_recommendations(recs: list[Recommendation], constraints: Constraints,
     table.add_column("decided by", overflow="fold", ratio=3)
     for r in recs:
         best = _pick(r.best) if r.best else Text("none", style="bold red")
+        if r.tie:  # the measurement cannot choose: every tied variant, then "(tie)"
+            best = Text(" or ".join(r.tie), style="bold yellow").append("\n(tie)", style="dim")
         table.add_row(str(r.point), Text(r.shape), best,
                       _pick(r.runner_up) if r.runner_up else Text("—"), Text(r.decided_by))
     console.print(table)

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import format_bytes, one_line
+from attnprof.formatting import counted, format_bytes, one_line
 from attnprof.record.sweep import Crossover, ScalingFit, SweepRecord
 from attnprof.render.compare_table import fmt_ms
 from attnprof.render.styles import STATUS_STYLE
@@ -45,6 +45,8 @@ def render_sweep(record: SweepRecord, console: Console) -> None:
             elif row.status == "ok":
                 lat = row.latency_ms
                 text = Text(f"{fmt_ms(lat.median if lat else None)} ms")
+                if lat is not None and lat.noisy:
+                    text.append(" noisy", style="yellow")
                 text.append(f"\n{format_bytes(row.peak_memory_bytes)}", style="dim")
                 if row.within_tolerance is False:
                     text.append("\nout of tolerance", style="bold red")
@@ -53,17 +55,29 @@ def render_sweep(record: SweepRecord, console: Console) -> None:
                 cells.append(Text(row.status, style=STATUS_STYLE.get(row.status, "")))
         table.add_row(*cells)
     console.print(table)
-    console.print(f"[dim]{len(points)} of {record.grid.size()} points · {env.device_name} · "
-                  f"{env.threads} threads · torch {env.torch} · executor {record.executor}[/dim]")
+    console.print(Text(f"{len(points)} of {record.grid.size()} points · {env.device_name} · "
+                       f"{_threads(record)} · torch {env.torch} · executor {record.executor}",
+                       style="dim"))
     step = "per decode step" if decode else "per step"
-    console.print(f"[dim]each cell: median latency {step}, then peak memory; FLOPs: "
-                  f"{record.flops_convention}[/dim]")
+    console.print(Text(f"each cell: median latency {step} (noisy: IQR/median > 10%), then "
+                       f"peak memory; FLOPs: {record.flops_convention}", style="dim"))
     _failures(record, console)
     render_fits(record.fits, console)
     _crossovers(record.crossovers, console)
     if record.status != "complete":
         console.print(f"[yellow]sweep incomplete: {len(points)} of {record.grid.size()} points "
                       "finished; resume it with --resume[/yellow]")
+
+
+def _threads(record: SweepRecord) -> str:
+    """The threads the points ran with (each point's own environment), and this machine's
+    where they differ (a Ray task's worker gets its own)."""
+    here = record.environment.threads
+    seen = sorted({p.environment.threads for p in record.points if p.environment})
+    if not seen or seen == [here]:
+        return counted(here, "thread")
+    each = "-".join(map(str, (seen[0], seen[-1]))) if len(seen) > 1 else str(seen[0])
+    return f"{each} thread{'s' if seen != [1] else ''} per point (this machine: {here})"
 
 
 def _fixed(record: SweepRecord) -> str:
@@ -112,12 +126,15 @@ def _failures(record: SweepRecord, console: Console) -> None:
 
 
 def describe_fit(fit: ScalingFit) -> str:
-    """``∝ seq^1.98 [1.91, 2.05], R² 0.999`` (the legend and the table say the same)."""
+    """``∝ seq^1.98 [1.91, 2.05], R² 0.999`` (the legend and the table say the same), and
+    ``⚠ noisy at seq=512`` when the fit has caveats."""
     text = f"∝ {fit.field}^{fit.exponent:.2f}"
     if fit.ci95 is not None:
         text += f" [{fit.ci95[0]:.2f}, {fit.ci95[1]:.2f}]"
     if fit.r_squared is not None:
         text += f", R² {fit.r_squared:.3f}"
+    if fit.caveats:
+        text += f" ⚠ {fit.caveats[0]}" + (" …" if len(fit.caveats) > 1 else "")
     return text
 
 
@@ -134,13 +151,19 @@ def render_fits(fits: list[ScalingFit], console: Console) -> None:
     table.add_column("95% interval", justify="right", no_wrap=True)
     table.add_column("R²", justify="right", no_wrap=True)
     table.add_column("fitted over", no_wrap=True)
+    caveats = any(f.caveats for f in fits)
+    if caveats:
+        table.add_column("read with care", overflow="fold", style="yellow")
     for f in fits:
         group = " ".join(f"{k}={v}" for k, v in f.group.items()) or "—"
         ci = f"{f.ci95[0]:.2f} … {f.ci95[1]:.2f}" if f.ci95 else "— (2 points)"
         r2 = f"{f.r_squared:.3f}" if f.r_squared is not None else "—"
-        table.add_row(Text(f.variant), group, _QUANTITY[f.quantity],
-                      f"{f.field}^{f.exponent:.2f}", ci, r2,
-                      f"{f.field} {f.fitted_range[0]}..{f.fitted_range[1]} ({f.points} points)")
+        cells: list[Text | str] = [
+            Text(f.variant), group, _QUANTITY[f.quantity], f"{f.field}^{f.exponent:.2f}", ci,
+            r2, f"{f.field} {f.fitted_range[0]}..{f.fitted_range[1]} ({f.points} points)"]
+        if caveats:
+            cells.append(Text("; ".join(f.caveats)))
+        table.add_row(*cells)
     console.print(table)
 
 
@@ -151,4 +174,6 @@ def _crossovers(crossovers: list[Crossover], console: Console) -> None:
         line.append(f" overtakes {c.overtaken} in {_QUANTITY[c.quantity]} at {c.field} ≈ "
                     f"{c.at:.0f} (measured between {c.between[0]} and {c.between[1]})"
                     f"{' · ' + group if group else ''}")
+        if c.caveat:
+            line.append(f" ⚠ may be noise: {c.caveat}", style="yellow")
         console.print(line)

@@ -26,7 +26,7 @@ from attnprof.formatting import one_line
 from attnprof.measure.accuracy import max_abs_error, reference_output
 from attnprof.measure.allocator import minor_faults, release_free_memory, set_cpu_allocator
 from attnprof.measure.capture import capture_trace, trace_file_name
-from attnprof.measure.deadline import time_limit
+from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.device import check_against_device, default_device
 from attnprof.measure.inputs import Inputs, grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
@@ -35,8 +35,15 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Ceilings
 from attnprof.run.guards import InputGuard, checked_call, isolated
 from attnprof.run.measurements import Candidate, Measurements
-from attnprof.run.point import Point, RecordKind, empty_record
-from attnprof.run.rows import failure_row, predicted_oom, result_row, status_row
+from attnprof.run.point import OWN_STEPS, Point, RecordKind, empty_record
+from attnprof.run.rows import (
+    failure_row,
+    is_oom,
+    predicted_oom,
+    ran_out_of_memory,
+    result_row,
+    status_row,
+)
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
@@ -95,10 +102,19 @@ def compare(workload: Workload | None = None,
 
 
 def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
-              progress: Progress | None = None,
-              on_record: OnRecord | None = None) -> CompareRecord:
+              progress: Progress | None = None, on_record: OnRecord | None = None,
+              before_variants: Callable[[], None] | None = None,
+              stop_after_oom: bool = False) -> CompareRecord:
     """Measure one point in this process; ``variants`` are the point's, already resolved
-    (resolved from its names when ``None``)."""
+    (resolved from its names when ``None``).
+
+    ``before_variants`` is called once attnprof's own memory is in place — the ceilings
+    measured, the inputs, their guard copy and the float64 references made — and before
+    any variant is built (a worker caps its memory there, so the cap is the variants').
+    With ``stop_after_oom``, a variant that runs out of memory ends the run: the record
+    then holds the rows final so far (status ``partial``), and the caller runs the other
+    variants again in a fresh process, so nothing that variant left behind counts against
+    them."""
     workload, settings = point.workload, point.settings
     chosen = list(variants) if variants is not None else resolve_variants(point.variants)
     record = empty_record(point)
@@ -107,23 +123,30 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
     allocator_note = set_cpu_allocator(settings.cpu_allocator)
     if settings.measure_ceilings and record.ceilings is None:
         if progress is not None:
-            progress("ceilings", "measuring this machine's matmul and copy ceilings")
+            progress(OWN_STEPS[0], "measuring this machine's matmul and copy ceilings")
         record.ceilings = _ceilings(workload)
         release_free_memory()  # the ceilings' buffers: not what the variants should reuse
     inputs = make_inputs(workload, settings.seed)
     guard = InputGuard(inputs)
-    references: dict[int | None, torch.Tensor] = {}
+    references = _references(chosen, workload, inputs, settings, progress)
+    if before_variants is not None:
+        before_variants()
     # Build and warm every variant, time them all in interleaved rounds, then finish each
     # (memory, accuracy, trace) and hand the record over after every one: what finished is
     # saved even if a later variant crashes the process.
-    outcomes: list[VariantResult | Candidate] = [
-        _arm(variant, workload, inputs, settings, progress, guard) for variant in chosen]
+    outcomes: list[VariantResult | Candidate] = []
+    for variant in chosen:
+        outcomes.append(_arm(variant, workload, inputs, settings, progress, guard))
+        if stop_after_oom and _ran_out(outcomes[-1]):
+            return _hand_over(record, outcomes, on_record)
     candidates = [o for o in outcomes if isinstance(o, Candidate)]
     if allocator_note:  # the state could not be set: every measured row says so
         for candidate in candidates:
             candidate.measured.notes.append(allocator_note)
     try:
-        _time_in_rounds(candidates, workload, settings, progress, guard)
+        if _time_in_rounds(candidates, workload, settings, progress, guard,
+                           stop_after_oom=stop_after_oom):
+            return _hand_over(record, outcomes, on_record)
     except KeyboardInterrupt:
         # Stopped mid-rounds: every variant has the samples of the rounds that ran, spread
         # over the same stretch of time, so they are still comparable. Keep them (latency
@@ -142,6 +165,8 @@ def run_point(point: Point, variants: Sequence[Variant] | None = None, *,
         if on_record is not None:
             on_record(record)
         _release(workload.device)
+        if stop_after_oom and _ran_out(row):
+            return record  # partial: the caller runs the rest in a fresh process
     record.status = "complete"
     if on_record is not None:
         on_record(record)
@@ -189,9 +214,11 @@ def _arm(variant: Variant, workload: Workload, inputs: Inputs, settings: Setting
 
 
 def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: Settings,
-                    progress: Progress | None, guard: InputGuard) -> None:
+                    progress: Progress | None, guard: InputGuard, *,
+                    stop_after_oom: bool = False) -> bool:
     """Take every variant's samples, a slice of each per round (see measure.timer), with
-    the minor page faults each slice took."""
+    the minor page faults each slice took; True when stopped by a variant that ran out of
+    memory (with ``stop_after_oom``)."""
     plans = {id(c): round_sizes(c.measured.warmup.samples, settings.plan.rounds)
              for c in candidates}
     rounds = max((len(p) for p in plans.values()), default=0)
@@ -221,10 +248,57 @@ def _time_in_rounds(candidates: list[Candidate], workload: Workload, settings: S
             if changed := guard.check(phase):  # worse than any failure: it hurts the others
                 candidate.failure = status_row(candidate.variant, "error", changed,
                                                warnings=candidate.measured.warnings)
+            if stop_after_oom and candidate.failure is not None and _ran_out(candidate.failure):
+                return True
+    return False
+
+
+def _references(chosen: Sequence[Variant], workload: Workload, inputs: Inputs,
+                settings: Settings, progress: Progress | None
+                ) -> dict[int | None, torch.Tensor] | str:
+    """The float64 reference output per mask the variants use, made before any variant
+    runs: attnprof's memory, in place before a worker's cap (see :func:`run_point`). Within
+    ``--variant-timeout`` and the memory there is: else why no accuracy is checked, which
+    every measured row then says (never a variant's failure: the reference is attnprof's)."""
+    if not settings.check_accuracy:
+        return {}
+    _phase(progress, OWN_STEPS[1], "computing the float64 reference")
+    windows = dict.fromkeys(v.window(workload) for v in chosen)
+    try:
+        with time_limit(settings.variant_timeout_s, "computing the float64 reference"):
+            references = {w: reference_output(inputs, workload, w) for w in windows}
+    except TimeLimitExceeded:
+        return (f"accuracy not checked: the float64 reference did not finish within "
+                f"{settings.variant_timeout_s:g} s (--variant-timeout)")
+    except (MemoryError, RuntimeError) as exc:
+        if not is_oom(exc):
+            raise
+        return "accuracy not checked: the float64 reference did not fit in memory"
+    finally:
+        release_free_memory()  # its temporaries: not what the variants should reuse
+    return references
+
+
+def _ran_out(outcome: VariantResult | Candidate) -> bool:
+    """Whether ``outcome`` is a variant that ran out of memory on a real allocation."""
+    return isinstance(outcome, VariantResult) and ran_out_of_memory(outcome)
+
+
+def _hand_over(record: CompareRecord, outcomes: list[VariantResult | Candidate],
+               on_record: OnRecord | None) -> CompareRecord:
+    """The record after a variant ran out of memory: every row final so far (refusals,
+    failures, the out-of-memory one), not the variants still being measured."""
+    for outcome in outcomes:
+        row = outcome if isinstance(outcome, VariantResult) else outcome.failure
+        if row is not None:
+            record.results.append(row)
+    if on_record is not None:
+        on_record(record)
+    return record
 
 
 def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: Settings,
-            references: dict[int | None, torch.Tensor], progress: Progress | None,
+            references: dict[int | None, torch.Tensor] | str, progress: Progress | None,
             ceilings: Ceilings | None, guard: InputGuard) -> VariantResult:
     """Memory, accuracy and trace of a timed variant, then its row, built once."""
     if candidate.failure is not None:
@@ -251,7 +325,7 @@ def _finish(candidate: Candidate, workload: Workload, inputs: Inputs, settings: 
 
 
 def _measure_once(candidate: Candidate, workload: Workload, inputs: Inputs,
-                  settings: Settings, references: dict[int | None, torch.Tensor],
+                  settings: Settings, references: dict[int | None, torch.Tensor] | str,
                   progress: Progress | None) -> None:
     """Peak memory, error against the reference, and the trace of one variant."""
     variant, measured = candidate.variant, candidate.measured
@@ -259,11 +333,11 @@ def _measure_once(candidate: Candidate, workload: Workload, inputs: Inputs,
         if settings.measure_memory:
             _phase(progress, variant.name, "memory")
             measured.memory = profile_step(candidate.step, workload.device)
-    if settings.check_accuracy:
+    if isinstance(references, str):  # no reference to check against: say so
+        measured.notes.append(references)
+    elif settings.check_accuracy:
         _phase(progress, variant.name, "accuracy")
         window = variant.window(workload)
-        if window not in references:
-            references[window] = reference_output(inputs, workload, window)
         with candidate.built.context(), grad_mode("forward"):
             out = candidate.built.call(inputs.q, inputs.k, inputs.v)
         measured.error = max_abs_error(out, references[window])

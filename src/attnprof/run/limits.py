@@ -1,18 +1,23 @@
-"""Memory ceilings: the largest size of one field each variant runs at within a budget.
+"""Memory ceilings: the largest size of one field each variant fits within a budget.
 
-Found on real runs: every probe measures one step of the variant at one size in a fresh
-worker process whose memory is capped at the budget (:class:`ProcessExecutor`'s
-``memory_limit_bytes``), so running out of memory is an ``oom`` probe, never the end of the
-search. The search is a bisection over the multiples of ``step`` between ``step`` and an
-upper end: the size at which q, k, v and the output alone exceed the budget (certain to
-fail, so never probed) or ``maximum`` (probed first when it is below that). It takes at
-most ⌈log2(range)⌉ probes, one more when the upper end had to be probed, and ends with a
-real measurement at the size found — at most ⌈log2(range)⌉ + 2 runs in all, unless that
-measurement does not fit where its probe did: the search then goes on below it, once. A probe that
-runs past ``probe_timeout_s`` counts as not fitting (in time), and the result says so.
+"Fits" is attnprof's one definition (:mod:`attnprof.analysis.memory_fit`): one step ran
+and its measured peak memory — the figure ``compare`` shows, inputs excluded — is within
+the budget. Found on real runs: every probe measures one step of the variant at one size
+in a fresh worker, so a size far beyond the budget is an ``oom`` probe in that worker (its
+cap, :func:`~attnprof.analysis.memory_fit.safety_cap`, is well above the budget), never the
+end of the search; a step that ran is judged by its measured peak. The search is a
+bisection over the multiples of ``step`` between ``step`` and an upper end: the size at
+which the step's output (and, in training, the gradients of q, k, v) alone exceed the
+budget (certain not to fit, so never probed) or ``maximum`` (probed first when it is below
+that). It takes at most ⌈log2(range)⌉ probes, one more when the upper end had to be probed,
+and ends with a real measurement at the size found — at most ⌈log2(range)⌉ + 2 runs in
+all, unless that measurement does not fit where its probe did: the search then goes on
+below it, once. A probe that runs past ``probe_timeout_s`` counts as not fitting (in
+time), and the result says so.
 
 Beside each ceiling is the textbook estimate's (:func:`~attnprof.spec.costs.
-textbook_memory_bytes`) and the ratio between the two.
+textbook_memory_bytes`, the same quantity: the step's own allocations) and the ratio
+between the two.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 
+from attnprof.analysis import memory_fit
 from attnprof.errors import UsageError
+from attnprof.measure.device import memory_capacity_bytes
 from attnprof.record.compare import VariantResult
 from attnprof.run.executors.process import ProcessExecutor
 from attnprof.run.point import Point
@@ -32,15 +39,14 @@ from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 
 __all__ = ["FIELDS", "Ceiling", "Probe", "analytic_ceiling", "find_ceiling", "probe_budget",
-           "search_range"]
+           "probe_cap", "search_range"]
 
 #: Fields a ceiling can be searched along.
 FIELDS = ("seq", "batch")
-#: One step, no accuracy check (its float64 reference needs far more memory than the
-#: variant itself, and would be what ran out), no ceilings, and the C allocator as the
-#: system sets it up: large blocks are mapped and unmapped as tensors come and go, so the
-#: worker's address-space cap counts the memory the variant holds, not what a heap kept
-#: for reuse has fragmented (which made the same size fit in one run and not the next).
+#: One step, no accuracy check, no ceilings, and the C allocator as the system sets it
+#: up: large blocks are mapped and unmapped as tensors come and go, so the worker's
+#: address-space cap stays about what the variant holds, not what a heap kept for reuse
+#: has fragmented (several times a step's peak).
 PROBE = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=1, max_samples=1,
                                  min_warmup_calls=1, rounds=1),
                  check_accuracy=False, measure_ceilings=False, cpu_allocator="system")
@@ -50,16 +56,21 @@ OnProbe = Callable[["Probe"], None]
 
 @dataclass(frozen=True)
 class Probe:
-    """One real run: the size tried, how it ended, and its peak memory when it fit."""
+    """One real run: the size tried, how it ended, its peak memory when it ran, and
+    whether it fits the budget (:func:`~attnprof.analysis.memory_fit.fits`)."""
 
     size: int
     status: str
     reason: str = ""
     peak_memory_bytes: int | None = None
+    fits: bool = False
 
-    @property
-    def fits(self) -> bool:
-        return self.status == "ok"
+    @classmethod
+    def of(cls, size: int, row: VariantResult, budget: int) -> Probe:
+        """The probe of ``row``, a run at ``size``, judged against ``budget``."""
+        reason = memory_fit.over(row, budget) or row.reason
+        return cls(size, row.status, reason, row.peak_memory_bytes,
+                   memory_fit.fits(row, budget))
 
 
 @dataclass
@@ -94,12 +105,12 @@ class Ceiling:
 def search_range(base: Workload, field_name: str, budget: int, step: int,
                  maximum: int | None) -> tuple[int, int, bool]:
     """``(low, high, high_known_to_fail)``: sizes are multiples of ``step`` from ``step``;
-    ``high`` is the first multiple whose q/k/v/output alone exceed ``budget`` unless
-    ``maximum`` comes first."""
-    def resident(size: int) -> int:
-        return costs.resident_bytes(base.replace(**{field_name: size}))
+    ``high`` is the first multiple whose step output (and gradients, in training) alone
+    exceed ``budget`` unless ``maximum`` comes first."""
+    def floor(size: int) -> int:
+        return costs.step_floor_bytes(base.replace(**{field_name: size}))
 
-    bound = _largest(lambda n: resident(n * step) <= budget) + 1  # in steps; fails
+    bound = _largest(lambda n: floor(n * step) <= budget) + 1  # in steps; fails
     if maximum is not None and maximum // step < bound:
         if maximum < step:
             raise UsageError(f"--max {maximum} is below --step {step}; raise --max")
@@ -110,11 +121,11 @@ def search_range(base: Workload, field_name: str, budget: int, step: int,
 def analytic_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
                      step: int) -> int | None:
     """The largest multiple of ``step`` whose textbook memory fits ``budget``."""
-    def fits(n: int) -> bool:
+    def within(n: int) -> bool:
         size = base.replace(**{field_name: n * step})
         return costs.textbook_memory_bytes(size, variant.materializes_scores) <= budget
 
-    n = _largest(fits)
+    n = _largest(within)
     return n * step if n > 0 else None
 
 
@@ -132,7 +143,7 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
         ceiling.unsupported = support.reason
         return ceiling
     executor = ProcessExecutor(timeout_s=probe_timeout_s, idle_timeout_s=None,
-                               memory_limit_bytes=budget)
+                               memory_limit_bytes=probe_cap(budget, base.device))
 
     def run(size: int, settings: Settings) -> VariantResult:
         point = Point(workload=base.replace(**{field_name: size}).validate(),
@@ -141,8 +152,7 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
         return row
 
     def probe(size: int) -> Probe:
-        row = run(size, PROBE)
-        result = Probe(size, row.status, row.reason, row.peak_memory_bytes)
+        result = Probe.of(size, run(size, PROBE), budget)
         ceiling.probes.append(result)
         if on_probe is not None:
             on_probe(result)
@@ -155,8 +165,8 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
         else:
             ceiling.first_failure = top
     else:
-        ceiling.first_failure = Probe(high, "oom", "q/k/v/output alone exceed the budget "
-                                      "(not run)")
+        ceiling.first_failure = Probe(high, "oom", "the step's output alone exceeds the "
+                                      "budget (not run)")
     # The measured run keeps the probes' allocator state: under the reuse heap the same
     # size can need more address space than the cap that the probe fitted in.
     measured = (confirm or PROBE).replace(cpu_allocator=PROBE.cpu_allocator)
@@ -169,10 +179,10 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
             else:
                 high, ceiling.first_failure = middle, tried
         final = run(low, measured)
-        ceiling.probes.append(Probe(low, final.status, final.reason, final.peak_memory_bytes))
+        ceiling.probes.append(Probe.of(low, final, budget))
         if on_probe is not None:
             on_probe(ceiling.probes[-1])
-        if final.status == "ok":
+        if ceiling.probes[-1].fits:
             ceiling.largest, ceiling.confirmed = low, final
             break
         ceiling.first_failure = ceiling.probes[-1]
@@ -182,16 +192,24 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
     return ceiling
 
 
-def _largest(fits: Callable[[int], bool], limit: int = 1 << 40) -> int:
-    """The largest n >= 1 with ``fits(n)`` for a monotone ``fits``; 0 when even 1 does not."""
-    if not fits(1):
+def probe_cap(budget: int, device: str) -> int:
+    """The memory cap of a worker whose steps are judged against ``budget``: room above it
+    for a step to run and be measured over it (:func:`~attnprof.analysis.memory_fit.
+    safety_cap`), never more than the device has — a far larger step fails in its worker,
+    not in the kernel's OOM killer."""
+    return max(budget, min(memory_fit.safety_cap(budget), memory_capacity_bytes(device)))
+
+
+def _largest(ok: Callable[[int], bool], limit: int = 1 << 40) -> int:
+    """The largest n >= 1 with ``ok(n)`` for a monotone ``ok``; 0 when even 1 is not."""
+    if not ok(1):
         return 0
     low, high = 1, 2
-    while high < limit and fits(high):  # double until it does not fit ...
+    while high < limit and ok(high):  # double until it does not fit ...
         low, high = high, high * 2
     while high - low > 1:  # ... then bisect between the last fit and the first miss
         middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
+        low, high = (middle, high) if ok(middle) else (low, middle)
     return low
 
 

@@ -16,10 +16,13 @@ from attnprof.record.environment import Ceilings
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["Point", "RecordKind", "empty_record"]
+__all__ = ["OWN_STEPS", "Point", "RecordKind", "empty_record"]
 
 #: The record kind a point's run produces.
 RecordKind = Literal["compare", "profile"]
+#: What a point's run reports progress under before any variant runs: attnprof's own
+#: measurements (the ceilings, the float64 reference), not a variant's.
+OWN_STEPS = ("ceilings", "reference")
 
 
 class Point(msgspec.Struct, frozen=True, kw_only=True):

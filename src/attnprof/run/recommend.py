@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from attnprof.analysis import memory_fit
 from attnprof.record.sweep import SweepPoint, SweepRecord
 from attnprof.run.point import Point
 
@@ -17,14 +18,15 @@ __all__ = ["measure_batches"]
 
 
 def measure_batches(record: SweepRecord, estimates: dict[tuple[int, str], int],
-                    executor: Executor,
+                    executor: Executor, limit_bytes: int,
                     on_point: Callable[[SweepPoint], None] | None = None) -> list[SweepPoint]:
     """Run each (point, variant) of ``estimates`` at its batch (and at half of it when that
-    does not fit); one new point per run, its coordinates the point's with ``batch``
-    added, indexed after the sweep's own points.
+    does not fit ``limit_bytes``, by :func:`~attnprof.analysis.memory_fit.fits`); one new
+    point per run, its coordinates the point's with ``batch`` added, indexed after the
+    sweep's own points.
 
-    The float64 accuracy reference is not run again (the variant was checked at this shape;
-    the reference would need more memory than the limit allows).
+    The float64 accuracy reference is not run again (the variant was checked at this
+    shape).
     """
     by_index = {p.index: p for p in record.points}
     settings = record.settings.replace(check_accuracy=False)
@@ -45,6 +47,6 @@ def measure_batches(record: SweepRecord, estimates: dict[tuple[int, str], int],
             extra.append(point)
             if on_point is not None:
                 on_point(point)
-            if all(r.status == "ok" for r in point.results):
+            if all(memory_fit.fits(r, limit_bytes) for r in point.results):
                 break
     return extra

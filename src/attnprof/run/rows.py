@@ -25,8 +25,11 @@ from attnprof.spec import costs
 from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 
-__all__ = ["failure_row", "impossible_shares", "is_oom", "latency", "predicted_oom", "result_row",
-           "share", "status_row"]
+__all__ = ["NOT_RUN", "failure_row", "impossible_shares", "is_oom", "latency", "predicted_oom",
+           "ran_out_of_memory", "result_row", "share", "status_row"]
+
+#: How the reason of an ``oom`` row that was predicted, not run, begins.
+NOT_RUN = "not run: "
 
 
 def share(rate: float | None, ceiling: float | None) -> float | None:
@@ -148,6 +151,11 @@ def is_oom(exc: BaseException) -> bool:
     return "out of memory" in text or "can't allocate memory" in text
 
 
+def ran_out_of_memory(row: VariantResult) -> bool:
+    """Whether ``row`` is ``oom`` because an allocation failed (not predicted, not run)."""
+    return row.status == "oom" and not row.reason.startswith(NOT_RUN)
+
+
 def predicted_oom(variant: Variant, workload: Workload) -> str | None:
     """A reason not to run a variant that would certainly exhaust memory, else ``None``.
 
@@ -159,6 +167,6 @@ def predicted_oom(variant: Variant, workload: Workload) -> str | None:
     need = (costs.resident_bytes(workload)
             + 3 * costs.score_matrix_bytes(workload, element_bytes=4))
     if short := memory_shortfall(need, workload.device):
-        return (f"not run: materialising the scores needs about {short[0]}, {short[1]}; "
+        return (f"{NOT_RUN}materialising the scores needs about {short[0]}, {short[1]}; "
                 "use a fused variant or a smaller shape")
     return None

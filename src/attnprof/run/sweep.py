@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from attnprof.errors import UsageError
+from attnprof.formatting import format_bytes
 from attnprof.measure.device import check_device, check_dtype, memory_shortfall
 from attnprof.measure.environment import collect_environment
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.environment import Ceilings, Environment
-from attnprof.record.sweep import SweepPoint, SweepRecord, needs_rerun
+from attnprof.record.sweep import SweepPoint, SweepRecord, WorkerLimits, needs_rerun
 from attnprof.run.point import Point
-from attnprof.run.rows import status_row
+from attnprof.run.rows import NOT_RUN, status_row
 from attnprof.spec import costs
 from attnprof.spec.grid import Coords, Grid, covers, describe_coords
 from attnprof.spec.settings import Settings
@@ -67,6 +68,10 @@ class SweepPlan:
     #: Workload fields the user set (beside the grid); the base is the device default
     #: with these applied.
     fields: tuple[tuple[str, Any], ...] = ()
+    #: Where the points run (the executor's name) and under which limits: the executor
+    #: is built from these, and the record keeps them.
+    executor: str = "process"
+    limits: WorkerLimits = field(default_factory=WorkerLimits)
 
     def workload(self, coords: Coords) -> Workload:
         """The validated workload of the point at ``coords``."""
@@ -79,7 +84,9 @@ class SweepPlan:
 
 
 def plan_sweep(grid: Grid, variants: Sequence[str | Variant] | None, settings: Settings,
-               device: str, **fields: Any) -> tuple[SweepPlan, list[Variant]]:
+               device: str, *, executor: str = "process",
+               limits: WorkerLimits | None = None,
+               **fields: Any) -> tuple[SweepPlan, list[Variant]]:
     """Check everything a user can get wrong before any point runs: the variants resolve,
     the device and dtypes exist, every point's workload is valid, the grid is not absurd."""
     chosen = resolve_variants(variants)
@@ -88,7 +95,8 @@ def plan_sweep(grid: Grid, variants: Sequence[str | Variant] | None, settings: S
     check_device(device)
     plan = SweepPlan(base=default_workload(device.split(":")[0], device=device, **fields),
                      grid=grid, variants=tuple(v.name for v in chosen),
-                     settings=settings.validate(), fields=tuple(sorted(fields.items())))
+                     settings=settings.validate(), fields=tuple(sorted(fields.items())),
+                     executor=executor, limits=limits or WorkerLimits())
     workloads = [plan.workload(c) for c in grid.points()]  # each point valid, or say which
     for dtype in dict.fromkeys(w.dtype for w in workloads):
         check_dtype(device, dtype)
@@ -96,12 +104,19 @@ def plan_sweep(grid: Grid, variants: Sequence[str | Variant] | None, settings: S
     return replace(plan, base=workloads[0]), chosen
 
 
-def new_record(plan: SweepPlan, executor: str) -> SweepRecord:
+def new_record(plan: SweepPlan) -> SweepRecord:
     """An empty sweep record for ``plan``, with this machine's environment."""
     return SweepRecord(environment=collect_environment(plan.base.device),
                        base=plan.base.resolved(), fields=dict(plan.fields), grid=plan.grid,
                        variants=list(plan.variants), settings=plan.settings,
-                       flops_convention=costs.FLOPS_CONVENTION, executor=executor)
+                       flops_convention=costs.FLOPS_CONVENTION, executor=plan.executor,
+                       limits=plan.limits)
+
+
+#: What a resumed sweep must share with its record, and how a mismatch is named.
+_RESUMED = {"variants": "variants differ", "grid": "grid differs", "base": "base differs",
+            "settings": "settings differ", "executor": "executor differs",
+            "limits": "limits differ"}
 
 
 def check_resumable(record: SweepRecord, plan: SweepPlan, environment: Environment) -> None:
@@ -109,11 +124,12 @@ def check_resumable(record: SweepRecord, plan: SweepPlan, environment: Environme
     here = (f"{record.run_id}: resume it with the command that started it, on the machine "
             "it ran on, or start a new sweep")
     asked = {"variants": list(plan.variants), "grid": plan.grid, "base": plan.base.resolved(),
-             "settings": plan.settings}
+             "settings": plan.settings, "executor": plan.executor, "limits": plan.limits}
     for name, value in asked.items():
-        if getattr(record, name) != value:
-            raise UsageError(f"--resume: this command's {name} differ from the record's "
-                             f"({_show(value)} here, {_show(getattr(record, name))} in {here})")
+        then = getattr(record, name)
+        if then is not None and then != value:  # limits: None in records that predate them
+            raise UsageError(f"--resume: this command's {_RESUMED[name]} from the record's "
+                             f"({_show(value)} here, {_show(then)} in {here})")
     for name in ("attnprof", "python", "torch", "cuda", "cudnn", "device", "device_name",
                  "cpu_model", "threads"):
         then, now = getattr(record.environment, name), getattr(environment, name)
@@ -129,7 +145,11 @@ def _show(value: Any) -> str:
         return value.describe()
     if isinstance(value, Settings):
         return (f"min-time {value.plan.min_time_s:g} s, rounds {value.plan.rounds}, "
-                f"seed {value.seed}")
+                f"seed {value.seed}, cpu-allocator {value.cpu_allocator}")
+    if isinstance(value, WorkerLimits):
+        timeout, memory = value.point_timeout_s, value.worker_memory_bytes
+        return (f"--point-timeout {'none' if timeout is None else f'{timeout:g} s'}, "
+                f"--worker-memory {'none' if memory is None else format_bytes(memory)}")
     return ",".join(value) if isinstance(value, list) else str(value)
 
 
@@ -140,10 +160,14 @@ def run_sweep(plan: SweepPlan, executor: Executor, *, record: SweepRecord | None
     its points in the order they finished (:meth:`SweepRecord.ordered_points` sorts)."""
     from attnprof.analysis.scaling import analyse_sweep
 
-    record = record or new_record(plan, executor.name)
+    record = record or new_record(plan)
     record.status = "partial"  # until the last point is in (a resumed record said complete)
-    record.points = [p for p in record.points if not any(map(needs_rerun, p.results))]
-    done = {p.index for p in record.points}
+    if record.limits is None:  # a record from before limits were kept: these ran it now
+        record.limits = plan.limits
+    # A resumed point keeps every row that is its variant's answer and reruns only the
+    # others (needs_rerun); it stays in the record as it was until they are in.
+    redo = {p.index: p for p in record.points if any(map(needs_rerun, p.results))}
+    done = {p.index for p in record.points} - set(redo)
     # A remote executor's points run on other machines, each measuring its own ceilings.
     state = _State(plan, record, progress, share_ceilings=not getattr(executor, "remote", False))
     for point in record.ordered_points():
@@ -153,7 +177,7 @@ def run_sweep(plan: SweepPlan, executor: Executor, *, record: SweepRecord | None
     def next_job() -> Job | None:
         while pending:
             index, coords = pending.pop(0)
-            job = state.prepare(index, coords)
+            job = state.prepare(index, coords, redo.get(index))
             if job is not None:
                 return job
             if on_point is not None:
@@ -190,7 +214,7 @@ class _State:
         self.share_ceilings = share_ceilings
         self.oom_at: dict[str, list[tuple[int, Coords]]] = {}
         self.ceilings: dict[str, Ceilings] = {}
-        self.running: dict[int, tuple[Coords, Workload, dict[str, int], float]] = {}
+        self.running: dict[int, _Running] = {}
         self.variants = {v.name: v for v in resolve_variants(plan.variants)}
 
     def learn(self, point: SweepPoint) -> None:
@@ -201,28 +225,34 @@ class _State:
         if point.ceilings is not None:
             self.ceilings.setdefault(point.workload.dtype, point.ceilings)
 
-    def prepare(self, index: int, coords: Coords) -> Job | None:
+    def prepare(self, index: int, coords: Coords, kept: SweepPoint | None = None
+                ) -> Job | None:
         """The job for this point, or ``None`` when nothing in it needs running (every
         variant inferred out of memory, or the shape cannot fit): then the point is
-        recorded here and now."""
+        recorded here and now. ``kept``: the point as a resumed record has it; its rows
+        that are answers stay, and only the other variants run."""
         workload = self.plan.workload(coords)
         if self.progress is not None:
             self.progress.point_started(index, coords)
-        inferred = {name: at for name in self.plan.variants
-                    if (at := self._implied_oom(name, coords)) is not None}
-        to_run = tuple(v for v in self.plan.variants if v not in inferred)
-        self.running[index] = (coords, workload, inferred, time.monotonic())
+        rows = [r for r in kept.results if not needs_rerun(r)] if kept else []
+        answered = {r.variant for r in rows}
+        inferred = {name: at for name in self.plan.variants if name not in answered
+                    and (at := self._implied_oom(name, coords)) is not None}
+        to_run = tuple(v for v in self.plan.variants if v not in inferred and v not in answered)
+        self.running[index] = _Running(coords, workload, inferred, time.monotonic(), kept, rows)
         short = memory_shortfall(costs.resident_bytes(workload), workload.device)
         if to_run and short is None:
-            ceilings = self.ceilings.get(workload.dtype) if self.share_ceilings else None
+            ceilings = kept.ceilings if kept else None  # the kept rows' shares use them
+            if ceilings is None and self.share_ceilings:
+                ceilings = self.ceilings.get(workload.dtype)
             return index, Point(workload=workload, variants=to_run,
                                 settings=self.plan.settings, ceilings=ceilings)
-        rows = []
+        new_rows = []
         if short is not None:
-            reason = (f"not run: q/k/v/output alone need about {short[0]}, {short[1]}; "
+            reason = (f"{NOT_RUN}q/k/v/output alone need about {short[0]}, {short[1]}; "
                       "use a smaller shape")
-            rows = [status_row(self.variants[v], "oom", reason) for v in to_run]
-        self._append(index, rows, None, None, None)
+            new_rows = [status_row(self.variants[v], "oom", reason) for v in to_run]
+        self._append(index, new_rows, None, None, None)
         return None
 
     def finish(self, index: int, result: CompareRecord, node: str | None) -> None:
@@ -231,21 +261,27 @@ class _State:
 
     def _append(self, index: int, rows: list[VariantResult], node: str | None,
                 environment: Environment | None, ceilings: Ceilings | None) -> None:
-        coords, workload, inferred, started = self.running.pop(index)
-        by_name = {r.variant: r for r in rows}
-        for name, at in inferred.items():
+        run = self.running.pop(index)
+        by_name = {r.variant: r for r in [*run.rows, *rows]}
+        for name, at in run.inferred.items():
             by_name[name] = status_row(
                 self.variants[name], "skipped",
                 f"inferred out of memory: {name} ran out of memory at point #{at} "
                 f"({describe_coords(self._coords_of(at))}), which this point covers")
-        kv = costs.tensor_bytes(workload)
+        kv = costs.tensor_bytes(run.workload)
+        elapsed = time.monotonic() - run.started + (run.kept.elapsed_s if run.kept else 0.0)
+        if run.kept is not None:  # where and with which ceilings its kept rows were measured
+            node, environment = run.kept.node, run.kept.environment or environment
+            ceilings = run.kept.ceilings or ceilings
         point = SweepPoint(
-            index=index, coords=coords, workload=workload.resolved(),
+            index=index, coords=run.coords, workload=run.workload.resolved(),
             results=[by_name[v] for v in self.plan.variants if v in by_name],
-            inferred=inferred, elapsed_s=round(time.monotonic() - started, 3),
+            inferred={**(run.kept.inferred if run.kept else {}), **run.inferred},
+            elapsed_s=round(elapsed, 3),
             node=node or (environment.host if environment else None),
             environment=environment, ceilings=ceilings,
-            kv_cache_bytes=kv["k"] + kv["v"] if workload.mode == "decode" else None)
+            kv_cache_bytes=kv["k"] + kv["v"] if run.workload.mode == "decode" else None)
+        self.record.points = [p for p in self.record.points if p.index != index]
         self.record.points.append(point)
         self.learn(point)
         if self.progress is not None:
@@ -259,3 +295,16 @@ class _State:
 
     def _coords_of(self, index: int) -> Coords:
         return next(p.coords for p in self.record.points if p.index == index)
+
+
+@dataclass
+class _Running:
+    """A point being run: where it is, what was inferred, when it started, and — resumed —
+    the point as the record had it and the rows of it that are kept."""
+
+    coords: Coords
+    workload: Workload
+    inferred: dict[str, int]
+    started: float
+    kept: SweepPoint | None
+    rows: list[VariantResult]

@@ -88,6 +88,19 @@ def resident_bytes(workload: Workload) -> int:
     return total
 
 
+def input_bytes(workload: Workload) -> int:
+    """Bytes of what a step is given: q, k, v and, in training, the output's gradient."""
+    t = tensor_bytes(workload)
+    given = t["q"] + t["k"] + t["v"]
+    return given + t["out"] if workload.mode == "forward+backward" else given
+
+
+def step_floor_bytes(workload: Workload) -> int:
+    """Bytes any variant's step must allocate: its output and, in training, the gradients
+    of q, k and v — the least a step's measured peak can be (inputs are not in it)."""
+    return resident_bytes(workload) - input_bytes(workload)
+
+
 def score_matrix_bytes(workload: Workload, element_bytes: int | None = None) -> int:
     """Bytes of one materialised B·H·Sq·Sk score tensor (fp32 by default for the math path)."""
     e = workload.element_bytes if element_bytes is None else element_bytes
@@ -102,17 +115,18 @@ def achieved_rate(amount: float | None, seconds: float | None) -> float | None:
 
 
 def textbook_memory_bytes(workload: Workload, materializes_scores: bool) -> int:
-    """The memory a back-of-envelope estimate gives one step: q, k, v and the output (and
-    their gradients in training), plus — for a variant that materialises the scores — one
-    B·H·Sq·Sk score matrix in the workload's dtype (and, in training, the copy saved for
-    backward and its gradient).
+    """The memory a back-of-envelope estimate gives one step's own allocations, the
+    quantity a measured peak is: the output (and, in training, the gradients of q, k and v),
+    plus — for a variant that materialises the scores — one B·H·Sq·Sk score matrix in the
+    workload's dtype (and, in training, the copy saved for backward and its gradient). The
+    inputs are the caller's, in neither.
 
     It is the estimate people make, not a prediction: real steps hold temporaries
     (masked copies, fp32 upcasts, softmax outputs, allocator rounding) the textbook leaves
     out, which is why ``attnprof limits`` shows it beside the measured ceiling and says how
     far off it is.
     """
-    total = resident_bytes(workload)
+    total = step_floor_bytes(workload)
     if materializes_scores:
         scores = score_matrix_bytes(workload)
         total += 3 * scores if workload.mode == "forward+backward" else scores

@@ -20,15 +20,18 @@ MaskMod = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor", "torch.Tenso
 
 
 def allowed_mask(q_len: int, k_len: int, causal: bool, window: int | None,
-                 device: str | torch.device = "cpu") -> torch.Tensor | None:
-    """Boolean [q_len, k_len] mask, True where a query may attend; ``None`` when all may."""
+                 device: str | torch.device = "cpu", rows: range | None = None
+                 ) -> torch.Tensor | None:
+    """Boolean [q_len, k_len] mask, True where a query may attend; ``None`` when all may.
+    ``rows`` (a range of query indices) gives only those rows: [len(rows), k_len]."""
     import torch
 
     if not causal and window is None:
         return None
-    pos = torch.arange(q_len, device=device).unsqueeze(1) + (k_len - q_len)
+    rows = rows if rows is not None else range(q_len)
+    pos = torch.arange(rows.start, rows.stop, device=device).unsqueeze(1) + (k_len - q_len)
     key = torch.arange(k_len, device=device).unsqueeze(0)
-    allowed = torch.ones(q_len, k_len, dtype=torch.bool, device=device)
+    allowed = torch.ones(len(rows), k_len, dtype=torch.bool, device=device)
     if causal:
         allowed &= key <= pos
     if window is not None:

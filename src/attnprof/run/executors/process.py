@@ -30,7 +30,7 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.record.compare import CompareRecord, ProfileRecord, Status, VariantResult
-from attnprof.run.point import empty_record
+from attnprof.run.point import OWN_STEPS, empty_record
 from attnprof.run.rows import status_row
 from attnprof.variants import resolve_variants
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from attnprof.run.compare import OnRecord, Progress
     from attnprof.run.point import Point
 
-__all__ = ["ProcessExecutor"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "PREPARE_S", "ProcessExecutor"]
 
 _Publish = Callable[[CompareRecord], object]
 #: The worker's last message, by its letter, and the field of _Attempt it sets.
@@ -49,6 +49,9 @@ _LAST_WORDS = {b"D": "done", b"U": "usage_error", b"I": "interrupted", b"E": "tr
 DEFAULT_IDLE_TIMEOUT_S = 900.0
 #: How long an interrupted worker gets to hand over what it measured.
 _GRACE_S = 10.0
+#: Seconds a worker gets, beyond a point's time limit, to start and make attnprof's own
+#: measurements (the ceilings, the float64 reference) before its variants' clock starts.
+PREPARE_S = 120.0
 _STDERR_TAIL = 1500
 
 
@@ -73,18 +76,26 @@ class ProcessExecutor:
     """Run each point in a worker process (``python -m attnprof.run.executors.worker``).
 
     ``timeout_s`` bounds one worker's whole run, ``idle_timeout_s`` the time between its
-    progress notes; ``memory_limit_bytes`` caps what a worker may allocate beyond its
-    start-up footprint, so exceeding it is an ``oom`` row rather than the OOM killer.
+    progress notes; ``memory_limit_bytes`` caps what the variants may allocate in a worker
+    beyond what it holds when they start (torch, the ceilings, the inputs and the float64
+    reference are in place by then), so exceeding it is an ``oom`` row rather than the OOM
+    killer. A capped worker stops after a variant runs out of memory, and the point's other
+    variants run again in a fresh worker: what one variant left behind never counts against
+    another. The cap counts address space: on a CPU, measure under it with
+    ``Settings(cpu_allocator="system")``, where large blocks are mapped and unmapped as
+    tensors come and go (a ``reuse`` heap keeps every block it grew to, fragmented).
     """
 
     name = "process"
 
     def __init__(self, *, timeout_s: float | None = None,
                  idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
-                 memory_limit_bytes: int | None = None) -> None:
+                 memory_limit_bytes: int | None = None, threads: int | None = None) -> None:
         self.timeout_s = timeout_s
         self.idle_timeout_s = idle_timeout_s
         self.memory_limit_bytes = memory_limit_bytes
+        #: Intra-op threads of each worker (``None``: as this process's environment says).
+        self.threads = threads
 
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
@@ -112,13 +123,21 @@ class ProcessExecutor:
         while remaining:
             attempt = point.replace(variants=tuple(remaining),
                                     ceilings=header.ceilings if header else point.ceilings)
+            before = len(rows)
             ended = self._attempt(attempt, progress, publish)
             if ended.usage_error is not None:
                 raise UsageError(ended.usage_error)
             if ended.interrupted:
                 raise ended.stop or KeyboardInterrupt()
+            lost = {}
             if not ended.done:
                 lost = _casualties(ended, remaining, rows)
+            elif len(rows) == before:  # done without a new row: never start it again
+                lost = {v.name: status_row(v, "error", "the worker ended without measuring it")
+                        for v in resolve_variants([r for r in remaining if r not in rows])}
+            # Else a variant ran out of a capped worker's memory and that worker stopped
+            # (see run_point's stop_after_oom): the others run again in a fresh one.
+            if lost:
                 publish(lost=lost)
                 for name in lost:
                     if progress is not None:
@@ -143,7 +162,8 @@ class ProcessExecutor:
                     [sys.executable, "-m", "attnprof.run.executors.worker", str(write_fd),
                      limit],
                     stdin=subprocess.PIPE, stderr=stderr, pass_fds=(write_fd,),
-                    env=_worker_env(capped=self.memory_limit_bytes is not None))
+                    env=_worker_env(capped=self.memory_limit_bytes is not None,
+                                    threads=self.threads))
             finally:
                 os.close(write_fd)
             assert proc.stdin is not None
@@ -165,6 +185,9 @@ class ProcessExecutor:
     def _watch(self, proc: subprocess.Popen[bytes], conn: Connection, ended: _Attempt,
                progress: Progress | None, publish: _Publish) -> None:
         start = last = time.monotonic()
+        # The time limit is the variants': the worker's start-up and attnprof's own
+        # measurements (ceilings, reference) come before it, within PREPARE_S more.
+        prepare_s = PREPARE_S
         while True:
             if conn.poll(0.2):
                 try:
@@ -174,11 +197,13 @@ class ProcessExecutor:
                 last = time.monotonic()
                 if _handle(message, ended, progress, publish):
                     return
+                if prepare_s and ended.phase and ended.phase[0] not in OWN_STEPS:
+                    start, prepare_s = last, 0.0  # the first variant's phase: its clock
                 continue
             if proc.poll() is not None and not conn.poll(0):
                 return
             now = time.monotonic()
-            if self.timeout_s is not None and now - start > self.timeout_s:
+            if self.timeout_s is not None and now - start > self.timeout_s + prepare_s:
                 ended.timed_out = f"ran past the {self.timeout_s:g} s time limit"
             elif self.idle_timeout_s is not None and now - last > self.idle_timeout_s:
                 ended.timed_out = f"made no progress for {self.idle_timeout_s:g} s"
@@ -249,10 +274,12 @@ def _casualties(ended: _Attempt, remaining: list[str],
         culprits = [running]
         phase = ended.phase[1] if ended.phase else ""
         how = f"{how} while {phase}" if phase else how
-    else:  # died in start-up or in the ceilings: nothing to tell the variants apart
+    else:  # died in start-up or in attnprof's own steps: nothing tells the variants apart
         culprits = [v for v in remaining if v not in rows]
-        if running == "ceilings":
+        if running == OWN_STEPS[0]:
             how += " while measuring the ceilings"
+        elif running == OWN_STEPS[1]:
+            how += " while computing the float64 reference"
     if ended.stderr_tail:
         how += f"; worker stderr: {ended.stderr_tail}"
     variants = {v.name: v for v in resolve_variants(culprits)}
@@ -286,9 +313,10 @@ def _merge(header: CompareRecord, point: Point,
         header, results=[rows[v] for v in point.variants if v in rows], status="partial")
 
 
-def _worker_env(*, capped: bool = False) -> dict[str, str]:
+def _worker_env(*, capped: bool = False, threads: int | None = None) -> dict[str, str]:
     """This environment, with this process's import path, so the worker imports the same
-    attnprof and the same user modules (``package.module:fn`` variants)."""
+    attnprof and the same user modules (``package.module:fn`` variants), and ``threads``
+    intra-op threads when given."""
     env = dict(os.environ)
     paths = [p for p in sys.path if p and os.path.isdir(p)]
     paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -299,6 +327,8 @@ def _worker_env(*, capped: bool = False) -> dict[str, str]:
         # bytes (PyTorch's "error return without exception set") long before the variant's
         # own tensors reach the cap. One arena keeps the cap about the variant's memory.
         env["MALLOC_ARENA_MAX"] = "1"
+    if threads is not None:  # torch's intra-op pool, and the BLAS/OpenMP below it
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     return env
 
 

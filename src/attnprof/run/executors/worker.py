@@ -39,8 +39,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     conn = Connection(int(argv[0]), readable=False)
     point = msgspec.json.decode(sys.stdin.buffer.read(), type=Point)
-    if len(argv) > 1 and argv[1] != "-":
-        _limit_memory(int(argv[1]), point.workload.device)
+    limit = int(argv[1]) if len(argv) > 1 and argv[1] != "-" else None
 
     def progress(variant: str, phase: str) -> None:
         conn.send_bytes(b"P" + msgspec.json.encode([variant, phase]))
@@ -55,7 +54,13 @@ def main(argv: list[str]) -> int:
     # row (run_point isolates it); one from anywhere else is a failure the parent reports.
     with stop_signals_as_interrupts():
         try:
-            run_point(point, progress=progress, on_record=on_record)
+            # The cap is set once attnprof's own memory is in place, so it bounds the
+            # variants; a variant that exceeds it ends this worker's run, and the parent
+            # runs the others in a fresh worker.
+            run_point(point, progress=progress, on_record=on_record,
+                      before_variants=None if limit is None else
+                      lambda: _limit_memory(limit, point.workload.device),
+                      stop_after_oom=limit is not None)
         except UsageError as exc:
             conn.send_bytes(b"U" + str(exc).encode())
             return 2
@@ -79,30 +84,36 @@ def _die_with_parent() -> None:
 
 
 def _limit_memory(limit: int, device: str) -> None:
-    """Let this process map at most ``limit`` more bytes than it holds once torch is
-    loaded, so running out of memory raises here (an ``oom`` row) instead of waking the
-    kernel's OOM killer. (torch's libraries alone map gigabytes of address space.) On a
-    CUDA device the cap is the caching allocator's share of the device's memory instead:
-    CUDA maps far more address space than it uses, so an address-space cap would break it.
-    (Processes the variant starts inherit the cap: torch.compile's workers and compilers
-    may fail under a small one.)"""
+    """Let this process map at most ``limit`` more bytes than it holds now — torch loaded,
+    the ceilings measured, the inputs, their guard copy and the float64 references made
+    (:func:`~attnprof.run.compare.run_point` calls this just before the variants) — so
+    that the cap bounds the variants and running out of it raises here (an ``oom`` row)
+    instead of waking the kernel's OOM killer. (torch's libraries alone map gigabytes of
+    address space.) On a CUDA device the cap is the caching allocator's share of the
+    device's memory instead: CUDA maps far more address space than it uses, so an
+    address-space cap would break it. (Processes the variant starts inherit the cap:
+    torch.compile's workers and compilers may fail under a small one.)"""
     import resource
 
     import torch
 
     if device.startswith("cuda"):
+        torch.cuda.empty_cache()
         total = torch.cuda.get_device_properties(device).total_memory
-        torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), device)
+        held = torch.cuda.memory_reserved(device)
+        torch.cuda.set_per_process_memory_fraction(min(1.0, (held + limit) / total), device)
         return
-    # What every point uses, loaded before the cap so that the cap is about the variants'
+    # What every variant uses, loaded before the cap so that the cap is about the variants'
     # memory: the allocator and intra-op threads, SDPA's backends, and the profiler (the
     # memory measurement), whose import pulls in much of torch._dynamo.
     import torch.nn.attention
     import torch.nn.functional
 
+    from attnprof.measure.allocator import release_free_memory
     from attnprof.measure.memory import profile_step
 
     profile_step(lambda: torch.ones(64).add_(1), "cpu")
+    release_free_memory()  # what the heap holds free would be room beyond the cap
     with open("/proc/self/status", encoding="ascii") as fh:
         mapped = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
     resource.setrlimit(resource.RLIMIT_AS, (mapped + limit, mapped + limit))

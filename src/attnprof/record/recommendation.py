@@ -1,0 +1,81 @@
+"""What ``attnprof recommend`` decided, kept in the sweep record it decided from.
+
+Plain data: per point (a shape) the recommended variant, the runner-up, the variants tied
+with the best within the noise, what decided it, the variants that were not candidates and
+why, and — under a memory limit — the largest batch each candidate was measured to fit and
+the throughput there. The analysis pass (:mod:`attnprof.analysis.recommend`) fills it;
+``recommend --json`` saves it as the sweep record's ``recommendation``.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from attnprof.formatting import format_bytes
+
+__all__ = ["Constraints", "Headroom", "Pick", "Recommendation", "Recommended"]
+
+
+class Constraints(msgspec.Struct, frozen=True, kw_only=True):
+    """What a recommended variant must meet (``None``: no limit)."""
+
+    max_latency_ms: float | None = None
+    max_memory_bytes: int | None = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.max_latency_ms is not None:
+            parts.append(f"latency ≤ {self.max_latency_ms:g} ms")
+        if self.max_memory_bytes is not None:
+            parts.append(f"peak memory ≤ {format_bytes(self.max_memory_bytes)}")
+        return ", ".join(parts) or "no constraints"
+
+
+class Pick(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate at one point, with the numbers that made it one."""
+
+    variant: str
+    latency_ms: float
+    #: The latency's inter-quartile range over its median: how far it may be trusted.
+    spread: float
+    peak_memory_bytes: int | None
+    max_abs_error: float | None
+    point: int
+
+
+class Headroom(msgspec.Struct, frozen=True, kw_only=True):
+    """The largest batch a variant runs within the memory limit at this shape, and the
+    throughput measured there."""
+
+    variant: str
+    batch: int
+    tokens_per_s: float
+    point: int
+
+
+class Recommendation(msgspec.Struct, kw_only=True):
+    """The choice at one point."""
+
+    point: int
+    coords: dict[str, int | str]
+    shape: str
+    batch: int
+    best: Pick | None
+    runner_up: Pick | None
+    decided_by: str
+    #: The candidates whose latency is within the noise of the best's (the best first):
+    #: a tie, when there are two or more.
+    tie: list[str] = msgspec.field(default_factory=list)
+    #: Variants that were not candidates here, and why.
+    excluded: dict[str, str] = msgspec.field(default_factory=dict)
+    headroom: list[Headroom] = msgspec.field(default_factory=list)
+
+
+class Recommended(msgspec.Struct, kw_only=True):
+    """A recommendation over a sweep's points: the limits, where the points came from,
+    and one choice per point."""
+
+    constraints: Constraints
+    #: ``measured now`` or the sweep record it was read from.
+    source: str
+    recommendations: list[Recommendation]
