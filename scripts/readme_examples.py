@@ -40,6 +40,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+#: The README is a landing page: at most this many lines.
+MAX_LINES = 200
 
 _START = re.compile(r"^<!-- example: (?P<name>[\w-]+)(?P<options>[^>]*)-->$")
 _END = "<!-- /example -->"
@@ -209,10 +211,16 @@ def main() -> int:
             lines = run(example, Path(cwd))
             if example.name in wanted:
                 outputs[example.name] = lines
+    new = rewrite(text, outputs)
     partial = README.with_name(f".{README.name}.tmp")  # written whole, then renamed
-    partial.write_text(rewrite(text, outputs), encoding="utf-8")
+    partial.write_text(new, encoding="utf-8")
     os.replace(partial, README)
     print(f"rewrote {len(outputs)} example(s) in {README.name}", file=sys.stderr)
+    if new.count("\n") > MAX_LINES:  # tests/docs/test_readme_examples.py holds it to this
+        print(f"warning: {README.name} is {new.count(chr(10))} lines, over {MAX_LINES}: cut an "
+              "example with keep= or tables= (a busy machine wraps longer notes)",
+              file=sys.stderr)
+        return 1
     return 0
 
 
