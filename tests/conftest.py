@@ -46,7 +46,8 @@ V1_RECORDS = Path(__file__).resolve().parent / "fixtures" / "records"
 
 
 @pytest.fixture(scope="session")
-def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def records_by_kind(tmp_path_factory: pytest.TempPathFactory,
+                    gloo_sets: dict[str, Path]) -> dict[str, object]:
     """One real record of every kind in the family, measured now on a tiny CPU workload
     (plus a schema-1 comparison upgraded on load): what renderers and the store must take."""
     from attnprof.analysis.analyze import analyze_files
@@ -67,7 +68,8 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory) -> dict[str, objec
     return {"compare": compared, "profile": profiled, "analyze": analysed,
             "compare-v1": load_record(V1_RECORDS / "compare-v1.json"),
             "sweep": _tiny_sweep(fast, tiny),
-            "model": _tiny_model_record(plan)}
+            "model": _tiny_model_record(plan),
+            "ranks": _rank_set_record(gloo_sets["straggler"])}
 
 
 def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
@@ -82,6 +84,45 @@ def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
     fields = {k: v for k, v in tiny.items() if k not in ("seq", "device")}
     plan, _ = plan_sweep(grid, ["naive", "sdpa", "flex-eager"], fast, "cpu", **fields)
     return run_sweep(plan, InlineExecutor())
+
+
+def _rank_set_record(folder: Path) -> object:
+    """A rank set: the ranks of a DDP run over gloo with a planted straggler (a finding and
+    a per-step straggler table), rank 2's trace replaced by bytes that are not a trace (a
+    row with its error)."""
+    import shutil
+
+    from attnprof.run.analyze import AnalyzeRequest, analyze
+
+    copy = folder.parent / "with-a-bad-rank"
+    if not copy.exists():
+        shutil.copytree(folder, copy)
+        (copy / "rank-2.json.gz").write_bytes(b"\x1f\x8b not really gzip")
+    paths = tuple(sorted(str(p) for p in copy.iterdir()))
+    return analyze(AnalyzeRequest(paths=paths, optional=frozenset(paths)))
+
+
+#: The script that trains a tiny attention model with DDP over gloo and traces each rank.
+GLOO_JOB = Path(__file__).resolve().parent / "ranks" / "gloo_job.py"
+
+
+@pytest.fixture(scope="session")
+def gloo_sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Three real multi-rank sets, made once per session by ``tests/ranks/gloo_job.py``
+    (world size 3, 4 profiled steps, a few seconds): ``clean``, ``straggler`` (rank 1
+    sleeps 100 ms in every step) and ``divergent`` (rank 2 on the math SDPA backend)."""
+    import subprocess
+    import sys
+
+    torch = pytest.importorskip("torch")
+    if not torch.distributed.is_available() or not torch.distributed.is_gloo_available():
+        pytest.skip("torch.distributed with gloo is not available")
+    out = tmp_path_factory.mktemp("gloo")
+    done = subprocess.run([sys.executable, str(GLOO_JOB), str(out)], capture_output=True,
+                          text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"{GLOO_JOB.name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return {name: out / name for name in ("clean", "straggler", "divergent")}
 
 
 def _tiny_model_record(plan: object) -> object:

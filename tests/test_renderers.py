@@ -11,10 +11,11 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import RECORD_TYPES, decode_record
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model")
+KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "ranks")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -38,6 +39,10 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
                         for layer in (r.attribution.layers if r.attribution else [])]
             assert [(x["implementation"], x["phase"], x["layer"]) for x in lines] == expected
             return
+        if isinstance(record, RanksRecord):  # one line per rank, an unreadable one too
+            assert [(x["rank"], x["source"], x["error"]) for x in lines] == \
+                [(str(r.rank), r.source, r.error or "") for r in record.ranks]
+            return
         if isinstance(record, AnalyzeRecord):
             regions = [(r.source, g.name) for r in record.reports for g in r.regions]
             assert [(x["source"], x["region_name"]) for x in lines] == regions
@@ -58,6 +63,15 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert run.attribution is not None
             assert all(layer.name in text for layer in run.attribution.layers)
         assert "KV cache in decode" in text
+        return
+    if isinstance(record, RanksRecord):
+        assert record.findings and record.unreadable and record.steps
+        for r in record.ranks:
+            assert f"\n│ {r.rank} " in text
+            if r.error is not None:
+                assert f"rank {r.rank} unreadable: {r.error[:40]}" in text
+        assert all(f.title in text for f in record.findings)
+        assert all(note[:60] in text for note in record.notes)
         return
     if isinstance(record, AnalyzeRecord):
         for report in record.reports:

@@ -25,7 +25,7 @@ from attnprof.render.terminal import TerminalRenderer
 
 #: Clears the screen, sets the window title (OSC), forges a table row, NUL, flips text.
 PAYLOAD = "\x1b[2J\x1b]0;pwned\x07\n│ forged │ row │\x00\u202eevil\u2028"
-KINDS = ("compare", "profile", "analyze", "compare-v1")
+KINDS = ("compare", "profile", "analyze", "compare-v1", "ranks")
 
 
 def poisoned(record: Any) -> Any:

@@ -16,7 +16,7 @@ from attnprof.record.family import decode_record, load_record
 V1 = Path(__file__).resolve().parents[1] / "fixtures" / "records"
 
 
-@pytest.mark.parametrize("kind", ["compare", "profile", "analyze"])
+@pytest.mark.parametrize("kind", ["compare", "profile", "analyze", "ranks"])
 def test_every_kind_round_trips(kind: str, records_by_kind: dict[str, object],
                                 tmp_path: Path) -> None:
     record = records_by_kind[kind]

@@ -4,10 +4,18 @@ Each trace is loaded, analysed (regions, kernels per forward, op tree, time, mem
 findings) and printed. A folder stands for the traces in it (``*.json``, ``*.json.gz``, in
 name order), as written by ``compare --trace`` or one file per rank by a distributed run;
 attnprof's own records in it (an earlier ``--json`` written there) are not traces and are
-left out, told by content. Every trace is read and analysed before anything is printed or
-written, so an unreadable file named on the command line fails the command at once, with
-no output file (status 2); an unreadable file in a folder is reported and the rest are
-analysed, printed and written, with exit status 1.
+left out, told by content. A quoted pattern (``'run/rank-*.json.gz'``) stands for the files
+it matches. Every trace is read and analysed before anything is printed or written, so an
+unreadable file named on the command line fails the command at once, with no output file
+(status 2); an unreadable file in a folder is reported and the rest are analysed, printed
+and written, with exit status 1.
+
+When the traces are the ranks of one distributed run (:mod:`attnprof.run.analyze`), they
+are read together, in worker processes, and shown as one cross-rank view; a rank that
+cannot be read is a row with its error (exit status 1).
+
+This module only parses flags into an :class:`~attnprof.run.analyze.AnalyzeRequest`, calls
+the library and writes what it returns.
 """
 
 from __future__ import annotations
@@ -28,14 +36,33 @@ def add_parser(sub: Any) -> None:
                                    "kernels per forward, op tree, CPU vs device time, memory "
                                    "and findings with evidence and fixes.")
     p.add_argument("traces", nargs="+", metavar="TRACE",
-                   help="trace files to analyse, or folders of them")
+                   help="trace files to analyse, folders of them, or a quoted pattern "
+                        "('run/rank-*.json.gz'); the ranks of one distributed run are read "
+                        "together")
     p.add_argument("--json", metavar="PATH", help="write the analysis (JSON) to PATH")
+    p.add_argument("--csv", metavar="PATH",
+                   help="write one line per region (one per rank for a rank set) to PATH")
     p.add_argument("--top", type=int, default=15, metavar="N",
                    help="rows per table (default 15)")
     p.add_argument("--region", metavar="REGEX",
                    help="treat the user annotations (record_function labels) matching REGEX "
-                        "as the regions, instead of attnprof::* or ProfilerStep#N")
+                        "as the regions, instead of attnprof::* or ProfilerStep#N (each trace "
+                        "is then analysed on its own)")
+    ranks = p.add_argument_group("the ranks of a distributed run")
+    ranks.add_argument("--each", action="store_true",
+                       help="analyse every trace on its own even when they are one run's "
+                            "ranks (the single-trace report of each)")
+    ranks.add_argument("--executor", choices=("process", "inline", "ray"), default="process",
+                       help="where ranks are read: local worker processes (default), this "
+                            "process, or a Ray cluster (each task opens its trace: paths must "
+                            "be on storage every node sees)")
+    ranks.add_argument("--workers", type=int, metavar="N",
+                       help="ranks read at once (default: the cores; Ray: the cluster's CPUs)")
+    ranks.add_argument("--ray-address", metavar="HOST:PORT",
+                       help="the Ray cluster for --executor ray (default: RAY_ADDRESS, else a "
+                            "local instance)")
     p.set_defaults(run=run)
+
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,12 +75,10 @@ def run(args: argparse.Namespace) -> int:
 
     set_cpu_allocator("reuse")  # elsewhere than glibc it says why; analyze runs on regardless
 
-    from attnprof.analysis.analyze import analyze_files
     from attnprof.errors import UsageError
-    from attnprof.formatting import safe_text
     from attnprof.outputs import Output, check_outputs
-    from attnprof.render import TerminalRenderer
-    from attnprof.render.terminal import make_console
+    from attnprof.record.ranks import RanksRecord
+    from attnprof.run.analyze import AnalyzeRequest, analyze
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
@@ -63,21 +88,80 @@ def run(args: argparse.Namespace) -> int:
         except re.error as exc:
             raise UsageError(f"--region {args.region!r} is not a regular expression ({exc})"
                              ) from None
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers {args.workers} is not a number of workers; give a whole "
+                         "number from 1 up, e.g. --workers 4")
+    if args.ray_address and args.executor != "ray":
+        raise UsageError("--ray-address is for --executor ray; add --executor ray, or drop "
+                         "the address")
     paths = [p for given in args.traces for p in expand_trace_paths(given)]
     in_folders = {p for p in paths if p not in args.traces}
-    check_outputs([Output("--json", args.json)] if args.json is not None else [], paths)
-    record = analyze_files(paths, region_pattern=args.region, optional=in_folders)
+    outputs = [Output(flag, path) for flag, path in (("--json", args.json), ("--csv", args.csv))
+               if path is not None]
+    check_outputs(outputs, paths)
+    request = AnalyzeRequest(paths=tuple(paths), optional=frozenset(in_folders),
+                             region=args.region, ranks="each" if args.each else "auto",
+                             executor=args.executor, workers=args.workers,
+                             ray_address=args.ray_address)
+    record = _with_progress(request, analyze)
+    if isinstance(record, RanksRecord):
+        return _show(record, args, unreadable=[(r.source, r.error) for r in record.unreadable
+                                               if r.error is not None])
     if not record.reports:  # every file found was unreadable: nothing to show or write
         raise UsageError(f"no trace could be read: {record.unreadable[0].source}: "
                          f"{record.unreadable[0].reason}")
+    return _show(record, args, unreadable=[(bad.source, bad.reason)
+                                           for bad in record.unreadable])
+
+
+def _with_progress(request: Any, analyze: Any) -> Any:
+    """Run the analysis with a bar over the ranks when they are a set (on stderr, only
+    where stderr is a terminal); notes on stderr."""
+    from attnprof.formatting import safe_text
+
+    def on_note(note: str) -> None:
+        print(f"attnprof: note: {safe_text(note, limit=None)}", file=sys.stderr)
+
+    if not sys.stderr.isatty():
+        return analyze(request, on_note=on_note)
+    from attnprof.render.progress import RankProgress
+
+    bar: RankProgress | None = None
+
+    def on_rank(done: int, total: int, summary: object) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = RankProgress(total).__enter__()
+        bar.update(done, total, summary)
+
+    try:
+        return analyze(request, on_rank=on_rank, on_note=on_note)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+
+
+def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str]]) -> int:
+    """Print the record, write the outputs asked for, say what could not be read; the exit
+    status (1 when something could not be read)."""
+    from attnprof.formatting import safe_text
+    from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
+    from attnprof.render.terminal import make_console
+
+    if record.kind == "ranks" and len(unreadable) == len(record.ranks):
+        from attnprof.errors import UsageError
+
+        raise UsageError(f"no rank could be read: {unreadable[0][0]}: {unreadable[0][1]}")
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     console = make_console()
     if args.json:
         record.save(args.json)
-        print_written(console, [("analysis", args.json)])
-    if record.unreadable:
-        files = ", ".join(safe_text(bad.source) for bad in record.unreadable)
-        print(f"attnprof: {len(record.unreadable)} file(s) could not be read as traces and "
+    if args.csv:
+        write_rendered(CsvRenderer(), record, args.csv)
+    print_written(console, [("analysis", args.json), ("CSV", args.csv)])
+    if unreadable:
+        files = ", ".join(safe_text(source) for source, _ in unreadable)
+        print(f"attnprof: {len(unreadable)} file(s) could not be read as traces and "
               f"were skipped (reasons above): {files}", file=sys.stderr)
         return 1
     return 0
@@ -96,12 +180,23 @@ def _no_blas_threads() -> None:
 
 def expand_trace_paths(given: str) -> list[str]:
     """A file as given; a folder as the ``.json``/``.json.gz`` files in it, by name,
-    attnprof's own records left out."""
+    attnprof's own records left out; a pattern that names no file itself (``rank-*.json``,
+    quoted so that the shell left it) as the files it matches, by name."""
+    import glob
     from pathlib import Path
 
     from attnprof.errors import UsageError
 
     path = Path(given)
+    if not path.exists() and not path.is_symlink() and glob.has_magic(given):
+        from attnprof.record.family import is_record_file
+
+        matched = sorted(p for p in glob.glob(given)
+                         if Path(p).is_file() and not is_record_file(p))
+        if not matched:
+            raise UsageError(f"no trace file matches {given!r}; check the pattern (quote it "
+                             "so that attnprof, not the shell, expands it)")
+        return matched
     if not path.is_dir():
         return [given]
     from attnprof.record.family import is_record_file

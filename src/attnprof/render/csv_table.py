@@ -1,5 +1,6 @@
 """CSV: one line per variant (a comparison), per point and variant (a sweep), per region
-(an analysis) or per layer of each run (a model), for spreadsheets and plots.
+(an analysis), per layer of each run (a model) or per rank (a rank set), for spreadsheets
+and plots.
 
 Each comparison line carries the workload's fields too, so the files of several runs (other
 shapes, dtypes, machines) concatenate into one table. Numbers are written as measured,
@@ -22,11 +23,13 @@ from attnprof.record.model_attribution import (
     ATTENTION_KINDS,
     REST_COMPONENTS,
 )
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.spec.workload import Workload
 
-__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "MODEL_COLUMNS", "CsvRenderer", "render_analysis_csv",
-           "render_csv", "render_model_csv", "render_sweep_csv"]
+__all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "MODEL_COLUMNS", "RANK_COLUMNS", "CsvRenderer",
+           "render_analysis_csv", "render_csv", "render_model_csv", "render_ranks_csv",
+           "render_sweep_csv"]
 
 _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
              "causal", "mode")
@@ -67,6 +70,15 @@ MODEL_COLUMNS: tuple[str, ...] = (
     "model", "architecture", "dtype", "device", "batch", "seq", "device_name", "torch",
     "created")
 
+#: The rank set header: the rank, its figures per step, HTA's breakdown, the set.
+RANK_COLUMNS: tuple[str, ...] = (
+    "rank", "source", "rank_from", "world_size", "backend", "device", "error", "steps",
+    "step_us", "cpu_us_per_step", "compute_us", "communication_us", "memcpy_us", "memset_us",
+    "idle_us", "framework_us", "collective_us_per_step", "kernels_per_step", "kernel_source",
+    "attention_us_per_step", "attention_share", "sdpa_backend", "device_events",
+    "device_us", "hta_span_us", "hta_compute_us", "hta_non_compute_us", "hta_idle_us",
+    "hta_overlap", "straggler_steps", "findings", "created")
+
 
 class CsvRenderer:
     """One line per variant or region, with a header."""
@@ -82,6 +94,8 @@ class CsvRenderer:
             return render_sweep_csv(record)
         if isinstance(record, ModelRecord):
             return render_model_csv(record)
+        if isinstance(record, RanksRecord):
+            return render_ranks_csv(record)
         return render_csv(record)
 
 
@@ -159,6 +173,36 @@ def render_model_csv(record: ModelRecord) -> str:
             line.update({f"{c.name}_us": c.on(att.time_basis) for c in layer.components})
             lines.append(line)
     return _table(MODEL_COLUMNS, lines)
+
+
+def render_ranks_csv(record: RanksRecord) -> str:
+    """The CSV text of a rank set: one line per rank (an unreadable one with its error)."""
+    lines = []
+    for r in record.ranks:
+        t = r.temporal
+        line: dict[str, Any] = {
+            "rank": r.rank, "source": r.source, "rank_from": r.rank_from,
+            "world_size": r.world_size, "backend": r.backend, "device": r.device,
+            "error": r.error, "steps": len(r.steps) if r.error is None else None,
+            "step_us": r.step_us, "cpu_us_per_step": r.cpu_us_per_step,
+            "collective_us_per_step": r.collective_us_per_step,
+            "kernels_per_step": r.kernels_per_step,
+            "kernel_source": r.kernel_source if r.error is None else None,
+            "attention_us_per_step": r.attention_us_per_step,
+            "attention_share": r.attention_share, "sdpa_backend": r.sdpa_backend,
+            "device_events": sum(d.count for d in r.device_totals) if r.device_totals else None,
+            "device_us": sum(d.total_us for d in r.device_totals) if r.device_totals else None,
+            "hta_span_us": t.span_us if t else None, "hta_compute_us": t.compute_us if t else None,
+            "hta_non_compute_us": t.non_compute_us if t else None,
+            "hta_idle_us": t.idle_us if t else None, "hta_overlap": t.overlap if t else None,
+            "straggler_steps": sum(1 for s in record.steps if s.straggler == r.rank),
+            "findings": sum(1 for f in record.findings
+                            if r.rank in f.data.get("ranks", []) or f.data.get("rank") == r.rank),
+            "created": record.created}
+        line.update({f"{k}_us": v for k, v in r.categories_us.items()
+                     if f"{k}_us" in RANK_COLUMNS})
+        lines.append(line)
+    return _table(RANK_COLUMNS, lines)
 
 
 def _table(columns: tuple[str, ...], lines: list[dict[str, Any]]) -> str:

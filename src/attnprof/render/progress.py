@@ -112,3 +112,30 @@ class ModelRunProgress:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self._progress.stop()
+
+
+class RankProgress:
+    """A bar over the ranks of a distributed run as they are read: read/total.
+
+    No refresh thread (``auto_refresh`` off, redrawn on each rank): the rank readers are
+    forked after it starts, and a process that forks should run no other thread.
+    """
+
+    def __init__(self, total: int) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]reading ranks"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+            auto_refresh=False)
+        self._task = self._progress.add_task("ranks", total=total)
+
+    def update(self, done: int, total: int, summary: object) -> None:
+        self._progress.update(self._task, completed=done, total=total)
+        self._progress.refresh()
+
+    def __enter__(self) -> RankProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._progress.stop()

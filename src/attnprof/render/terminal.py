@@ -5,9 +5,9 @@ ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wh
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
 trace; a sweep is its points table with the scaling fits; a model is its summary, runs
-and per-layer tables. New record kinds add a view to :data:`_VIEWS`; every view draws from
-the record after :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control
-character.
+and per-layer tables; a rank set is its ranks side by side, stragglers and findings. New
+record kinds add a view to :data:`_VIEWS`; every view draws from the record after
+:func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.family import Record
 from attnprof.record.model import ModelRecord
+from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.safe import terminal_safe
 from attnprof.render.trace_report import render_trace_report
@@ -118,10 +119,17 @@ def _model(record: ModelRecord, console: Console, top: int) -> None:
     render_model(record, console, top)
 
 
+def _ranks(record: RanksRecord, console: Console, top: int) -> None:
+    from attnprof.render.ranks_view import render_ranks
+
+    render_ranks(record, console, top)
+
+
 _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
     SweepRecord: _sweep,
     ModelRecord: _model,
+    RanksRecord: _ranks,
 }

@@ -19,7 +19,7 @@ from attnprof.record.trace_report import PATH_SEP, Finding, KernelStat, RegionRe
 from attnprof.render.model_attribution import render_attribution, render_model_findings
 from attnprof.render.styles import SEVERITY_STYLE
 
-__all__ = ["fmt_size", "fmt_us", "render_trace_report"]
+__all__ = ["fmt_size", "fmt_us", "render_findings", "render_trace_report"]
 
 _VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "cyan",
                   "unknown": "dim"}
@@ -45,7 +45,7 @@ def render_trace_report(report: TraceReport, console: Console, top: int = 15) ->
         render_attribution(report.model, console, title=f"{report.model.region} — per layer",
                            top=max(top, 1) * 4)
         render_model_findings(report.model.findings, console)
-    _render_findings(report.findings, console)
+    render_findings(report.findings, console)
 
 
 def _header(report: TraceReport) -> Text:
@@ -221,7 +221,8 @@ def _render_breakdown(report: TraceReport, console: Console, top: int) -> None:
                       "region or before the trace started[/dim]")
 
 
-def _render_findings(findings: list[Finding], console: Console) -> None:
+def render_findings(findings: list[Finding], console: Console) -> None:
+    """The findings, one block each: severity, title, rule, evidence and the fix."""
     if not findings:
         console.print("\n[green]no findings[/green]")
         return

@@ -16,6 +16,7 @@ import numpy as np
 
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import names_matching
 from attnprof.analysis.passes import outermost_cpu_ops
 from attnprof.knowledge.annotations import MODULE_PREFIX, PART_PREFIX, Label, parse_label
 
@@ -102,8 +103,10 @@ class LabelIndex:
 def index_labels(ops: OpIndex, devices: DeviceEvents) -> LabelIndex:
     """Every model label among the trace's annotations."""
     strings = ops.trace.events.strings
-    ids = strings.ids_matching(f"^(?:{re.escape(MODULE_PREFIX)}|{re.escape(PART_PREFIX)})")
-    positions = np.flatnonzero(ops.annotation & np.isin(ops.name, ids))
+    annotations = np.flatnonzero(ops.annotation)
+    positions = annotations[names_matching(
+        ops.name[annotations], strings.__getitem__,
+        f"^(?:{re.escape(MODULE_PREFIX)}|{re.escape(PART_PREFIX)})")]
     labels = {}
     for i in positions.tolist():
         parsed = parse_label(ops.names[i])

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.pairs import distinct
+from attnprof.analysis.index.pairs import distinct, names_matching
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import (
     DEVICE_CATEGORIES,
@@ -153,7 +153,7 @@ def _launch_rows(ops: OpIndex, corr: np.ndarray) -> np.ndarray:
     if not len(runtime):
         return out
     ids = t.correlation[runtime].astype(np.int64)
-    launches = np.isin(t.name[runtime], t.strings.ids_matching(_LAUNCH))
+    launches = names_matching(t.name[runtime], t.strings.__getitem__, _LAUNCH)
     # Rank the candidates of each id: launching ones by position (the last wins), before
     # them every other one, the first of which wins.
     rank = np.where(launches, np.arange(len(runtime)) + 1, -np.arange(len(runtime)))

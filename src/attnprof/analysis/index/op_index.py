@@ -24,7 +24,7 @@ import numpy as np
 
 from attnprof.analysis.index.call_paths import CallPaths, call_paths
 from attnprof.analysis.index.nesting import nest
-from attnprof.analysis.index.pairs import unique_pairs
+from attnprof.analysis.index.pairs import names_matching, unique_pairs
 from attnprof.knowledge.trace_categories import OP_CATEGORIES
 from attnprof.trace import Trace
 
@@ -184,8 +184,9 @@ class OpIndex:
         """
         cache = self._inside_cache
         if pattern.pattern not in cache:
-            roots = np.flatnonzero(np.isin(self.name, self.trace.events.strings.ids_matching(
-                pattern)))
+            roots = np.flatnonzero(names_matching(self.name,
+                                                  self.trace.events.strings.__getitem__,
+                                                  pattern))
             depth = np.zeros(len(self) + 1, dtype=np.int64)
             np.add.at(depth, roots, 1)
             np.add.at(depth, self.last[roots] + 1, -1)

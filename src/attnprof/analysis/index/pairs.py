@@ -8,17 +8,36 @@ start-up time counts, does not otherwise need.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Pairs", "distinct", "levels_order", "unique_ids", "unique_pairs"]
+__all__ = ["Pairs", "distinct", "levels_order", "names_matching", "unique_ids",
+           "unique_pairs"]
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values of a 1-d array, sorted (``np.unique`` without ``numpy.ma``)."""
     ordered = np.sort(np.asarray(values).reshape(-1))
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
+def names_matching(ids: np.ndarray, text: Callable[[int], str],
+                   pattern: str | re.Pattern[str]) -> np.ndarray:
+    """Per entry of ``ids`` (interned string ids): whether its text matches ``pattern``
+    (``re.search``); the absent id -1 never does. Each distinct id is searched once: the
+    few hundred names of a column, not the thousands of strings (shapes, long kernel
+    names) a trace's string table holds."""
+    rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+    ids = np.asarray(ids)
+    if len(ids) == 0:
+        return np.zeros(0, dtype=bool)
+    found = distinct(ids)
+    hit = np.array([i >= 0 and rx.search(text(i)) is not None for i in found.tolist()],
+                   dtype=bool)
+    return hit[np.searchsorted(found, ids)]
 
 
 def levels_order(levels: np.ndarray) -> np.ndarray:

@@ -26,7 +26,8 @@ from attnprof.analysis.index.op_index import OpIndex
 from attnprof.errors import UsageError
 from attnprof.knowledge.annotations import REGION_PREFIX
 
-__all__ = ["PROFILER_STEP", "REGION_PREFIX", "WHOLE_TRACE", "Instance", "Region", "find_regions"]
+__all__ = ["PROFILER_STEP", "REGION_PREFIX", "WHOLE_TRACE", "Instance", "Region", "find_regions",
+           "profiler_steps", "step_number"]
 
 PROFILER_STEP = "ProfilerStep"
 WHOLE_TRACE = "whole trace"
@@ -81,14 +82,36 @@ def find_regions(ops: OpIndex, pattern: str | None = None) -> list[Region]:
     ours = [i for i, n in names.items() if n.startswith(REGION_PREFIX)]
     if ours:
         return _grouped(ops, names, ours)
-    steps = [i for i, n in names.items() if _STEP.match(n)]
-    if steps:
-        return [Region(PROFILER_STEP, _instances(ops, steps, _last_recorded_end(ops)))]
+    steps = _profiler_steps(ops, names)
+    if steps is not None:
+        return [steps]
     if len(ops) == 0:
         return []
     whole = Instance(op=-1, pid=None, tid=None, start=float(np.min(ops.start)),
                      end=float(np.max(ops.end)))
     return [Region(WHOLE_TRACE, (whole,))]
+
+
+def profiler_steps(ops: OpIndex) -> Region | None:
+    """The ``ProfilerStep#N`` annotations as one region (None when the trace has none),
+    whatever other regions the trace has: a distributed run's ranks are compared step by
+    step."""
+    strings = ops.trace.events.strings
+    annotations = np.flatnonzero(ops.annotation).tolist()
+    return _profiler_steps(ops, dict(zip(
+        annotations, [strings[i] for i in ops.name[annotations].tolist()], strict=True)))
+
+
+def step_number(name: str) -> int | None:
+    """N of ``ProfilerStep#N`` (None for any other name)."""
+    return int(name.rpartition("#")[2]) if _STEP.match(name) else None
+
+
+def _profiler_steps(ops: OpIndex, names: dict[int, str]) -> Region | None:
+    steps = [i for i, n in names.items() if _STEP.match(n)]
+    if not steps:
+        return None
+    return Region(PROFILER_STEP, _instances(ops, steps, _last_recorded_end(ops)))
 
 
 def _grouped(ops: OpIndex, names: dict[int, str], positions: list[int]) -> list[Region]:

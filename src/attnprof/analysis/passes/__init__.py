@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.pairs import unique_pairs
+from attnprof.analysis.index.pairs import names_matching, unique_pairs
 from attnprof.analysis.index.views import RegionView
 from attnprof.analysis.passes.allocations import measure_memory
 from attnprof.analysis.passes.attention_share import measure_attention
@@ -48,8 +48,8 @@ def measure_cpu_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str, A
     """
     ops = view.ops
     t = ops.trace.events
-    sync = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_name(_SYNC)
-                          & np.isfinite(t.dur))
+    runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & np.isfinite(t.dur))
+    sync = runtime[names_matching(t.name[runtime], t.strings.__getitem__, _SYNC)]
     # Waits by thread, in time order: an instance's are one slice of its thread's.
     threads: dict[tuple[int, int], tuple[np.ndarray, list[float]]] = {}
     if len(sync):

@@ -12,11 +12,17 @@ returns its record, reporting progress and every intermediate record on the way.
 An executor may also offer ``run_points(next_job, on_done, progress)`` to run several
 points at once (Ray does); a sweep uses it when present and runs points one at a time
 otherwise.
+
+Every executor also runs batches of small calls (:meth:`Executor.map_calls`): reading a
+distributed run's traces, one rank per call — in this process (``inline``), in local
+worker processes (``process``, :mod:`attnprof.run.executors.pool`) or as Ray tasks
+(``ray``), each call's data read where it runs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from attnprof.errors import UsageError
 
@@ -27,6 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["EXECUTORS", "Executor", "get_executor"]
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 
 class Executor(Protocol):
     """Runs a point somewhere and returns its record."""
@@ -36,6 +45,19 @@ class Executor(Protocol):
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
         """Measure ``point``; ``on_record`` sees the record after every variant."""
+        ...
+
+    def map_calls(self, fn: Callable[[T], R], items: Sequence[T], *,
+                  failed: Callable[[T, str], R], workers: int | None = None,
+                  on_result: Callable[[int, R], None] | None = None) -> list[R]:
+        """``[fn(item) for item in items]``, run where this executor runs work, up to
+        ``workers`` at once (default: what it has room for), results in ``items``' order.
+
+        ``fn`` must be a module-level function, and items and results picklable: they
+        may travel to another process or machine. A call that raises, or whose worker or
+        task is lost, gives ``failed(item, reason)`` instead, so one bad item never costs
+        the others. ``on_result(index, result)`` hears of each result as it arrives.
+        """
         ...
 
 

@@ -20,10 +20,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from attnprof.run.point import Point
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "PREPARE_S", "ProcessExecutor"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _Publish = Callable[[CompareRecord], object]
 #: The worker's last message, by its letter, and the field of _Attempt it sets.
@@ -148,6 +151,16 @@ class ProcessExecutor:
         if on_record is not None:
             on_record(final)
         return final
+
+    def map_calls(self, fn: Callable[[T], R], items: Sequence[T], *,
+                  failed: Callable[[T, str], R], workers: int | None = None,
+                  on_result: Callable[[int, R], None] | None = None) -> list[R]:
+        """The calls in ``workers`` local worker processes (default: one per core); see
+        :func:`~attnprof.run.executors.pool.map_in_processes`."""
+        from attnprof.run.executors.pool import map_in_processes
+
+        return map_in_processes(fn, items, failed=failed, workers=workers,
+                                on_result=on_result)
 
     # ----- one worker --------------------------------------------------------------------
     def _attempt(self, point: Point, progress: Progress | None,

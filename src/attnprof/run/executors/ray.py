@@ -34,8 +34,8 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -48,11 +48,12 @@ from attnprof.run.rows import status_row
 from attnprof.variants import resolve_variants
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from attnprof.run.compare import OnRecord, Progress
 
 __all__ = ["RayExecutor"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: Seconds a task may outlive its point's own time limit before the driver gives up on it
 #: (the node died, or Ray lost the task): the worker's start and Ray's scheduling.
@@ -130,6 +131,45 @@ class RayExecutor:
             for ref in in_flight:  # Ctrl-C or a usage error: stop what is still running
                 ray.cancel(ref, force=True)
             raise
+
+    def map_calls(self, fn: Callable[[T], R], items: Sequence[T], *,
+                  failed: Callable[[T, str], R], workers: int | None = None,
+                  on_result: Callable[[int, R], None] | None = None) -> list[R]:
+        """Each call a Ray task of one CPU, up to ``workers`` in flight (default: the
+        cluster's CPUs). The task runs on whichever node has room and reads its item's
+        data there (paths must name shared storage). A task that raises, or whose worker
+        or node is lost, gives ``failed(item, reason)``."""
+        ray = self._connect()
+        task = ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(fn)
+        limit = workers or _slots(ray, "cpu", 1)
+        results: dict[int, R] = {}
+        in_flight: dict[Any, int] = {}
+        next_index = 0
+        try:
+            while next_index < len(items) or in_flight:
+                while next_index < len(items) and len(in_flight) < limit:
+                    in_flight[task.remote(items[next_index])] = next_index
+                    next_index += 1
+                ready, _ = ray.wait(list(in_flight), num_returns=1)
+                for ref in ready:
+                    index = in_flight.pop(ref)
+                    try:
+                        result = ray.get(ref)
+                    except ray.exceptions.RayTaskError as exc:
+                        result = failed(items[index], f"attnprof failed on it in its Ray task "
+                                                      f"({_last_line(exc)})")
+                    except ray.exceptions.RayError as exc:  # the worker or node died
+                        result = failed(items[index], f"its Ray task was lost "
+                                                      f"({type(exc).__name__}: "
+                                                      f"{_last_line(exc)})")
+                    results[index] = result
+                    if on_result is not None:
+                        on_result(index, result)
+        except BaseException:
+            for ref in in_flight:  # Ctrl-C: stop what is still running
+                ray.cancel(ref, force=True)
+            raise
+        return [results[i] for i in range(len(items))]
 
     def _overdue(self, in_flight: dict[Any, tuple[int, Point, float]]) -> list[Any]:
         if self.timeout_s is None:

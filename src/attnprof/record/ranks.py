@@ -1,0 +1,171 @@
+"""``attnprof analyze`` on a distributed run's traces: one summary per rank, judged together.
+
+A :class:`RankSummary` is what a worker hands back after reading one rank's trace: a few
+hundred numbers and names, never the trace's tables, so that reading thousands of ranks
+costs the memory of the traces being read at that moment, not of all of them. A rank
+whose trace could not be read is a summary with ``error`` set and nothing measured.
+
+:class:`RanksRecord` (kind ``ranks``) holds every rank's summary, the per-step straggler
+table and the cross-rank findings (stragglers, divergence), and says what could not be
+judged (ranks missing from the set, a rank without steps).
+
+Units as in :mod:`attnprof.record.trace_report`: times in µs named ``*_us``; ``None`` means
+"the trace does not say", never zero.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Literal
+
+import msgspec
+
+from attnprof.record.base import RecordBase
+from attnprof.record.finding import Finding
+
+__all__ = ["DeviceTotal", "RankSource", "RankSummary", "RanksRecord", "StepStraggler",
+           "StepTime", "TemporalBreakdown"]
+
+#: Where a rank's number came from: the trace's ``distributedInfo``, else its file name.
+RankSource = Literal["distributedInfo", "file name"]
+
+
+class StepTime(msgspec.Struct, kw_only=True):
+    """One ``ProfilerStep#N`` of one rank."""
+
+    step: int  # N of ProfilerStep#N
+    dur_us: float  # CPU wall time of the step
+    #: Time in collectives started inside the step: communication kernels (NCCL/RCCL) on a
+    #: GPU, the backend's collective annotations (``gloo:all_reduce``, ...) on a CPU. A
+    #: collective lasts until every rank has joined it, so this is mostly waiting.
+    collective_us: float
+    collectives: int
+    #: Kernels (compute ops on a CPU-only trace) launched inside the step.
+    kernels: int
+
+
+class DeviceTotal(msgspec.Struct, kw_only=True):
+    """Every device event of one category in the whole trace: count and summed duration."""
+
+    category: str  # compute | communication | memcpy | memset
+    count: int
+    total_us: float
+
+
+class TemporalBreakdown(msgspec.Struct, kw_only=True):
+    """Device time as Holistic Trace Analysis defines it (``get_temporal_breakdown``,
+    ``get_comm_comp_overlap``), over the device events launched before the last profiler
+    step began (HTA leaves the last step out: the export can cut it short).
+
+    ``span_us`` runs from the first event's start to the last one's end; ``idle_us`` is the
+    part of it in which no event ran; ``compute_us`` the union of the compute kernels'
+    intervals; ``non_compute_us`` the rest (communication, copies and sets running alone).
+    ``overlap`` is the share of the communication kernels' time (their union) during which
+    a compute kernel ran too; None without communication.
+    """
+
+    events: int
+    window: str  # in words: which events were counted
+    span_us: float
+    compute_us: float
+    non_compute_us: float
+    idle_us: float
+    overlap: float | None
+
+
+class RankSummary(msgspec.Struct, kw_only=True):
+    """What one rank's trace says, compactly (per step figures are means over its steps)."""
+
+    source: str
+    rank: int | None
+    rank_from: RankSource | None
+    world_size: int | None
+    backend: str | None = None
+    #: Why the trace could not be read; every measured field is then empty.
+    error: str | None = None
+    device: str | None = None  # cpu | cuda | rocm | ...
+    events: int = 0
+    #: Every device event of the trace by category: exactly the raw sums of the file.
+    device_totals: list[DeviceTotal] = msgspec.field(default_factory=list)
+    steps: list[StepTime] = msgspec.field(default_factory=list)
+    #: "kernels" (device events) or "cpu-ops" (compute ops on a CPU-only trace).
+    kernel_source: str = "kernels"
+    kernels_per_step: float | None = None
+    cpu_us_per_step: float | None = None
+    #: Per step: device time by category (compute, communication, memcpy, memset, idle) on
+    #: a GPU; on a CPU-only trace the compute ops' work, the collectives' time and the rest
+    #: of the CPU time (framework).
+    categories_us: dict[str, float] = msgspec.field(default_factory=dict)
+    attention_us_per_step: float | None = None
+    attention_share: float | None = None
+    sdpa_backend: str | None = None
+    #: Attention ops and fused-attention kernels that ran, by name: count per step.
+    attention: dict[str, float] = msgspec.field(default_factory=dict)
+    #: Every kernel (compute op on a CPU-only trace) by name: count per step.
+    kernels: dict[str, float] = msgspec.field(default_factory=dict)
+    temporal: TemporalBreakdown | None = None
+    notes: list[str] = msgspec.field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """``rank 3``, or the file when the rank is unknown."""
+        return f"rank {self.rank}" if self.rank is not None else self.source
+
+    @property
+    def collective_us_per_step(self) -> float | None:
+        """Mean time in collectives per step (None without steps)."""
+        if not self.steps:
+            return None
+        return sum(s.collective_us for s in self.steps) / len(self.steps)
+
+    @property
+    def step_us(self) -> float | None:
+        """Median step time (None without steps)."""
+        return statistics.median(s.dur_us for s in self.steps) if self.steps else None
+
+
+class StepStraggler(msgspec.Struct, kw_only=True):
+    """One step every rank ran: the rank the others waited for, and by how much.
+
+    The straggler is the rank that spent the least time in collectives: it arrived last,
+    so it barely waited while the others waited for it. ``extra_us`` is the median of the
+    other ranks' collective time minus the straggler's: what its lateness cost the rest.
+    """
+
+    step: int
+    straggler: int
+    straggler_collective_us: float
+    others_collective_us: float  # median over the other ranks
+    extra_us: float
+    #: Every rank compared in this step, and its collective time (same order).
+    ranks: list[int] = msgspec.field(default_factory=list)
+    collective_us: list[float] = msgspec.field(default_factory=list)
+
+
+class RanksRecord(RecordBase, tag="ranks"):
+    """A distributed run's traces read together: per-rank summaries, ordered by rank (an
+    unreadable file without a known rank last), the straggler of each step, cross-rank
+    findings, and what could not be judged."""
+
+    world_size: int | None = None
+    ranks: list[RankSummary] = msgspec.field(default_factory=list)
+    steps: list[StepStraggler] = msgspec.field(default_factory=list)
+    findings: list[Finding] = msgspec.field(default_factory=list)
+    #: What could not be judged, and why (ranks missing, a rank without steps, ...).
+    notes: list[str] = msgspec.field(default_factory=list)
+    #: Where the ranks were read: "inline", "process" (local workers) or "ray".
+    executor: str = "process"
+    #: Ranks read at once (None: as many as the Ray cluster had room for).
+    workers: int | None = None
+
+    def rank(self, number: int) -> RankSummary:
+        """The summary of rank ``number`` (``KeyError`` if absent)."""
+        for r in self.ranks:
+            if r.rank == number:
+                return r
+        raise KeyError(number)
+
+    @property
+    def unreadable(self) -> list[RankSummary]:
+        """The ranks whose trace could not be read."""
+        return [r for r in self.ranks if r.error is not None]
