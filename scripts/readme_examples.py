@@ -96,10 +96,23 @@ def read_examples(text: str) -> list[Example]:
     return found
 
 
+#: What an example may read, linked into its folder: the repository's examples, and two
+#: ranks of a 128-rank NCCL job from the public traces beside the repository (when there).
+LINKS = {"examples": REPO / "examples",
+         "sampled_ranks": REPO.parent / "shared" / "traces" / "public" / "sampled_ranks"}
+
+
+def link_inputs(folder: Path) -> None:
+    """Link into ``folder`` what the examples read (what exists of it)."""
+    for name, target in LINKS.items():
+        if target.exists():
+            (folder / name).symlink_to(target)
+
+
 def scratch_folder() -> tempfile.TemporaryDirectory[str]:
-    """A folder to run the examples in, with the repository's ``examples/`` in it."""
+    """A folder to run the examples in, with what they read linked in."""
     folder = tempfile.TemporaryDirectory(prefix="attnprof-readme-")
-    os.symlink(REPO / "examples", Path(folder.name) / "examples")
+    link_inputs(Path(folder.name))
     return folder
 
 
