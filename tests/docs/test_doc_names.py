@@ -46,8 +46,10 @@ OUTSIDE_CLASSES = {
 # Heads of dotted code spans that are not modules: fields of a trace event or a record, and
 # the usual import aliases.
 OUTSIDE_HEADS = {"args", "settings", "np", "F", "nn", "polars", "triton", "record"}
-# Example names a page uses for the user's own files.
-PLACEHOLDER_FILES = {"file.py", "path/to/file.py", "my_attn.py", "my_model.py", "dir/"}
+# Example names a page uses for the user's own files, and other projects' files it cites
+# (Holistic Trace Analysis's modules, in the measured figures).
+PLACEHOLDER_FILES = {"file.py", "path/to/file.py", "my_attn.py", "my_model.py", "dir/",
+                     "breakdown_analysis.py", "communication_analysis.py"}
 # Data files a page names (traces, records, plots): the user's, or the shared traces'.
 _DATA = (".json", ".gz", ".svg", ".png", ".csv", ".html", ".tmp")
 _FILE = re.compile(r"[\w./-]+\.(?:py|c|sh|toml|md|yml|txt)")
