@@ -18,6 +18,9 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)  # absolute: the script changes direc
 cd "$(dirname "$0")/.." || exit 2
 export PYTHONUNBUFFERED=1
 PY=${PY:-python3}
+# The runs' results store: a scratch file outside $OUT (which holds exactly 8 files), so the
+# image needs no platformdirs and its user folder stays clean.
+export ATTNPROF_STORE="$(mktemp -d)/runs.db"
 
 if ! $PY -c "import msgspec" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
   SITE=$(mktemp -d)

@@ -1,7 +1,11 @@
-"""Shared test configuration: the GPU marker, the public traces, small workloads."""
+"""Shared test configuration: the results store, the GPU marker, the public traces, small
+workloads."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +17,17 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Real torch.profiler traces shipped beside the repository (never copied into it).
 PUBLIC_TRACES = REPO_ROOT.parent / "shared" / "traces" / "public"
+
+
+#: Every command a test runs saves its record to the results store: to a store of the test
+#: session's own, never the user's data folder. The only place the suite sets it; the
+#: environment variable reaches every subprocess the tests start.
+_STORE_DIR = Path(tempfile.mkdtemp(prefix="attnprof-test-store-"))
+os.environ["ATTNPROF_STORE"] = str(_STORE_DIR / "runs.db")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_STORE_DIR, ignore_errors=True)
 
 
 def _cuda_available() -> bool:
@@ -65,11 +80,28 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory,
     profiled = compare(variants=["naive-inplace", "sdpa-math"], settings=traced,
                        kind="profile", **tiny)
     analysed = analyze_files([r.trace for r in profiled.results if r.trace])
+    old = load_record(V1_RECORDS / "compare-v1.json")
     return {"compare": compared, "profile": profiled, "analyze": analysed,
-            "compare-v1": load_record(V1_RECORDS / "compare-v1.json"),
+            "compare-v1": old,
             "sweep": _tiny_sweep(fast, tiny),
             "model": _tiny_model_record(plan),
-            "ranks": _rank_set_record(gloo_sets["straggler"])}
+            "ranks": _rank_set_record(gloo_sets["straggler"]),
+            "diff": _diff(old, compared),
+            "diff-trace": _diff(*(r.analysis for r in profiled.results))}
+
+
+def _diff(old: object, new: object) -> object:
+    """A diff of two records (attnprof 0.1's comparison against today's, same workload
+    and variants), or of two traces' reports (naive-inplace against sdpa-math)."""
+    from attnprof.analysis.diff import diff_records, diff_trace_reports
+    from attnprof.record.diff import DiffSide
+    from attnprof.record.trace_report import TraceReport
+
+    if isinstance(old, TraceReport) and isinstance(new, TraceReport):
+        return diff_trace_reports([(None, old, new)], DiffSide(ref="a", kind="trace"),
+                                  DiffSide(ref="b", kind="trace"))
+    return diff_records(old, new, DiffSide(ref="v1", kind="compare"),  # type: ignore[arg-type]
+                        DiffSide(ref="now", kind="compare"))
 
 
 def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:

@@ -9,13 +9,16 @@ import pytest
 
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.family import RECORD_TYPES, decode_record
+from attnprof.record.flat import diff_lines
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "ranks")
+KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "ranks", "diff",
+         "diff-trace")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -34,6 +37,12 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
         return
     if name == "csv":
         lines = list(csv.DictReader(io.StringIO(text)))
+        if isinstance(record, DiffRecord):  # one line per row and metric, then per name
+            assert len(lines) == len(diff_lines(record)) > 0
+            assert {x["state"] for x in lines} <= {
+                "compared", "broken", "fixed", "failing", "added", "removed", "more",
+                "fewer", "same"}
+            return
         if isinstance(record, ModelRecord):  # one line per layer of each run
             expected = [(r.implementation, r.phase, layer.name) for r in record.runs
                         for layer in (r.attribution.layers if r.attribution else [])]
@@ -56,6 +65,18 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert [x["status"] for x in lines] == [r.status for r in record.results]
         return
     assert name == "terminal"
+    if isinstance(record, DiffRecord):
+        for row in record.rows:  # every row, with its verdict ("~" when not significant)
+            assert all(str(v) in text for v in row.key.values())
+        for change in record.changes:
+            assert change.what in text and change.new in text
+        for trace in record.traces:
+            for region in trace.regions:
+                assert region.old_name in text and region.new_name in text
+                assert all(k.name in text for k in region.changed_kernels()[:15])
+            assert all(f in text for f in trace.findings_gone + trace.findings_appeared)
+        assert record.rows or record.traces
+        return
     if isinstance(record, ModelRecord):
         assert record.model.source in text
         for run in record.runs:

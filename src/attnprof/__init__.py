@@ -5,11 +5,13 @@ The public API is small and lazy — importing :mod:`attnprof` does not import t
     import attnprof
     record = attnprof.compare(variants=["sdpa", "flex"], seq=1024)
     model_record = attnprof.profile_model(model, inputs, implementations=["eager", "sdpa"])
+    frame = attnprof.load("baseline").to_frame()   # a stored run (or a record file)
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from attnprof._version import __version__
@@ -17,12 +19,12 @@ from attnprof._version import __version__
 if TYPE_CHECKING:
     from attnprof.errors import UsageError
     from attnprof.record.compare import RunRecord
-    from attnprof.record.family import load_record
+    from attnprof.record.family import Record, load_record
     from attnprof.record.model import ModelRecord
     from attnprof.spec.workload import Workload
 
 __all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", "compare",
-           "load_record", "profile_model"]
+           "load", "load_record", "profile_model"]
 
 #: Lazily re-exported names and the modules that define them (keeps ``import attnprof``
 #: free of torch).
@@ -48,6 +50,24 @@ def profile_model(model: Any = None, inputs: Any = None, **kwargs: Any) -> Model
     from attnprof.run.model import profile_model as _profile_model
 
     return _profile_model(model, inputs, **kwargs)
+
+
+def load(target: str | os.PathLike[str], store: str | os.PathLike[str] | None = None
+         ) -> Record:
+    """A record: the file ``target`` when there is one, else the stored run it names (run
+    id, unique prefix or label) in ``store`` (default: ``$ATTNPROF_STORE``, else the user's
+    store). ``load(x).to_frame()`` is a pandas DataFrame of it (``to_frame("polars")``)."""
+    from pathlib import Path
+
+    from attnprof.record.family import load_record
+    from attnprof.store import open_store, store_path
+
+    if Path(target).is_file():
+        return load_record(target)
+    path = Path(store) if store is not None else store_path()
+    assert path is not None
+    with open_store(path, create=False) as opened:
+        return opened.load(os.fspath(target))
 
 
 def __getattr__(name: str) -> Any:

@@ -20,13 +20,13 @@ LAYERS: tuple[str, ...] = (
     "spec",
     # what we know, not what we saw: kernel names, SDPA backends, trace categories
     "knowledge",
-    # the typed record family every later step reads
-    "record",
+    # the typed record family every later step reads, and the store that keeps records
+    "record", "store",
     # read side of traces: source, schema, loader, columnar table
     "trace",
     # pure analysis of a loaded trace
     "analysis.index", "analysis.passes", "analysis.findings", "analysis.attribution",
-    "analysis",
+    "analysis.diff", "analysis",
     # what runs: attention families, how it is measured, whole models (built, located,
     # labelled), then the runs themselves
     "variants", "measure", "models", "run",

@@ -134,7 +134,8 @@ def test_an_unreadable_folder() -> None:
         (folder / "t.json").write_bytes(DOC)
         folder.chmod(0o300)  # may enter, may not list
         try:
-            code, said = _run_without_root(["analyze", str(folder)])
+            # --no-store: nobody may not reach the suite's store either; the folder is the test.
+            code, said = _run_without_root(["analyze", str(folder), "--no-store"])
         finally:
             folder.chmod(0o755)
     assert code == 2, said
@@ -224,9 +225,10 @@ def test_a_write_that_fails_keeps_the_previous_file(tmp_path: Path) -> None:
     trace.write_bytes(DOC)
     out = tmp_path / "out.json"
     out.write_text('{"previous": true}\n')
+    # --no-store: the limit would stop the results store's writes first; --json is the test.
     done = subprocess.run([sys.executable, "-c", _WRITE_LIMITED, "512", "analyze", str(trace),
-                           "--json", str(out)], capture_output=True, text=True, check=False,
-                          timeout=120)
+                           "--json", str(out), "--no-store"], capture_output=True, text=True,
+                          check=False, timeout=120)
     assert done.returncode == 2, done.stderr
     _one_error_line(done.stderr, "cannot write", str(out), "previous file is unchanged")
     assert out.read_text() == '{"previous": true}\n'

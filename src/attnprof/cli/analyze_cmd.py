@@ -25,9 +25,10 @@ import re
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import print_written
+from attnprof.cli.outcome import Finished, print_written
 
 NAME = "analyze"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -65,7 +66,7 @@ def add_parser(sub: Any) -> None:
 
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     _no_blas_threads()
     # Large numpy arrays from malloc's heap, freed memory kept for the next one: each array
     # above glibc's mmap threshold would otherwise get fresh pages to fault in (analysis is
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     set_cpu_allocator("reuse")  # elsewhere than glibc it says why; analyze runs on regardless
 
+    from attnprof.analysis.trace_files import expand_trace_paths
     from attnprof.errors import UsageError
     from attnprof.outputs import Output, check_outputs
     from attnprof.record.ranks import RanksRecord
@@ -141,9 +143,10 @@ def _with_progress(request: Any, analyze: Any) -> Any:
             bar.__exit__(None, None, None)
 
 
-def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str]]) -> int:
+def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str]]
+          ) -> Finished:
     """Print the record, write the outputs asked for, say what could not be read; the exit
-    status (1 when something could not be read)."""
+    status (1 when something could not be read) and the record, for the store."""
     from attnprof.formatting import safe_text
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.terminal import make_console
@@ -163,8 +166,8 @@ def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str
         files = ", ".join(safe_text(source) for source, _ in unreadable)
         print(f"attnprof: {len(unreadable)} file(s) could not be read as traces and "
               f"were skipped (reasons above): {files}", file=sys.stderr)
-        return 1
-    return 0
+        return Finished(1, record)
+    return Finished(0, record)
 
 
 def _no_blas_threads() -> None:
@@ -176,39 +179,3 @@ def _no_blas_threads() -> None:
 
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
-def expand_trace_paths(given: str) -> list[str]:
-    """A file as given; a folder as the ``.json``/``.json.gz`` files in it, by name,
-    attnprof's own records left out; a pattern that names no file itself (``rank-*.json``,
-    quoted so that the shell left it) as the files it matches, by name."""
-    import glob
-    from pathlib import Path
-
-    from attnprof.errors import UsageError
-
-    path = Path(given)
-    if not path.exists() and not path.is_symlink() and glob.has_magic(given):
-        from attnprof.record.family import is_record_file
-
-        matched = sorted(p for p in glob.glob(given)
-                         if Path(p).is_file() and not is_record_file(p))
-        if not matched:
-            raise UsageError(f"no trace file matches {given!r}; check the pattern (quote it "
-                             "so that attnprof, not the shell, expands it)")
-        return matched
-    if not path.is_dir():
-        return [given]
-    from attnprof.record.family import is_record_file
-
-    try:
-        found = sorted(str(p) for p in path.iterdir()
-                       if p.is_file() and p.name.endswith((".json", ".json.gz"))
-                       and not is_record_file(p))
-    except OSError as exc:
-        raise UsageError(f"cannot list folder {given} ({exc.strerror or exc}); check its "
-                         "permissions, or pass the trace files themselves") from None
-    if not found:
-        raise UsageError(f"{given} is a folder with no .json or .json.gz trace in it; pass "
-                         "trace files or a folder of them")
-    return found

@@ -12,9 +12,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from attnprof.cli.outcome import Finished
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "check"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -32,7 +34,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.analysis.check import check_expectations, pick_region
     from attnprof.knowledge.annotations import region_name
     from attnprof.render.check_terminal import render_check
@@ -41,16 +43,18 @@ def run(args: argparse.Namespace) -> int:
 
     expectations = load_expectations(args.expect)  # a malformed file fails before any work
     console = make_console()
+    record = None  # a variant is measured now: its profile record is the run's record
     if _is_trace(args.target):
         report, measured, wanted = _from_trace(args.target), None, expectations.region
         source = args.target
     else:
-        report, measured, source = _from_variant(args, console)
+        record, measured, source = _from_variant(args, console)
+        report = record.results[0].analysis
         wanted = expectations.region or region_name(args.target)
     region = pick_region(report, wanted)
     rows = check_expectations(expectations, region, measured)
     render_check(rows, console, title=expectations.title, source=source, region=region.name)
-    return 0 if all(r.ok for r in rows) else 1
+    return Finished(0 if all(r.ok for r in rows) else 1, record)
 
 
 def _is_trace(target: str) -> bool:
@@ -89,5 +93,5 @@ def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str
                          f"{row.reason}); choose a variant this device supports")
     latency = row.latency_ms.median if row.latency_ms else None
     source = f"{args.target} measured now: {record.workload.describe()}"
-    return (row.analysis, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
+    return (record, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
             source)

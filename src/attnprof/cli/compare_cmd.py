@@ -6,11 +6,12 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import budget_status, print_written
+from attnprof.cli.outcome import Finished, budget_status, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "compare"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -34,7 +35,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int | Finished:
 
     from attnprof.cli.measuring import measure
     from attnprof.outputs import Output
@@ -60,4 +61,4 @@ def run(args: argparse.Namespace) -> int:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
-    return budget_status(budgets, record, console, args.budgets)
+    return Finished(budget_status(budgets, record, console, args.budgets), record)

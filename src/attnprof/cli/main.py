@@ -18,20 +18,26 @@ from attnprof.cli import (
     analyze_cmd,
     check_cmd,
     compare_cmd,
+    diff_cmd,
+    env_cmd,
     limits_cmd,
     model_cmd,
     profile_cmd,
     recommend_cmd,
+    runs_cmd,
+    show_cmd,
     sweep_cmd,
 )
+from attnprof.cli.outcome import Finished
 from attnprof.cli.parser import Parser
+from attnprof.cli.storing import add_store_arguments, open_for_saving, save_record
 from attnprof.errors import UsageError
 from attnprof.formatting import safe_text
 from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
 COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, model_cmd, sweep_cmd,
-            limits_cmd, recommend_cmd)
+            limits_cmd, recommend_cmd, runs_cmd, show_cmd, diff_cmd, env_cmd)
 DEFAULT_COMMAND = compare_cmd.NAME
 
 
@@ -42,6 +48,8 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
+        if getattr(command, "SAVES_RECORDS", False):  # --store, --no-store, --label
+            add_store_arguments(sub.choices[command.NAME], saving=True)
     return parser
 
 
@@ -58,7 +66,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     with stop_signals_as_interrupts():
         try:
             args = build_parser().parse_args(args_list)
-            return int(args.run(args) or 0)
+            # Opened (and checked) before the command runs, so a bad store fails before
+            # anything is measured; the record is saved here, for every command alike.
+            store = open_for_saving(args) if hasattr(args, "no_store") else None
+            try:
+                outcome = args.run(args)
+                if not isinstance(outcome, Finished):
+                    return int(outcome or 0)
+                if store is not None and outcome.record is not None:
+                    save_record(store, outcome.record, args, args_list)
+                return outcome.status
+            finally:
+                if store is not None:
+                    store.close()
         except UsageError as exc:
             # Messages quote the user's values (names, paths): escaped for the terminal.
             print(f"attnprof: error: {safe_text(str(exc), limit=None)}", file=sys.stderr)

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from attnprof.cli.storing import cached_ceilings
 from attnprof.cli.workload_args import settings_from_args, workload_fields
 
 if TYPE_CHECKING:
@@ -62,11 +63,12 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
         record.save(json_path)
         saved.append(True)
 
+    ceilings = cached_ceilings(args, workload) if settings.measure_ceilings else None
     with ComparisonProgress(console, [v.name for v in chosen]) as progress:
         try:
             return compare(workload, chosen, settings=settings, progress=progress.update,
                            on_result=save if json_path else None, executor=executor,
-                           kind=kind)
+                           kind=kind, ceilings=ceilings)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (attnprof.signals)
             shown = safe_text(str(json_path))
             if json_path and saved:

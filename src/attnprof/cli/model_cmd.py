@@ -19,11 +19,12 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import print_written
+from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
 NAME = "model"
+SAVES_RECORDS = True
 #: The exit status of a finished run whose shares are marked unreliable.
 UNRELIABLE_SHARES = 3
 
@@ -87,7 +88,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.errors import UsageError
     from attnprof.outputs import Output, check_outputs
     from attnprof.record.model import ModelRecord, ModelSettings
@@ -138,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
-    return UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs) else 0
+    status = UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs) else 0
+    return Finished(status, record)
 
 
 def _default_device() -> str:

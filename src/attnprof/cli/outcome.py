@@ -1,17 +1,29 @@
 """What every command says at its end: which files it wrote, the budgets' verdict, and
 its exit status (the table in the README: 0 done, 1 a check failed, 2 a usage error, 3
-finished with results that are not answers — here, rows that could not be measured)."""
+finished with results that are not answers — here, rows that could not be measured); and
+what it hands back to :func:`attnprof.cli.main.main` (that status and its record)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from attnprof.record.base import RecordBase
     from attnprof.record.compare import CompareRecord
     from attnprof.record.sweep import SweepRecord
     from attnprof.spec.budgets import Budgets
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A command's end: its exit status and the record it made, which ``main`` saves to
+    the results store (the one place that does)."""
+
+    status: int
+    record: RecordBase | None = None
 
 
 def print_written(console: Console, outputs: list[tuple[str, str | None]]) -> None:

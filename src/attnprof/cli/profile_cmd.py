@@ -12,12 +12,13 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import print_written
+from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "profile"
 DEFAULT_OUT = "attnprof-traces"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -40,7 +41,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
 
     from attnprof.cli.measuring import measure
     from attnprof.errors import UsageError
@@ -57,4 +58,4 @@ def run(args: argparse.Namespace) -> int:
                      trace_dir=args.out, trace_steps=args.steps, trace_flag="--out")
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json)])
-    return 0
+    return Finished(0, record)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from attnprof.cli.outcome import Finished
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
 if TYPE_CHECKING:
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from attnprof.record.sweep import SweepPoint, SweepRecord
 
 NAME = "recommend"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -36,7 +38,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.analysis.recommend import Constraints, recommend
     from attnprof.cli.outcome import print_written, sweep_status
     from attnprof.cli.sweep_args import grid_from_args
@@ -78,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         record.save(args.json)
         print_written(console, [("record", args.json)])
-    return sweep_status(record)
+    # A sweep run for the recommendation is a new record; one read --from is stored already.
+    return Finished(sweep_status(record), None if args.from_record else record)
 
 
 def _larger_batches(args: argparse.Namespace, record: SweepRecord, constraints: Constraints,

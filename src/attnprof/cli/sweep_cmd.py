@@ -14,9 +14,11 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.outcome import Finished
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
 NAME = "sweep"
+SAVES_RECORDS = True
 
 
 def add_parser(sub: Any) -> None:
@@ -40,7 +42,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from attnprof.cli.sweeping import check_outputs, finish_outputs, run_planned_sweep
     from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
@@ -49,4 +51,4 @@ def run(args: argparse.Namespace) -> int:
     record = run_planned_sweep(args, resume)
     console = make_console()
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
-    return finish_outputs(args, record, budgets, console)
+    return Finished(finish_outputs(args, record, budgets, console), record)

@@ -29,6 +29,7 @@ from typing import Any
 
 from attnprof.measure.stats import summarize
 from attnprof.measure.timer import take_samples, time_step
+from attnprof.record.environment import Ceilings as RecordCeilings
 from attnprof.spec.settings import TimingPlan
 
 __all__ = ["Ceilings", "measure_ceilings"]
@@ -48,6 +49,12 @@ class Ceilings:
     matmul_flops_per_s: float
     bandwidth_bytes_per_s: float
     method: str
+
+    def as_record(self, measured: str | None = None) -> RecordCeilings:
+        """The record's form (TFLOP/s, GB/s); ``measured``: when, if not in this run."""
+        return RecordCeilings(matmul_tflops_per_s=self.matmul_flops_per_s / 1e12,
+                              bandwidth_gbytes_per_s=self.bandwidth_bytes_per_s / 1e9,
+                              method=self.method, measured=measured)
 
 
 def measure_ceilings(device: str, dtype: str) -> Ceilings:

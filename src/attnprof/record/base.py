@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -60,6 +60,14 @@ class RecordBase(msgspec.Struct, kw_only=True, tag_field="kind"):
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write atomically to ``path``."""
         write_atomic(path, self.to_json())
+
+    def to_frame(self, library: str = "pandas") -> Any:
+        """A DataFrame of the record, one row per variant / point / region / layer / diff
+        row, the CSV's columns (``library``: ``pandas`` or ``polars``; the ``frames``
+        extra installs both)."""
+        from attnprof.record.frames import to_frame
+
+        return to_frame(self, library)
 
     @classmethod
     def from_json(cls: type[R], data: bytes | str, source: str = "record") -> R:

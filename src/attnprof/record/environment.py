@@ -35,3 +35,5 @@ class Ceilings(msgspec.Struct, kw_only=True):
     matmul_tflops_per_s: float
     bandwidth_gbytes_per_s: float
     method: str
+    #: When they were measured, if not in this run: ``attnprof env`` cached them (UTC).
+    measured: str | None = None

@@ -1,10 +1,10 @@
 """The record family: every kind, decoded by its ``kind`` tag, and older files upgraded.
 
 ``load_record(path)`` reads any record attnprof writes (``compare``, ``profile``,
-``analyze``, ``model``, ``sweep``, ``ranks``; diff records join :data:`RECORD_TYPES` as
-they arrive) and returns the typed struct of its kind. A schema-1 file (attnprof 0.1's
-compare and analyze JSON) is upgraded first (:mod:`attnprof.record.legacy`); any other
-version, or a file that is not a record, is one :class:`UsageError` naming the file.
+``analyze``, ``model``, ``sweep``, ``ranks``, ``diff``) and returns the typed struct of its
+kind. A schema-1 file (attnprof 0.1's compare and analyze JSON) is upgraded first
+(:mod:`attnprof.record.legacy`); any other version, or a file that is not a record, is one
+:class:`UsageError` naming the file.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from attnprof.input_files import RECORD, read_input
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import SCHEMA_VERSION
 from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.legacy import upgrade_v1
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
@@ -31,9 +32,9 @@ __all__ = ["RECORD_TYPES", "Record", "decode_record", "is_record_file", "load_re
 
 #: Every record kind, the order they were added in.
 RECORD_TYPES: tuple[type, ...] = (CompareRecord, ProfileRecord, AnalyzeRecord, ModelRecord,
-                                  SweepRecord, RanksRecord)
+                                  SweepRecord, RanksRecord, DiffRecord)
 Record = Union[CompareRecord, ProfileRecord, AnalyzeRecord,  # noqa: UP007 (runtime union)
-               ModelRecord, SweepRecord, RanksRecord]
+               ModelRecord, SweepRecord, RanksRecord, DiffRecord]
 _DECODER = msgspec.json.Decoder(dict[str, Any])
 
 

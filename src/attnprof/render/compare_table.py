@@ -116,7 +116,8 @@ def _footer(record: CompareRecord, console: Console) -> None:
              f"FLOPs: {record.flops_convention}"]
     if record.ceilings is not None:
         c = record.ceilings
-        lines.append(f"(%): share of this machine's ceilings, measured in this run: matmul "
+        when = f"measured {c.measured} (attnprof env)" if c.measured else "measured in this run"
+        lines.append(f"(%): share of this machine's ceilings, {when}: matmul "
                      f"{fmt_rate(c.matmul_tflops_per_s)} TFLOP/s, copy "
                      f"{fmt_rate(c.bandwidth_gbytes_per_s)} GB/s ({c.method})")
     if memory:

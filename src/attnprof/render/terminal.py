@@ -5,8 +5,9 @@ ANSI styles when ``color``); :meth:`TerminalRenderer.for_stdout` sizes it for wh
 stdout goes. A comparison is its table (and, when traced, one line of findings per
 variant); a profile adds each variant's full trace report; an analysis is one report per
 trace; a sweep is its points table with the scaling fits; a model is its summary, runs
-and per-layer tables; a rank set is its ranks side by side, stragglers and findings. New
-record kinds add a view to :data:`_VIEWS`; every view draws from the record after
+and per-layer tables; a rank set is its ranks side by side, stragglers and findings; a
+diff is its changes, rows and traces. New record kinds add a view to :data:`_VIEWS`; every
+view draws from the record after
 :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
@@ -24,6 +25,7 @@ from rich.text import Text
 
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
+from attnprof.record.diff import DiffRecord
 from attnprof.record.family import Record
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
@@ -125,6 +127,12 @@ def _ranks(record: RanksRecord, console: Console, top: int) -> None:
     render_ranks(record, console, top)
 
 
+def _diff(record: DiffRecord, console: Console, top: int) -> None:
+    from attnprof.render.diff_view import render_diff
+
+    render_diff(record, console, top)
+
+
 _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
@@ -132,4 +140,5 @@ _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     SweepRecord: _sweep,
     ModelRecord: _model,
     RanksRecord: _ranks,
+    DiffRecord: _diff,
 }

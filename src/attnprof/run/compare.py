@@ -83,7 +83,8 @@ def compare(workload: Workload | None = None,
             variants: Sequence[str | Variant] | None = None, *,
             settings: Settings | None = None, progress: Progress | None = None,
             on_result: OnRecord | None = None, executor: Executor | None = None,
-            kind: RecordKind = "compare", **fields: Any) -> CompareRecord:
+            kind: RecordKind = "compare", ceilings: Ceilings | None = None,
+            **fields: Any) -> CompareRecord:
     """Measure ``variants`` (default: every built-in) on ``workload`` and return the record.
 
     Workload fields may be given as keywords (``compare(seq=1024, dtype="bf16")``); they
@@ -91,11 +92,13 @@ def compare(workload: Workload | None = None,
     after every variant, so a caller can save progress as it goes. ``executor`` runs the
     point elsewhere (e.g. :class:`~attnprof.run.executors.process.ProcessExecutor`, a
     worker process a crashing variant cannot take down); by default it runs here.
+    ``ceilings`` measured before (``attnprof env``'s cache) are used instead of measuring
+    them again.
     """
     workload, chosen = prepare(workload, variants, **fields)
     settings = (settings or Settings()).validate()
     point = Point(workload=workload, variants=tuple(v.name for v in chosen),
-                  settings=settings, kind=kind)
+                  settings=settings, kind=kind, ceilings=ceilings)
     if executor is None:
         return run_point(point, chosen, progress=progress, on_record=on_result)
     return executor.run(point, progress=progress, on_record=on_result)
@@ -393,9 +396,7 @@ def _attach_analysis(row: VariantResult, workload: Workload) -> None:
 def _ceilings(workload: Workload) -> Ceilings:
     from attnprof.measure.ceilings import measure_ceilings
 
-    c = measure_ceilings(workload.device, workload.dtype)
-    return Ceilings(matmul_tflops_per_s=c.matmul_flops_per_s / 1e12,
-                    bandwidth_gbytes_per_s=c.bandwidth_bytes_per_s / 1e9, method=c.method)
+    return measure_ceilings(workload.device, workload.dtype).as_record()
 
 
 def _release(device: str) -> None:

@@ -1,4 +1,5 @@
-"""Quantities a person types: memory sizes (``8GiB``) and durations (``5ms``).
+"""Quantities a person types: memory sizes (``8GiB``), durations (``5ms``), percentages
+(``5%``).
 
 Pure parsing; every mistake is a :class:`UsageError` naming the flag, the text and the
 accepted forms. Sizes with an ``i`` (``KiB``, ``MiB``, ``GiB``) and without (``KB``, ``MB``,
@@ -13,7 +14,7 @@ import re
 
 from attnprof.errors import UsageError
 
-__all__ = ["parse_bytes", "parse_ms", "parse_seconds"]
+__all__ = ["parse_bytes", "parse_ms", "parse_percent", "parse_seconds"]
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _BYTES = re.compile(r"^\s*(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*"
@@ -21,6 +22,18 @@ _BYTES = re.compile(r"^\s*(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*"
 _TIME = re.compile(r"^\s*(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*"
                    r"(?P<unit>us|µs|ms|s|min)?\s*$", re.IGNORECASE)
 _TIME_MS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "min": 60e3}
+_PERCENT = re.compile(r"^\s*(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*%?\s*$",
+                      re.IGNORECASE)
+
+
+def parse_percent(flag: str, text: str) -> float:
+    """``"5"`` or ``"5%"`` -> ``5.0``: a finite percentage, zero or more."""
+    match = _PERCENT.match(text)
+    value = float(match["number"]) if match else math.nan
+    if not math.isfinite(value):
+        raise UsageError(f"{flag} {text!r} is not a percentage; write e.g. 5 or 5% (zero "
+                         "or more)")
+    return value
 
 
 def parse_bytes(flag: str, text: str) -> int:

@@ -1,0 +1,40 @@
+"""The CI gate of ``attnprof diff --fail-on-regression PCT``: what counts as a regression.
+
+A row regresses when its latency got significantly slower by more than PCT percent (Holm-
+adjusted Mann-Whitney p below alpha), when its peak memory grew by more than PCT percent
+(an exact measurement), or when it was measured before and fails now (``broken``: an OOM
+is unbounded memory growth). Rows only one side has, rows failing on both sides and
+metrics that are only shown (a share, a layer's time from one trace) never fail the gate.
+"""
+
+from __future__ import annotations
+
+from attnprof.record.diff import DiffRecord, MetricChange, RowDiff
+
+__all__ = ["GATED_METRICS", "blind_rows", "regressions"]
+
+#: Metrics the gate judges.
+GATED_METRICS = ("latency_ms", "peak_memory_bytes")
+
+
+def blind_rows(diff: DiffRecord, percent: float) -> list[RowDiff]:
+    """Rows whose latency test could not have found a slowdown of ``percent`` (too few
+    samples for their noise): a gate that passes says so rather than vouch for them."""
+    return [row for row in diff.rows for m in row.metrics
+            if m.metric == "latency_ms" and m.p_value is not None and (
+                m.detectable is False or (m.detectable_change is not None
+                                          and m.detectable_change * 100.0 > percent))]
+
+
+def regressions(diff: DiffRecord, percent: float) -> list[tuple[RowDiff, MetricChange | None]]:
+    """Each regressed row with the metric that regressed (``None``: the row broke)."""
+    found: list[tuple[RowDiff, MetricChange | None]] = []
+    for row in diff.rows:
+        if row.state == "broken":
+            found.append((row, None))
+            continue
+        for m in row.metrics:
+            if (m.metric in GATED_METRICS and m.worse and m.change is not None
+                    and m.change * 100.0 > percent):
+                found.append((row, m))
+    return found

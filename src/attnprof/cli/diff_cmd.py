@@ -1,0 +1,78 @@
+"""``attnprof diff A B``: what changed between two runs (stored runs, record files) or two
+traces (files or folders), judged with statistics; ``--fail-on-regression PCT`` makes it
+a CI gate. Exit status: 0; 1 when the gate finds a regression; 2 for a user mistake.
+Never imports torch."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from attnprof.cli.storing import add_store_arguments
+
+NAME = "diff"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="compare two runs or two traces: what changed, and whether "
+                                  "it is more than noise",
+                       description="Compare OLD with NEW: stored runs (id, unique prefix, "
+                                   "label), record files, or two traces / trace folders. Rows "
+                                   "are matched by variant (sweep point, model phase); latency "
+                                   "is judged by a two-sided Mann-Whitney U test on the raw "
+                                   "samples, Holm-corrected across rows ('~': no significant "
+                                   "change).")
+    p.add_argument("old", metavar="OLD", help="run id, prefix, label, record file, trace or "
+                                              "folder of traces")
+    p.add_argument("new", metavar="NEW", help="the same kinds as OLD")
+    p.add_argument("--fail-on-regression", metavar="PCT",
+                   help="exit 1 when a row got significantly slower, or its peak memory grew, "
+                        "by more than PCT percent, or it broke (e.g. 5)")
+    p.add_argument("--json", metavar="PATH", help="write the diff record (JSON) to PATH")
+    p.add_argument("--csv", metavar="PATH", help="write one CSV line per row and metric")
+    p.add_argument("--top", type=int, default=15, metavar="N",
+                   help="changed kernels and ops shown per region (default 15)")
+    add_store_arguments(p, saving=False)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attnprof.analysis.diff.gate import blind_rows, regressions
+    from attnprof.analysis.history import DiffRequest, diff_sources
+    from attnprof.cli.outcome import print_written
+    from attnprof.cli.storing import open_for_reading
+    from attnprof.errors import UsageError
+    from attnprof.outputs import Output, check_outputs
+    from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
+    from attnprof.render.diff_view import render_gate
+    from attnprof.render.terminal import make_console
+    from attnprof.spec.quantities import parse_percent
+
+    if args.top <= 0:
+        raise UsageError(f"--top must be a positive integer, got {args.top}")
+    percent = (parse_percent("--fail-on-regression", args.fail_on_regression)
+               if args.fail_on_regression is not None else None)
+    outputs = [Output(flag, path) for flag, path in (("--json", args.json),
+                                                     ("--csv", args.csv)) if path is not None]
+    check_outputs(outputs, inputs=[p for p in (args.old, args.new) if _is_file(p)])
+    with open_for_reading(args) as store:
+        diff = diff_sources(DiffRequest(old=args.old, new=args.new), store)
+    sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(diff))
+    if args.json:
+        diff.save(args.json)
+    if args.csv:
+        write_rendered(CsvRenderer(), diff, args.csv)
+    console = make_console()
+    print_written(console, [("diff", args.json), ("CSV", args.csv)])
+    if percent is None:
+        return 0
+    found = regressions(diff, percent)
+    render_gate(found, percent, console, blind=len(blind_rows(diff, percent)))
+    return 1 if found else 0
+
+
+def _is_file(path: str) -> bool:
+    import os
+
+    return os.path.isfile(path)

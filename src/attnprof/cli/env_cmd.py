@@ -1,0 +1,76 @@
+"""``attnprof env``: this machine's environment and measured ceilings per dtype, cached in
+the results store with the date (``--refresh`` measures again). A comparison on the same
+host and device reuses the cached ceilings instead of spending a second measuring them.
+Without ``--refresh`` and with a cache, torch is not imported."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from attnprof.cli.parser import csv_list
+from attnprof.cli.storing import add_store_arguments
+
+NAME = "env"
+#: The dtypes measured by default: what attention runs in.
+DEFAULT_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="this machine's environment and measured ceilings",
+                       description="Show the environment (versions, device, CPU, threads) and "
+                                   "this machine's matmul and copy ceilings per dtype, measured "
+                                   "once and cached in the results store with the date; "
+                                   "comparisons reuse them.")
+    p.add_argument("--refresh", action="store_true", help="measure again, and cache the result")
+    p.add_argument("--device", help="cpu, cuda or cuda:N (default: every device cached for "
+                                    "this host; measuring: cuda when present)")
+    p.add_argument("--dtypes", type=csv_list, metavar="LIST",
+                   help=f"dtypes to measure (default {','.join(DEFAULT_DTYPES)})")
+    p.add_argument("--json", action="store_true", help="print the profile(s) as JSON")
+    add_store_arguments(p, saving=False)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import platform
+
+    import msgspec
+
+    from attnprof.render.env_view import render_machine
+    from attnprof.render.terminal import make_console
+    from attnprof.spec.workload import canonical_dtype
+    from attnprof.store import open_store, store_path
+
+    dtypes = [canonical_dtype(d) for d in (args.dtypes or DEFAULT_DTYPES)]  # before any work
+    path = store_path(args.store)
+    assert path is not None
+    host = platform.node() or "unknown"
+    with open_store(path, create=False) as store:  # checked now; made only to save into
+        profiles = [] if args.refresh else store.machines(host, args.device)
+    if not profiles:
+        profile = _measure(args.device, dtypes)
+        with open_store(path, create=True) as store:
+            store.save_machine(host, profile.environment.device, profile)
+        profiles = [profile]
+    if args.json:
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(profiles)).decode() + "\n")
+        return 0
+    console = make_console()
+    for profile in profiles:
+        render_machine(profile, console, cached=not args.refresh)
+    return 0
+
+
+def _measure(device: str | None, dtypes: list[str]) -> Any:
+    from attnprof.measure.device import check_device, check_dtype, default_device
+    from attnprof.measure.machine import measure_machine
+
+    device = device or default_device()
+    check_device(device)
+    for dtype in dtypes:
+        check_dtype(device, dtype)
+    print(f"attnprof: measuring this machine's ceilings on {device} "
+          f"({', '.join(dtypes)}) …", file=sys.stderr)
+    return measure_machine(device, dtypes)

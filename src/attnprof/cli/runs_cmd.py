@@ -1,0 +1,68 @@
+"""``attnprof runs``: the runs in the results store, newest first, filtered; ``--rm RUN``
+removes one. Never imports torch."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from attnprof.cli.storing import add_store_arguments
+
+NAME = "runs"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(NAME, help="list the runs in the results store",
+                       description="List the stored runs, newest first (every command that "
+                                   "makes a record stores it), filtered by kind, variant, "
+                                   "model, device, label or date.")
+    p.add_argument("--kind", choices=("compare", "profile", "analyze", "model", "sweep",
+                                      "ranks"),
+                   help="runs of this kind")
+    p.add_argument("--variant", help="runs that measured this variant (or implementation)")
+    p.add_argument("--model", help="model runs of this model (gpt2, llama, file.py:factory …)")
+    p.add_argument("--device", help="cpu, cuda (any cuda:N) or cuda:N")
+    p.add_argument("--label", help="runs saved with this --label")
+    p.add_argument("--since", metavar="WHEN",
+                   help="made at or after WHEN: 2026-11-30, 2026-11-30T10:00, or an age (7d, "
+                        "12h, 30m)")
+    p.add_argument("--until", metavar="WHEN", help="made before WHEN (same forms as --since)")
+    p.add_argument("--limit", type=int, default=50, metavar="N",
+                   help="at most N runs (default 50; 0: all)")
+    p.add_argument("--json", action="store_true", help="print the runs as JSON")
+    p.add_argument("--rm", metavar="RUN", help="remove the run RUN (id, unique prefix or a "
+                                               "label that names one run)")
+    add_store_arguments(p, saving=False)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from attnprof.cli.storing import open_for_reading
+    from attnprof.errors import UsageError
+    from attnprof.render.runs_table import render_runs
+    from attnprof.render.terminal import make_console
+    from attnprof.store import RunQuery
+    from attnprof.store.when import parse_when
+
+    if args.limit < 0:
+        raise UsageError(f"--limit must be 0 (all) or a positive integer, got {args.limit}")
+    query = RunQuery(kind=args.kind, variant=args.variant, model=args.model,
+                     device=args.device, label=args.label,
+                     since=parse_when("--since", args.since) if args.since else None,
+                     until=parse_when("--until", args.until) if args.until else None,
+                     limit=args.limit or None)
+    with open_for_reading(args) as store:
+        if args.rm is not None:
+            removed = store.remove(args.rm)
+            print(f"removed run {removed.run_id} ({removed.kind}, {removed.created}) from "
+                  f"{store.shown}")
+            return 0
+        runs = store.runs(query)
+        if args.json:
+            sys.stdout.write(msgspec.json.format(msgspec.json.encode(runs)).decode() + "\n")
+        else:
+            render_runs(runs, store.shown, make_console())
+    return 0

@@ -1,0 +1,129 @@
+"""The store, from the command line: the flags, and the one place records are saved.
+
+A command that makes a record says so with ``SAVES_RECORDS = True`` and returns
+:class:`~attnprof.cli.outcome.Finished` with its record; :func:`attnprof.cli.main.main`
+opens the store before the command runs (a bad ``--store`` fails before anything is
+measured) and saves the record after it, here. Commands never save it themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attnprof.record.base import RecordBase
+    from attnprof.record.environment import Ceilings
+    from attnprof.spec.workload import Workload
+    from attnprof.store import Store
+
+__all__ = ["add_store_arguments", "cached_ceilings", "load_target", "open_for_reading",
+           "open_for_saving", "save_record"]
+
+
+def add_store_arguments(p: Any, *, saving: bool) -> None:
+    """``--store`` (every command that reads or writes the store); ``--no-store`` and
+    ``--label`` too for commands that save records."""
+    g = p.add_argument_group("results store")
+    g.add_argument("--store", metavar="PATH",
+                   help="the results store (SQLite; default: $ATTNPROF_STORE, else runs.db "
+                        "in the user's data folder)")
+    if saving:
+        g.add_argument("--no-store", action="store_true",
+                       help="do not save this run in the results store")
+        g.add_argument("--label", metavar="TEXT",
+                       help="a label to find this run by later (attnprof show/diff LABEL)")
+
+
+def open_for_saving(args: argparse.Namespace) -> Store | None:
+    """The store a record-making command will save into, checked (and made) now; ``None``
+    with ``--no-store``."""
+    from attnprof.errors import UsageError
+    from attnprof.store import STORE_ENV, open_store, store_path
+
+    label = getattr(args, "label", None)
+    if label is not None and (not label.strip() or any(ord(c) < 32 for c in label)):
+        raise UsageError(f"--label {label!r} must be non-empty text on one line")
+    path = store_path(args.store, no_store=args.no_store)
+    if path is None:
+        return None
+    try:
+        return open_store(path, create=True)
+    except UsageError as exc:
+        if args.store is not None or os.environ.get(STORE_ENV, "").strip():
+            raise  # a store the user named: their mistake to fix before anything runs
+        # The default store, in a home that may be read-only (a container, a CI sandbox):
+        # the run is what was asked for, the store a convenience.
+        print(f"attnprof: warning: {exc}; this run is not stored (choose one with --store, "
+              "or --no-store)", file=sys.stderr)
+        return None
+
+
+def open_for_reading(args: argparse.Namespace) -> Store:
+    """The store a reading command (runs, show, diff, env) looks in; not created."""
+    from attnprof.store import open_store, store_path
+
+    path = store_path(args.store)
+    assert path is not None
+    return open_store(path, create=False)
+
+
+def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
+                argv: Sequence[str]) -> None:
+    """Save ``record`` with the label and the command line; say where, beside the other
+    "written to" lines."""
+    from rich.text import Text
+
+    from attnprof.formatting import safe_text
+    from attnprof.render.terminal import make_console
+
+    command = shlex.join(["attnprof", *argv])
+    run = store.save(record, label=getattr(args, "label", None), command=command,
+                     cwd=os.getcwd())
+    make_console().print(Text(f"stored as run {safe_text(run.run_id)} in {store.shown} "
+                              f"(attnprof show {safe_text(run.run_id)})", style="dim"))
+
+
+def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
+    """The record ``target`` names — a record file when one is there, else a stored run —
+    and the stored run's listing (``None`` for a file)."""
+    from pathlib import Path
+
+    from attnprof.record.family import load_record
+
+    path = Path(target)
+    if path.is_file():
+        return load_record(target), None
+    if path.exists() and not path.is_dir():
+        from attnprof.errors import UsageError
+        from attnprof.formatting import safe_text
+
+        raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
+                         "or a stored run")
+    with open_for_reading(args) as store:
+        run = store.find(target)
+        return store.load(run.run_id), run
+
+
+def cached_ceilings(args: argparse.Namespace, workload: Workload) -> Ceilings | None:
+    """The ceilings ``attnprof env`` cached for this host, the workload's device and dtype,
+    measured with this torch; ``None`` (measure them in the run) otherwise, or with
+    ``--no-store``."""
+    import platform
+
+    import torch  # the caller is about to measure: torch is loaded already
+
+    from attnprof.store import open_store, store_path
+
+    path = store_path(getattr(args, "store", None), no_store=getattr(args, "no_store", False))
+    if path is None:
+        return None
+    with open_store(path, create=False) as store:
+        profile = store.machine(platform.node() or "unknown", workload.device)
+    if profile is None or profile.environment.torch != str(torch.__version__):
+        return None
+    return profile.ceilings.get(workload.dtype)

@@ -1,0 +1,221 @@
+"""The diff record (kind ``diff``): what changed between two runs, or two traces, and
+whether it is more than noise.
+
+A :class:`DiffRecord` compares an *old* and a *new* side (:class:`DiffSide`: a stored run,
+a record file, a trace). Records are matched row by row (:class:`RowDiff`: a variant, a
+sweep point's variant, a model's implementation and phase, or one layer of it), each
+metric old against new (:class:`MetricChange`) with, where raw samples exist, a two-sided
+Mann-Whitney U test and Holm's correction across rows. What changed around the numbers —
+torch version, device, allocator state, workload — is listed first (:class:`Change`),
+since it explains more differences than code does. Traces are compared region by region
+(:class:`TraceDiff`): the kernels and ops per forward that appeared, went away or changed
+count, time per kernel family and category, findings that appeared or went away.
+
+Everything here is data written by :mod:`attnprof.analysis.diff`; renderers only format it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from attnprof.record.base import RecordBase
+
+__all__ = ["ALPHA", "ROW_STATES", "WATCHED_CHANGE", "Change", "CountChange", "CountState",
+           "CountWhat", "DiffRecord", "DiffSide", "MetricChange", "RegionDiff", "RowDiff",
+           "RowState", "TimeChange", "TraceDiff"]
+
+#: The significance level of every test (benchstat's).
+ALPHA = 0.05
+#: The change a diff must be able to see: a row that cannot find one this large gets a
+#: warning saying how many samples would (issue 19: a 10% regression).
+WATCHED_CHANGE = 0.10
+
+#: ``compared``: measured on both sides. ``broken``: measured before, failing now (the new
+#: status says how: oom, error, unsupported ...). ``fixed``: failing before, measured now.
+#: ``failing``: failing on both sides. ``added``/``removed``: on one side only.
+RowState = Literal["compared", "broken", "fixed", "failing", "added", "removed"]
+ROW_STATES: tuple[str, ...] = RowState.__args__  # type: ignore[attr-defined]
+
+
+class DiffSide(msgspec.Struct, kw_only=True):
+    """One side of a diff: what it was given as and what it is."""
+
+    #: As the user named it: a run id, a label, a file.
+    ref: str
+    #: ``compare``, ``profile``, ``sweep``, ``model``, ``analyze`` or ``trace``.
+    kind: str
+    run_id: str | None = None
+    label: str | None = None
+    created: str | None = None
+    source: str | None = None
+
+
+class Change(msgspec.Struct, kw_only=True):
+    """Something around the numbers that differs: ``what`` was ``old``, is ``new``."""
+
+    #: ``environment``, ``workload``, ``settings`` or ``model``.
+    scope: str
+    what: str
+    old: str
+    new: str
+
+
+class MetricChange(msgspec.Struct, kw_only=True):
+    """One metric of one row, old against new.
+
+    ``change`` is ``new / old - 1``. With raw samples on both sides, ``p_value`` is the
+    two-sided Mann-Whitney U test's, ``p_adjusted`` Holm's across the diff's tested rows,
+    and ``significant`` is ``p_adjusted < alpha``; ``detectable`` is False when the
+    sample counts are too small for any difference to reach ``alpha``. Without samples
+    (``n_old``/``n_new`` None): ``exact`` metrics (peak memory: one deterministic
+    measurement) are significant when they differ at all; the rest are not judged
+    (``significant`` None).
+    """
+
+    metric: str
+    unit: str
+    old: float | None
+    new: float | None
+    change: float | None
+    n_old: int | None = None
+    n_new: int | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    significant: bool | None = None
+    detectable: bool | None = None
+    #: The smallest relative change this row's sample counts and spread let the test find
+    #: 4 times in 5 (at alpha over the diff's tests): a real change below it likely reads
+    #: "~". ``None`` without samples.
+    detectable_change: float | None = None
+    #: Samples per side that would find a change of :data:`WATCHED_CHANGE` here.
+    samples_needed: int | None = None
+    #: The sides' robust relative spreads (IQR / 1.349 / median), pooled.
+    spread: float | None = None
+    exact: bool = False
+    #: Lower is better for every metric attnprof diffs except shares and throughput.
+    higher_is_better: bool = False
+
+    @property
+    def worse(self) -> bool:
+        """A significant change in the bad direction."""
+        if not self.significant or self.change is None:
+            return False
+        return self.change < 0 if self.higher_is_better else self.change > 0
+
+
+class RowDiff(msgspec.Struct, kw_only=True):
+    """One matched row: its key, its state and its metrics."""
+
+    #: What identifies the row on both sides: ``{"variant": "sdpa"}``, ``{"seq": 1024,
+    #: "mode": "forward", "variant": "flex"}``, ``{"implementation": "sdpa", "phase":
+    #: "prefill", "layer": "layers.0"}`` ...
+    key: dict[str, str | int]
+    state: RowState
+    old_status: str | None = None
+    new_status: str | None = None
+    #: The failing side's reason (the new one's when both fail).
+    reason: str = ""
+    metrics: list[MetricChange] = msgspec.field(default_factory=list)
+    #: Facts that changed in the row (``sdpa backend: flash → math``).
+    notes: list[str] = msgspec.field(default_factory=list)
+
+    def metric(self, name: str) -> MetricChange | None:
+        """The change of metric ``name``, if the row has it."""
+        return next((m for m in self.metrics if m.metric == name), None)
+
+
+#: How a name's count per forward changed: only in the new trace, only in the old one,
+#: more or fewer per forward, or the same.
+CountState = Literal["added", "removed", "more", "fewer", "same"]
+#: What a counted name is: a kernel (a CPU trace's compute op), a CPU op or annotation, or
+#: the runtime call that launched device work.
+CountWhat = Literal["kernel", "op", "launch"]
+
+
+class CountChange(msgspec.Struct, kw_only=True):
+    """A kernel or op name: how often it ran per forward on each side, and its time."""
+
+    name: str
+    #: ``kernel`` (device kernel, copy or set; a CPU trace's compute op), ``op`` (CPU op or
+    #: annotation) or ``launch`` (the runtime call that launched device work).
+    what: CountWhat
+    old_per_forward: float
+    new_per_forward: float
+    state: CountState
+    old_us: float = 0.0
+    new_us: float = 0.0
+    family: str | None = None
+    category: str | None = None
+
+
+class TimeChange(msgspec.Struct, kw_only=True):
+    """Time per forward of a kernel family or a category, old against new (µs); one
+    capture each side, so not judged for significance."""
+
+    name: str
+    old_us: float
+    new_us: float
+
+
+class RegionDiff(msgspec.Struct, kw_only=True):
+    """One region of the old trace against its match in the new one."""
+
+    old_name: str
+    new_name: str
+    old_instances: int
+    new_instances: int
+    old_kernels_per_forward: float
+    new_kernels_per_forward: float
+    kernel_source: str
+    #: Every kernel name of either side (changed ones first), per forward.
+    kernels: list[CountChange] = msgspec.field(default_factory=list)
+    #: Every CPU op and annotation name of either side, per forward.
+    ops: list[CountChange] = msgspec.field(default_factory=list)
+    #: Every launch API of either side (``cudaLaunchKernel``, ``cudaGraphLaunch`` ...).
+    launches: list[CountChange] = msgspec.field(default_factory=list)
+    families: list[TimeChange] = msgspec.field(default_factory=list)
+    categories: list[TimeChange] = msgspec.field(default_factory=list)
+    old_us_per_forward: float | None = None
+    new_us_per_forward: float | None = None
+
+    def changed_kernels(self) -> list[CountChange]:
+        """Kernels whose count per forward differs."""
+        return [k for k in self.kernels if k.state != "same"]
+
+    def changed_ops(self) -> list[CountChange]:
+        """Ops whose count per forward differs."""
+        return [o for o in self.ops if o.state != "same"]
+
+
+class TraceDiff(msgspec.Struct, kw_only=True):
+    """Two traces (or two reports of them) compared."""
+
+    old_source: str
+    new_source: str
+    #: What a ``name`` of the pair is, e.g. the variant of a profile row.
+    name: str | None = None
+    regions: list[RegionDiff] = msgspec.field(default_factory=list)
+    #: Regions of one side with no match on the other.
+    unmatched_old: list[str] = msgspec.field(default_factory=list)
+    unmatched_new: list[str] = msgspec.field(default_factory=list)
+    #: Findings (``rule: title``) of the new trace not in the old, and the reverse.
+    findings_appeared: list[str] = msgspec.field(default_factory=list)
+    findings_gone: list[str] = msgspec.field(default_factory=list)
+
+
+class DiffRecord(RecordBase, tag="diff"):
+    """``attnprof diff A B``: old against new."""
+
+    old: DiffSide
+    new: DiffSide
+    alpha: float = ALPHA
+    #: The correction for the many rows compared.
+    correction: str = "holm"
+    changes: list[Change] = msgspec.field(default_factory=list)
+    rows: list[RowDiff] = msgspec.field(default_factory=list)
+    traces: list[TraceDiff] = msgspec.field(default_factory=list)
+    #: What the reader must know to trust the verdicts (too few samples, a workload that
+    #: differs, files of a folder with no match ...).
+    warnings: list[str] = msgspec.field(default_factory=list)
