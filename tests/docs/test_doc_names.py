@@ -43,6 +43,8 @@ OUTSIDE_CLASSES = {
     "Addr", "CatArrayBatchedCopy", "DefaultGemmType", "FlashAttentionForwardSm100",
     "FlashAttnBwdSm90", "FlashAttnFwdSm90", "HtoD", "ISA90a", "Sm90", "Bytes",
 }
+# Another library's attribute whose class name attnprof also uses (HTA's TraceDiff).
+OUTSIDE_ATTRIBUTES = {"TraceDiff.ops_diff"}
 # Heads of dotted code spans that are not modules: fields of a trace event or a record, and
 # the usual import aliases.
 OUTSIDE_HEADS = {"args", "settings", "np", "F", "nn", "polars", "triton", "record"}
@@ -51,7 +53,7 @@ OUTSIDE_HEADS = {"args", "settings", "np", "F", "nn", "polars", "triton", "recor
 PLACEHOLDER_FILES = {"file.py", "path/to/file.py", "my_attn.py", "my_model.py", "dir/",
                      "breakdown_analysis.py", "communication_analysis.py"}
 # Data files a page names (traces, records, plots): the user's, or the shared traces'.
-_DATA = (".json", ".gz", ".svg", ".png", ".csv", ".html", ".tmp")
+_DATA = (".json", ".gz", ".svg", ".png", ".csv", ".html", ".tmp", ".db")
 _FILE = re.compile(r"[\w./-]+\.(?:py|c|sh|toml|md|yml|txt)")
 _FOLDER = re.compile(r"[\w.-]+(?:/[\w.-]+)+/")
 _DOTTED = re.compile(r"\battnprof(?:\.[A-Za-z_]\w*)+(?![\w:])")
@@ -155,9 +157,9 @@ def _problems(page: Page) -> Iterator[str]:
             elif importlib.util.find_spec(head) is None:
                 yield f"{where}: {head!r} is neither a module of attnprof nor one installed"
             continue
-        if _CLASSY.fullmatch(code):
+        if _CLASSY.fullmatch(code) and not re.match(r"[A-Z]+_", code):  # not NAME_us
             name, _, attr = code.partition(".")
-            if name in OUTSIDE_CLASSES:
+            if name in OUTSIDE_CLASSES or code in OUTSIDE_ATTRIBUTES:
                 continue
             module = _classes().get(name)
             if module is None:
