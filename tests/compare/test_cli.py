@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,14 @@ SMALL = ["--batch", "1", "--heads", "2", "--seq", "32", "--head-dim", "16",
 
 def attnprof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "attnprof", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          preexec_fn=_sigint_default)
+
+
+def _sigint_default() -> None:
+    """Ctrl-C as a terminal gives it: a test run in the background of a script has SIGINT
+    ignored, and the ignore would pass on to attnprof."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.mark.parametrize(
@@ -85,6 +93,9 @@ def test_list_variants(tmp_path: Path) -> None:
 
 
 INTERRUPTING = '''
+import os
+import signal
+
 import torch
 
 
@@ -92,12 +103,12 @@ def stop(q, k, v, **kwargs):
     # Runs normally while being built, warmed up and timed; Ctrl-C arrives during its
     # memory profile, after the variants before it have finished.
     if torch.autograd.profiler._is_profiler_enabled:
-        raise KeyboardInterrupt
+        os.kill(os.getpid(), signal.SIGINT)
     return q * 1
 
 
 def stop_at_once(q, k, v, **kwargs):
-    raise KeyboardInterrupt
+    os.kill(os.getpid(), signal.SIGINT)
 '''
 
 

@@ -13,6 +13,8 @@ from attnprof.run.compare import compare
 from attnprof.spec.settings import Settings, TimingPlan
 
 RECORDING = '''
+import signal
+
 import torch.nn.functional as F
 
 CALLS = []
@@ -33,12 +35,18 @@ def second(q, k, v, **kwargs):
     return _sdpa(q, k, v, **kwargs)
 
 
+def third(q, k, v, **kwargs):
+    CALLS.append("third")
+    return _sdpa(q, k, v, **kwargs)
+
+
 def stopped_in_round_two(q, k, v, **kwargs):
     CALLS.append("stopped")
     # 2 calls warming up, then 3 per round (an untimed call and 2 samples): call 6 is the
-    # first of round two.
+    # first of round two. A real stop signal (SIGTERM: a test run in the background of a
+    # script may have SIGINT ignored), as `docker stop` sends it.
     if CALLS.count("stopped") == 6:
-        raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGTERM)
     return _sdpa(q, k, v, **kwargs)
 
 
@@ -90,8 +98,20 @@ def test_variants_are_timed_in_alternating_rounds(tmp_path: Path) -> None:
     assert [r.latency_ms.count for r in record.results] == [6, 6]
     blocks = [(name, len(list(run))) for name, run in groupby(_calls_of(path))]
     # Both warm up (first call + one warm-up call) before either is timed; then three
-    # rounds of one untimed call and two samples each, alternating.
-    assert blocks == [("first", 2), ("second", 2)] + [("first", 3), ("second", 3)] * 3
+    # rounds of one untimed call and two samples each, alternating, each round starting
+    # one variant further on (so the second's slices of rounds one and two run together).
+    assert blocks == [("first", 2), ("second", 2), ("first", 3), ("second", 6), ("first", 6),
+                      ("second", 3)]
+
+
+def test_each_variant_takes_each_place_in_the_rounds(tmp_path: Path) -> None:
+    path, specs = _recording(tmp_path, "first", "second", "third")
+    compare(variants=specs, settings=THREE_ROUNDS, **TINY)
+    timed = _calls_of(path)[6:]  # after the three warm-ups of two calls
+    order = [name for name, _ in groupby(timed)]
+    assert order == ["first", "second", "third", "second", "third", "first", "third",
+                     "first", "second"][:len(order)]
+    assert len(timed) == 3 * 3 * 3
 
 
 def test_a_variant_failing_in_a_round_is_an_error_row_and_the_rest_go_on(
@@ -110,8 +130,9 @@ def test_ctrl_c_during_the_rounds_keeps_the_samples_taken(tmp_path: Path) -> Non
     (record,) = saved
     assert record.status == "partial"
     second, stopped = record.results
-    # Round one finished for both, round two only for the variant before the stop.
-    assert (second.status, second.latency_ms.count) == ("ok", 4)
+    # Round one finished for both; round two starts with the stopped one (each round starts
+    # one variant further on), so neither has more.
+    assert (second.status, second.latency_ms.count) == ("ok", 2)
     assert (stopped.status, stopped.latency_ms.count) == ("ok", 2)
     assert any("interrupted: 2 of 6 samples" in n for n in stopped.notes)
     assert stopped.max_abs_error is None and stopped.peak_memory_bytes is None

@@ -17,6 +17,7 @@ Checked in the README and every page of the manual:
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib
 import importlib.util
 import re
@@ -36,7 +37,6 @@ OUTSIDE_CLASSES = {
     # transformers and torch
     "AutoModel", "EncDecAttention", "SelfOutput", "Cache", "DynamicCache", "ProfilerStep",
     "GPT2Config", "LlamaConfig", "SDPBackend", "MultiheadAttention", "FlopCounterMode",
-    "None", "KeyboardInterrupt", "RecursionError",
     # rich
     "Text",
     # parts of GPU kernel names, trace event names and fields (kernel-names.md, trace-table.md)
@@ -159,7 +159,8 @@ def _problems(page: Page) -> Iterator[str]:
             continue
         if _CLASSY.fullmatch(code) and not re.match(r"[A-Z]+_", code):  # not NAME_us
             name, _, attr = code.partition(".")
-            if name in OUTSIDE_CLASSES or code in OUTSIDE_ATTRIBUTES:
+            # Python's own names (None, SystemExit, RecursionError) are nobody's to define.
+            if name in OUTSIDE_CLASSES or code in OUTSIDE_ATTRIBUTES or hasattr(builtins, name):
                 continue
             module = _classes().get(name)
             if module is None:

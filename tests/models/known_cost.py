@@ -223,6 +223,19 @@ def build(layout: str, layers: int = 2) -> tuple[nn.Module, torch.Tensor, float 
     return Model(blocks).eval(), x, layers * ATTENTION_S, None
 
 
+def attention_beyond_busy_s(designed_s: float) -> list[float]:
+    """Per timed step, the seconds its attention took beyond its designed busy work: the
+    projections' and SDPA's tensor work (and the profiler's cost on each op while traced).
+    Negligible on a fast machine; a slower or busier one makes it a few points of the
+    step, all of it on attention's side, so the designed share is a lower bound that this
+    extra may exceed."""
+    out = []
+    for _, t0, t1 in (c for c in CALLS if c[0] == "step"):
+        inside = sum(b - a for what, a, b in CALLS if what == "attention" and t0 <= a and b <= t1)
+        out.append(max(inside - designed_s, 0.0))
+    return out
+
+
 def measured_shares(steps: int) -> list[float]:
     """The attention share of each of the last ``steps`` timed steps, as the model measured
     itself (perf_counter around its own forwards)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from known_cost import ATTENTION_S, CALLS, MLP_S, build, measured_shares
+from known_cost import ATTENTION_S, CALLS, MLP_S, attention_beyond_busy_s, build, measured_shares
 from model_helpers import FAST
 
 from attnprof.analysis.analyze import analyze_trace
@@ -81,6 +81,18 @@ def check_adds_up(att: ModelAttribution) -> None:
     assert attention / att.total_cpu_us == pytest.approx(att.attention_share, rel=1e-9)
 
 
+def check_designed(att: ModelAttribution, designed_s: float, extra_s: float,
+                   wait: float) -> None:
+    """The designed busy work is attention's for certain: the share is at least its part
+    of the step, and above it by no more than the step's attention spent beyond it
+    (tensor work, measured by the model itself), within 2 points plus the step's wait."""
+    total_s = att.total_cpu_us / 1e6
+    assert att.attention_share is not None
+    low = designed_s / total_s
+    assert low - 0.02 - wait <= att.attention_share <= low + extra_s / total_s + 0.02 + wait, (
+        att.attention_share, low, extra_s / total_s, wait)
+
+
 def unattributed(att: ModelAttribution) -> float:
     """The step's time no label claims: the model's own and each layer's own."""
     rest = sum(p.cpu_us for p in att.parts if p.name == "unattributed")
@@ -101,8 +113,8 @@ def test_each_traced_step_reads_as_it_measured_itself(layout: str, tmp_path: Pat
     check_adds_up(att)
     wait = waits[att.step]
     if designed is not None:  # busy work: its truth does not depend on the load
-        share = designed / (att.total_cpu_us / 1e6)
-        assert att.attention_share == pytest.approx(share, abs=0.02 + wait)
+        extra = attention_beyond_busy_s(designed)[-STEPS:][att.step]
+        check_designed(att, designed, extra, wait)
         assert unattributed(att) <= 0.05 + wait
     names = {c.name for lay in att.layers for c in lay.components}
     assert {"q_proj", "k_proj", "v_proj", "o_proj", "mlp"} <= names, names
@@ -126,6 +138,7 @@ def test_the_known_cost_model_through_a_run() -> None:
     """Issue 22's model: 4 layers, attention 6 ms and MLP 14 ms of Python per layer; the
     true attention share is 6 / 20 of the layers' time."""
     model, x, designed, _ = build("attention first", layers=4)
+    CALLS.clear()
     settings = ModelSettings(plan=FAST.plan, trace_steps=STEPS)
     record = profile_model(model, (x,), settings=settings)
     run = record.runs[0]
@@ -134,8 +147,8 @@ def test_the_known_cost_model_through_a_run() -> None:
     check_adds_up(att)
     wait = att.cpu_wait or 0.0
     assert designed is not None
-    assert att.attention_share == pytest.approx(designed / (att.total_cpu_us / 1e6),
-                                                abs=0.02 + wait)
+    # The run's traced steps are among its timed ones; the largest extra of any bounds it.
+    check_designed(att, designed, max(attention_beyond_busy_s(designed)), wait)
     assert unattributed(att) <= 0.05 + wait
     assert unattributed(att) > 0  # the step less its labels: measured, never 0 by design
     layers = next(p for p in att.parts if p.name == "layers")

@@ -1,9 +1,9 @@
 """Which variant to use at each shape: a pure pass over measured sweep points.
 
 At every point (a shape), a variant is a candidate only if it ran (``ok``), its output is
-within the dtype's tolerance of the float64 reference (a fast wrong answer is never
-recommended, and neither is one whose error was not checked), and it meets the
-constraints: latency, and peak memory by attnprof's one definition of "fits"
+within the dtype's tolerance of the float64 reference (a fast wrong answer — a ``wrong``
+row — is never recommended, and neither is one whose error was not checked), and it meets
+the constraints: latency, and peak memory by attnprof's one definition of "fits"
 (:mod:`attnprof.analysis.memory_fit`). The fastest candidate is recommended, the next is
 the runner-up, and the decision names what decided it: a faster variant excluded by a
 constraint or by its error, or simply the measured speed — and when the runner-up's
@@ -66,7 +66,7 @@ def _choose(point: SweepPoint, variants: Sequence[str], limits: Constraints,
                               max_abs_error=row.max_abs_error, point=point.index))
         else:
             excluded[name] = why or "no latency measured"
-            if latency is not None and row.status == "ok":
+            if latency is not None:  # measured, then excluded: wrong, too slow, timed out
                 faster_but.append((latency, name, excluded[name]))
     picks.sort(key=lambda p: p.latency_ms)
     best = picks[0] if picks else None

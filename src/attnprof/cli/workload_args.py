@@ -63,10 +63,11 @@ def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant-timeout", type=float, default=DEFAULT_VARIANT_TIMEOUT_S,
                         metavar="S",
                         help="seconds one variant may spend in one phase (warm-up, a timing "
-                             "round, memory/accuracy/trace) before it becomes a timeout row "
+                             "round, memory, accuracy, trace) before it becomes a timeout row "
+                             "that keeps what the phases before measured "
                              f"(default {DEFAULT_VARIANT_TIMEOUT_S:g}; 0 = no limit); inline "
-                             "it stops Python-level hangs only, use --executor process for "
-                             "native ones")
+                             "it stops Python-level hangs only, --executor process also "
+                             "native ones (the worker is killed)")
 
 
 def settings_from_args(args: argparse.Namespace, workload: Workload, *,

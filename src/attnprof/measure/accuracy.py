@@ -3,7 +3,9 @@
 The reference is the textbook computation in float64 from the very same (already rounded)
 inputs, so the error measures only what the variant's arithmetic loses. Tolerances follow
 the dtype's precision with room for accumulation over the key length: about 2^-8 relative
-for bfloat16's 8-bit mantissa, 2^-11 for float16, and float32's 24 bits.
+for bfloat16's 8-bit mantissa, 2^-11 for float16, and float32's 24 bits. An output past
+its tolerance, or with a NaN or an infinity, is ``wrong`` (:func:`attnprof.run.rows.result_row`):
+a fast wrong answer is never an ``ok`` row.
 """
 
 from __future__ import annotations
@@ -66,11 +68,14 @@ def reference_output(inputs: Inputs, workload: Workload, window: int | None) -> 
     return out
 
 
-def max_abs_error(out: torch.Tensor, reference: torch.Tensor) -> float:
-    """Largest absolute difference, computed in float64 (NaN if the output has NaNs)."""
+def output_error(out: torch.Tensor, reference: torch.Tensor) -> tuple[float | None, int]:
+    """How far ``out`` is from the (finite) float64 ``reference``: the largest absolute
+    difference over its values (``None`` when some are not finite, which no number
+    describes) and how many of its values are NaN or ±Inf."""
     import torch
 
-    diff = (out.detach().to(torch.float64) - reference).abs()
-    if torch.isnan(diff).any():
-        return float("nan")
-    return float(diff.max())
+    values = out.detach().to(torch.float64)
+    nonfinite = int((~torch.isfinite(values)).sum())
+    if nonfinite:
+        return None, nonfinite
+    return float((values - reference).abs().max()), 0

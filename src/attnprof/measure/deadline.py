@@ -1,16 +1,16 @@
 """A time limit on one phase of one variant, inline: a hung user variant becomes a row.
 
-The process executor watches its worker from outside and stops one that makes no progress
-(``ProcessExecutor(idle_timeout_s=...)``). Inline there is no outside, so
 :func:`time_limit` arms a real-time interval timer (``SIGALRM``); when it fires, the
 handler raises :class:`TimeLimitExceeded` in the code that is running, which the comparison
 turns into a ``timeout`` row before going on with the next variant.
 
 Its limits are Python's: the handler runs in the main thread between bytecodes, so it stops
 a Python-level hang (a loop, ``time.sleep``, a wait on a lock with a timeout) but not a hang
-inside one native call (a deadlocked kernel, a blocked C extension) — for those, use
-``--executor process``. Where there is no ``SIGALRM`` (Windows), outside the main thread,
-or when the caller already has an interval timer running, no limit is set.
+inside one native call (a deadlocked kernel, a blocked C extension), nor a variant that
+ignores or blocks the alarm — for those, use ``--executor process``, whose parent times
+each phase from outside and kills the worker (:mod:`attnprof.run.phases`). Where there is
+no ``SIGALRM`` (Windows), outside the main thread, or when the caller already has an
+interval timer running, no limit is set.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from attnprof.formatting import one_line
 from attnprof.models.fits import check_fits
 from attnprof.models.loaded import LoadedModel, as_call_inputs, input_sizes
 from attnprof.models.sizes import config_sizes
+from attnprof.signals import reraise_stop
 from attnprof.spec.model_spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -109,12 +110,11 @@ def _from_factory(spec: ModelSpec) -> LoadedModel:
     factory = load_callable(source, what="model factory")
     try:
         made = factory()
-    except KeyboardInterrupt:
-        raise
-    except SystemExit as exc:
-        raise UsageError(f"model factory {source!r} called exit({exc.code!r}); return "
-                         "(model, inputs) instead") from None
-    except BaseException as exc:  # the user's code: its failure, in one line
+    except BaseException as exc:  # the user's code: its failure, in one line (any type;
+        reraise_stop(exc)  # only a real stop signal ends the run)
+        if isinstance(exc, SystemExit):
+            raise UsageError(f"model factory {source!r} called exit({exc.code!r}); return "
+                             "(model, inputs) instead") from None
         raise UsageError(f"model factory {source!r} raised {type(exc).__name__}: "
                          f"{one_line(str(exc), 300)}") from None
     if not isinstance(made, (tuple, list)) or len(made) != 2:

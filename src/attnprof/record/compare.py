@@ -21,11 +21,16 @@ from attnprof.spec.workload import Workload
 __all__ = ["STATUSES", "CompareRecord", "Latency", "ProfileRecord", "RunRecord", "Status",
            "VariantResult"]
 
-#: ``ok``: measured. ``unsupported``: refused (PyTorch's reason). ``oom``: ran out of
-#: memory, or would certainly have. ``error``: raised. ``crashed``: killed the worker
-#: process running it (signal or exit code in the reason). ``timeout``: ran past its time
-#: limit. ``skipped``: not run, because the reason says it could not have succeeded.
-Status = Literal["ok", "unsupported", "error", "oom", "crashed", "timeout", "skipped"]
+#: ``ok``: measured. ``wrong``: measured, but its output is off the float64 reference by
+#: more than the dtype's tolerance, or holds NaN or ±Inf (never recommended; fails every
+#: budget). ``unsupported``: refused (PyTorch's reason). ``oom``: ran out of memory, or
+#: would certainly have. ``error``: raised. ``crashed``: killed the worker process running
+#: it (signal or exit code in the reason). ``timeout``: ran past its time limit.
+#: ``skipped``: not run, because the reason says it could not have succeeded. A row that
+#: failed after some of its phases finished keeps what they measured (its latency, say),
+#: and its notes say what was kept and what was not taken.
+Status = Literal["ok", "wrong", "unsupported", "error", "oom", "crashed", "timeout",
+                 "skipped"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 
 
@@ -71,7 +76,11 @@ class VariantResult(msgspec.Struct, kw_only=True):
     #: tflops_per_s and gbytes_per_s as shares of this machine's measured ceilings (0-1).
     flops_of_ceiling: float | None = None
     bandwidth_of_ceiling: float | None = None
+    #: max |out − float64 reference|; ``None`` when not checked, or when the output holds
+    #: values no difference describes (``nonfinite_values`` counts them).
     max_abs_error: float | None = None
+    #: Output values that are NaN or ±Inf (``None``: the output was not checked).
+    nonfinite_values: int | None = None
     tolerance: float | None = None
     within_tolerance: bool | None = None
     sdpa_backend: str | None = None

@@ -34,7 +34,7 @@ _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype",
 _RESULT = ("variant", "status", "median_ms", "iqr_ms", "noisy", "samples", "cpu_dispatch_ms",
            "device_ms", "compile_time_s", "tflops_per_s", "flops_of_ceiling", "gbytes_per_s",
            "bandwidth_of_ceiling", "peak_memory_bytes", "minor_faults_per_call",
-           "max_abs_error", "within_tolerance",
+           "max_abs_error", "nonfinite_values", "within_tolerance",
            "sdpa_backend", "reason")
 #: The comparison header, in order: the variant's fields, then the workload's, then the
 #: machine and the run.

@@ -42,7 +42,7 @@ def _with_share(rate: float | None, share: float | None) -> Text:
 
 
 def fmt_error(r: VariantResult) -> Text:
-    return error_text(r.max_abs_error, r.within_tolerance, r.tolerance)
+    return error_text(r.max_abs_error, r.within_tolerance, r.tolerance, r.nonfinite_values)
 
 
 def _spread(r: VariantResult) -> Text:
@@ -57,9 +57,11 @@ def _spread(r: VariantResult) -> Text:
 
 
 def _notes(r: VariantResult) -> str:
-    if r.status != "ok":
-        return r.reason
-    parts = []
+    # A row that failed says why first; one that failed after measuring (a kept latency)
+    # or that changed torch's settings says that too, in its notes.
+    parts = [r.reason] if r.status != "ok" and r.reason else []
+    if r.latency_ms is None:
+        return "; ".join([*parts, *r.notes])
     if r.sdpa_backend:
         parts.append(f"ran {r.sdpa_backend}")
     if r.compile_time_s is not None:

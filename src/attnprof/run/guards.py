@@ -11,9 +11,11 @@ Each check closes a way a variant could make a comparison silently wrong:
   writes into them in place would corrupt the accuracy and timing of the variants after
   it. The guard keeps a copy, compares after each of a variant's phases, names the variant
   and the tensor that changed, and puts the inputs back.
-* :func:`isolated` — which exceptions from a variant become its row: everything but a stop
-  (Ctrl-C, SIGTERM). ``SystemExit`` from user code included: ``sys.exit(0)`` inside a
-  variant must not end attnprof with status 0 and nothing written.
+
+Which exceptions from a variant become its row is not decided by type: every one does
+(``sys.exit(0)`` inside a variant must not end attnprof with status 0 and nothing written;
+a ``KeyboardInterrupt`` it raises is its bug), unless a stop signal really arrived
+(:func:`attnprof.signals.raise_if_stopped`).
 """
 
 from __future__ import annotations
@@ -29,17 +31,11 @@ if TYPE_CHECKING:
     from attnprof.measure.inputs import Inputs
     from attnprof.variants.base import AttentionCall
 
-__all__ = ["InputGuard", "WrongOutput", "checked_call", "isolated"]
+__all__ = ["InputGuard", "WrongOutput", "checked_call"]
 
 
 class WrongOutput(Exception):
     """A variant returned something other than attention's output for the workload."""
-
-
-def isolated(exc: BaseException) -> bool:
-    """Whether ``exc``, raised by a variant, becomes that variant's row (else it is a stop
-    of the whole run and is raised on)."""
-    return not isinstance(exc, KeyboardInterrupt)
 
 
 def checked_call(call: AttentionCall, workload: Workload) -> AttentionCall:

@@ -32,6 +32,8 @@ class Measurements:
     dispatch_ms: list[float] = field(default_factory=list)
     memory: MemoryProfile | None = None
     error: float | None = None
+    #: Output values that were NaN or ±Inf when the accuracy was checked.
+    nonfinite: int | None = None
     trace: str | None = None
     #: PyTorch's warnings, one line each, in the order first seen.
     warnings: list[str] = field(default_factory=list)
@@ -41,6 +43,8 @@ class Measurements:
     #: platform does not count them).
     minor_faults: int | None = 0
     faulted_calls: int = 0
+    #: torch's global settings the variant changed (and attnprof put back), one line each.
+    state_changes: list[str] = field(default_factory=list)
 
     def add_samples(self, samples_ms: list[float], dispatch_ms: list[float],
                     minor_faults: int | None) -> None:
@@ -59,6 +63,10 @@ class Measurements:
             return None
         return self.minor_faults / self.faulted_calls
 
+    def note_state_changes(self, lines: list[str]) -> None:
+        """Settings of torch's the variant changed in a phase (put back after it)."""
+        self.state_changes = list(dict.fromkeys([*self.state_changes, *lines]))
+
     def timing(self, device_timed: bool) -> Timing:
         """The samples taken so far, with the warm-up's first call."""
         return Timing(self.samples_ms, self.dispatch_ms, self.warmup.first_call_s,
@@ -73,7 +81,15 @@ class Candidate:
     built: Built
     step: Callable[[], object]
     measured: Measurements
-    failure: VariantResult | None = None  # set when a later phase raised
+    #: How a later phase failed (set once; no phase runs after it).
+    failure: VariantResult | None = None
+    #: Whether the row keeps what the phases before the failure measured (not when the
+    #: variant changed its inputs: then its numbers are not the workload's).
+    keeps: bool = True
+
+    def fail(self, failure: VariantResult, keeps: bool) -> None:
+        """End this variant's measuring with ``failure``."""
+        self.failure, self.keeps = failure, keeps
 
     @contextlib.contextmanager
     def running(self, workload: Workload) -> Iterator[None]:

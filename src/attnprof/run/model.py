@@ -60,6 +60,7 @@ from attnprof.run.model_rows import (
     phase_row,
     relative_error,
 )
+from attnprof.signals import reraise_stop
 from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import CaptureSpec
 
@@ -267,12 +268,11 @@ def _run_phase(loaded: LoadedModel, located: Located, spec: ModelSpec,
                 m = _measure(loaded, located, spec, settings, impl, phase, folder, say)
             finally:
                 seen = caught_messages(caught)
-    except (KeyboardInterrupt, SystemExit):
-        raise
     except UsageError as exc:
         return PhaseRun(implementation=impl, phase=phase, status="unsupported",
                         reason=str(exc), warnings=seen)
     except BaseException as exc:  # isolation: a failing run is a row, the others run
+        reraise_stop(exc)  # (whatever its type, unless a stop signal arrived)
         return failed_run(impl, phase, exc, seen, loaded.device.split(":")[0])
     m.error, m.reference = accuracy
     m.warnings = seen

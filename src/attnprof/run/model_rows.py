@@ -23,6 +23,7 @@ from attnprof.models.implementations import dispatch_family
 from attnprof.models.loaded import LoadedModel
 from attnprof.models.locate import Located
 from attnprof.models.windows import CallSeen
+from attnprof.record.compare import Status
 from attnprof.record.model import (
     AttentionCall,
     AttentionModule,
@@ -186,15 +187,18 @@ def _pairs(q_len: int, k_len: int, causal: bool, window: int | None) -> int:
     return int(attended_pairs(q_len, k_len, causal, window))
 
 
-def relative_error(out: torch.Tensor, reference: torch.Tensor) -> float:
-    """max |out − reference| / max(1, max |reference|), in float64 (NaN stays NaN)."""
+def relative_error(out: torch.Tensor, reference: torch.Tensor) -> float | None:
+    """max |out − reference| / max(1, max |reference|), in float64: NaN when ``out`` holds
+    a NaN or an infinity, ``None`` when the reference does (nothing to compare against)."""
     import torch
 
     ref = reference.detach().to(torch.float64)
-    diff = (out.detach().to(torch.float64) - ref).abs()
-    if torch.isnan(diff).any():
+    if not bool(torch.isfinite(ref).all()):
+        return None
+    values = out.detach().to(torch.float64)
+    if not bool(torch.isfinite(values).all()):
         return float("nan")
-    return float(diff.max()) / max(1.0, float(ref.abs().max()))
+    return float((values - ref).abs().max()) / max(1.0, float(ref.abs().max()))
 
 
 def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
@@ -207,8 +211,9 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
         overhead = statistics.median(m.round_overheads)
     att = m.attribution
     tol = TOLERANCE.get(dtype) if m.error is not None else None
+    status, reason = _accuracy(m.error, tol, m.reference, dtype)
     return PhaseRun(
-        implementation=implementation, phase=phase, status="ok",
+        implementation=implementation, phase=phase, status=status, reason=reason,
         latency_ms=latency(stats, m.bare_ms),
         tokens_per_step=m.tokens or None,
         tokens_per_s=m.tokens / (stats.median / 1e3) if stats.median > 0 and m.tokens
@@ -222,14 +227,27 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
         core_share=att.core_share if att else None,
         shares_unreliable=att.unreliable if att else None,
         sdpa_backend=sdpa_backend(m.memory.op_names) if m.memory else None,
-        max_abs_diff=m.error, reference=m.reference, tolerance=tol,
-        within_tolerance=(m.error <= tol) if m.error is not None and tol is not None
-        else None,
+        max_abs_diff=m.error if m.error is not None and math.isfinite(m.error) else None,
+        reference=m.reference, tolerance=tol,
+        within_tolerance=status == "ok" if m.error is not None and tol is not None else None,
         kv_cache=m.kv_cache, trace=m.trace, attribution=att, warnings=m.warnings,
         notes=[*m.notes, *_window_notes(m.calls)], calls=m.calls,
         core_flops=(math.fsum(c.flops for c in m.calls if c.flops is not None)
                     if m.calls and all(c.flops is not None for c in m.calls) else None),
         flops_convention=FLOPS_CONVENTION if m.calls else None)
+
+
+def _accuracy(error: float | None, tolerance: float | None, reference: str | None,
+              dtype: str) -> tuple[Status, str]:
+    """``ok``, or ``wrong`` and why: the output differs from the reference implementation's
+    by more than the dtype's tolerance, or holds NaN or ±Inf where it has none."""
+    if error is None or tolerance is None or error <= tolerance:
+        return "ok", ""
+    if not math.isfinite(error):
+        return "wrong", (f"its output holds NaN or infinite values where {reference}'s has "
+                         "none")
+    return "wrong", (f"its output is off {reference}'s by up to {error:.3g} (relative to the "
+                     f"largest value), past {dtype}'s tolerance of {tolerance:.0e}")
 
 
 def _window_notes(calls: list[AttentionCall]) -> list[str]:

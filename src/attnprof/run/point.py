@@ -21,8 +21,9 @@ __all__ = ["OWN_STEPS", "Point", "RecordKind", "empty_record"]
 #: The record kind a point's run produces.
 RecordKind = Literal["compare", "profile"]
 #: What a point's run reports progress under before any variant runs: attnprof's own
-#: measurements (the ceilings, the float64 reference), not a variant's.
-OWN_STEPS = ("ceilings", "reference")
+#: measurements and set-up (the ceilings, the float64 reference, the profiler's first
+#: start), not a variant's.
+OWN_STEPS = ("ceilings", "reference", "profiler")
 
 
 class Point(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 from typing import Any
 
+import msgspec
+
 from attnprof.formatting import one_line
 from attnprof.knowledge.sdpa_backends import refusal_of, sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
@@ -22,11 +24,13 @@ from attnprof.record.environment import Ceilings
 from attnprof.run.guards import WrongOutput
 from attnprof.run.measurements import Measurements
 from attnprof.spec import costs
+from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 
-__all__ = ["NOT_RUN", "failure_row", "impossible_shares", "is_oom", "latency", "predicted_oom",
-           "ran_out_of_memory", "result_row", "share", "status_row"]
+__all__ = ["NOT_RUN", "accuracy_verdict", "failure_row", "impossible_shares", "is_oom",
+           "kept_row", "latency", "planned_results", "predicted_oom", "ran_out_of_memory",
+           "result_row", "share", "state_notes", "status_row"]
 
 #: How the reason of an ``oom`` row that was predicted, not run, begins.
 NOT_RUN = "not run: "
@@ -51,8 +55,13 @@ def latency(stats: Summary, samples_ms: list[float]) -> Latency:
 
 
 def result_row(variant: Variant, workload: Workload, measured: Measurements,
-               ceilings: Ceilings | None) -> VariantResult:
-    """The row of a measured variant: latency statistics, rates, memory, error, notes."""
+               ceilings: Ceilings | None, *, partial_note: bool = True) -> VariantResult:
+    """The row of a measured variant: latency statistics, rates, memory, error, notes.
+
+    Its status is ``ok``, or ``wrong`` when its output is off the float64 reference by more
+    than the dtype's tolerance or holds NaN or ±Inf. ``partial_note``: say when fewer
+    samples were taken than planned (the caller may say it its own way).
+    """
     device_timed = workload.device_type == "cuda"
     timing = measured.timing(device_timed)
     stats = summarize(timing.samples_ms)
@@ -61,13 +70,17 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
     moved = costs.step_bytes(workload)
     tflops = costs.achieved_rate(flops, seconds)
     gbps = costs.achieved_rate(moved, seconds)
-    memory, error = measured.memory, measured.error
+    memory, error, nonfinite = measured.memory, measured.error, measured.nonfinite
     tol = TOLERANCE[workload.dtype]
+    status, reason = accuracy_verdict(error, nonfinite, tol, workload.dtype)
     of_matmul = share(tflops, ceilings.matmul_tflops_per_s * 1e12 if ceilings else None)
     of_copy = share(gbps, ceilings.bandwidth_gbytes_per_s * 1e9 if ceilings else None)
+    taken, planned = len(timing.samples_ms), measured.warmup.samples
+    partial = ([f"latency from {taken} of {planned} samples: the rounds after them did not "
+                "run"] if partial_note and 0 < taken < planned else [])
     return VariantResult(
-        variant=variant.name, family=variant.family, summary=variant.summary, status="ok",
-        latency_ms=latency(stats, timing.samples_ms),
+        variant=variant.name, family=variant.family, summary=variant.summary, status=status,
+        reason=reason, latency_ms=latency(stats, timing.samples_ms),
         timing="cuda-events" if device_timed else "wall",
         cpu_dispatch_ms=summarize(timing.dispatch_ms).median,
         device_ms=stats.median if device_timed else None,
@@ -80,13 +93,70 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
         tflops_per_s=None if tflops is None else tflops / 1e12,
         bytes_moved=moved, gbytes_per_s=None if gbps is None else gbps / 1e9,
         flops_of_ceiling=of_matmul, bandwidth_of_ceiling=of_copy,
-        max_abs_error=error, tolerance=tol,
-        within_tolerance=None if error is None else bool(error <= tol),
+        max_abs_error=error, nonfinite_values=nonfinite, tolerance=tol,
+        within_tolerance=None if error is None and nonfinite is None else status == "ok",
         sdpa_backend=sdpa_backend(memory.op_names) if memory else None,
         ops=list(memory.op_names) if memory else [],
-        notes=[*measured.notes, *impossible_shares(of_matmul, of_copy)],
+        notes=[*measured.notes, *partial, *state_notes(measured.state_changes),
+               *impossible_shares(of_matmul, of_copy)],
         warnings=list(measured.warnings), trace=measured.trace,
     )
+
+
+def accuracy_verdict(error: float | None, nonfinite: int | None, tolerance: float,
+                     dtype: str) -> tuple[Status, str]:
+    """``ok``, or ``wrong`` and why, from an output's error against the float64 reference
+    (``error`` ``None`` and ``nonfinite`` ``None``: not checked, which is ``ok``)."""
+    if nonfinite:
+        return "wrong", (f"its output holds {nonfinite:,} NaN or infinite value"
+                         f"{'s' if nonfinite != 1 else ''}; the float64 reference has none")
+    if error is not None and not error <= tolerance:
+        return "wrong", (f"its output is off the float64 reference by up to {error:.3g}, "
+                         f"past {dtype}'s tolerance of {tolerance:.0e}")
+    return "ok", ""
+
+
+def state_notes(changes: list[str]) -> list[str]:
+    """The note of a variant that changed torch's process-wide settings (none if not)."""
+    if not changes:
+        return []
+    return ["changed torch's global state, put back after each of its phases (the other "
+            f"variants ran as set; its own numbers ran with its change): {'; '.join(changes)}"]
+
+
+#: What a comparison measures of a variant, by the names a kept row's note uses.
+PHASE_RESULTS = ("latency", "peak memory", "accuracy", "trace")
+
+
+def planned_results(settings: Settings) -> tuple[str, ...]:
+    """What ``settings`` have a comparison measure of every variant (of PHASE_RESULTS)."""
+    wanted = {"latency": True, "peak memory": settings.measure_memory,
+              "accuracy": settings.check_accuracy, "trace": settings.trace_dir is not None}
+    return tuple(name for name in PHASE_RESULTS if wanted[name])
+
+
+def kept_row(row: VariantResult, failure: VariantResult,
+             planned: tuple[str, ...]) -> VariantResult:
+    """``row`` — what a variant's finished phases measured — ended by ``failure`` in a
+    later phase: the failure's status and reason, the measurements kept, and a note of
+    what was kept and what was not taken. A ``wrong`` row stays ``wrong`` (its output is
+    the graver fact) and notes the failure."""
+    have = {"latency": row.latency_ms, "peak memory": row.peak_memory_bytes,
+            "accuracy": row.max_abs_error if row.nonfinite_values is None
+            else row.nonfinite_values, "trace": row.trace}
+    kept = [name for name in PHASE_RESULTS if have[name] is not None]
+    missing = [name for name in planned if name not in kept]
+    note = f"kept what finished before it: {', '.join(kept) or 'nothing'}"
+    if missing:
+        note += f"; not taken: {', '.join(missing)}"
+    notes = [*row.notes, note, *failure.notes]
+    warnings = list(dict.fromkeys([*row.warnings, *failure.warnings]))
+    if row.status == "wrong":
+        return msgspec.structs.replace(row, notes=[*notes, f"then {failure.status}: "
+                                                           f"{failure.reason}"],
+                                       warnings=warnings)
+    return msgspec.structs.replace(row, status=failure.status, reason=failure.reason,
+                                   notes=notes, warnings=warnings)
 
 
 def impossible_shares(of_matmul: float | None, of_copy: float | None) -> list[str]:
@@ -115,6 +185,10 @@ def failure_row(variant: Variant, exc: BaseException, caught: list[str],
     if isinstance(exc, TimeLimitExceeded):
         return status_row(variant, "timeout", f"{exc} (--variant-timeout); a hang inside "
                           "native code needs --executor process", warnings=caught)
+    if isinstance(exc, KeyboardInterrupt):  # raised by the variant: no stop signal arrived
+        return status_row(variant, "error", "KeyboardInterrupt: raised by the variant itself "
+                          "(no Ctrl-C or stop signal arrived); a variant must return its "
+                          "output", warnings=caught)
     if isinstance(exc, SystemExit):  # user code ending the process: its bug, not the run's
         return status_row(variant, "error", f"SystemExit: the variant called "
                           f"sys.exit({exc.code!r}); a variant must return its output",

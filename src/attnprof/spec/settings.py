@@ -29,7 +29,7 @@ __all__ = ["CPU_ALLOCATOR_STATES", "DEFAULT_VARIANT_TIMEOUT_S", "CaptureSpec", "
 CpuAllocator = Literal["reuse", "fresh", "system"]
 CPU_ALLOCATOR_STATES: tuple[str, ...] = CpuAllocator.__args__  # type: ignore[attr-defined]
 #: Seconds one variant may spend in one phase (build and warm-up, one timing round, memory,
-#: accuracy and trace) before it becomes a ``timeout`` row; generous, as the process
+#: accuracy, trace) before it becomes a ``timeout`` row; generous, as the process
 #: executor's idle limit: one compile or one timing round must fit in it.
 DEFAULT_VARIANT_TIMEOUT_S = 900.0
 #: Integers travel to torch and to the record as 64-bit values.
@@ -81,7 +81,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     cpu_allocator: CpuAllocator = "reuse"
     #: Seconds a variant may spend in one phase before it becomes a ``timeout`` row
     #: (``None``: no limit). Inline, it stops Python-level hangs in the main thread only
-    #: (see :mod:`attnprof.measure.deadline`).
+    #: (see :mod:`attnprof.measure.deadline`); the process executor also kills a worker
+    #: whose variant does not stop (see :mod:`attnprof.run.phases`).
     variant_timeout_s: float | None = DEFAULT_VARIANT_TIMEOUT_S
 
     def __post_init__(self) -> None:

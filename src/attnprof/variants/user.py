@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
+from attnprof.signals import reraise_stop
 from attnprof.spec.workload import Workload
+from attnprof.torch_state import TorchState
 from attnprof.variants.base import Built, Variant
 
 if TYPE_CHECKING:
@@ -48,7 +50,8 @@ def load_callable(spec: str, what: str = "variant") -> Callable[..., Any]:
     else:
         try:
             module = importlib.import_module(target)
-        except (Exception, SystemExit) as exc:  # not found, or failed while importing
+        except BaseException as exc:  # not found, or failed while importing (any type)
+            reraise_stop(exc)
             raise UsageError(f"{what} {spec!r}: cannot import module {target!r} "
                              f"({type(exc).__name__}: {exc}); check the name or give a "
                              "file path instead") from None
@@ -82,9 +85,11 @@ def _load_file(spec: str, path: Path, what: str) -> Any:
     sys.modules[name] = module
     try:
         mod_spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:  # the user's file failed to import (or called
-        # sys.exit while importing, which must not end attnprof): say so in one line
+    except BaseException as exc:  # the user's file failed to import (or called sys.exit
+        # or raised KeyboardInterrupt while importing, which must not end attnprof): say so
+        # in one line; only a real stop signal goes on
         del sys.modules[name]  # so that a second try imports it again instead of the husk
+        reraise_stop(exc)
         raise UsageError(f"{what} {spec!r}: importing {str(path)!r} failed with "
                          f"{type(exc).__name__}: {exc}") from None
     return module
@@ -116,9 +121,27 @@ def explain_grouped_kv_failure(exc: BaseException, _warnings: list[str],
             "enable_gqa)")
 
 
+#: What importing each user module changed in torch's global settings (put back at once),
+#: by module target: every variant from that module says so in its notes.
+_IMPORT_CHANGES: dict[str, list[str]] = {}
+
+
 def user_variant(spec: str) -> Variant:
-    """A :class:`Variant` wrapping the user's callable (imported now, to fail early)."""
-    fn = load_callable(spec)
+    """A :class:`Variant` wrapping the user's callable (imported now, to fail early).
+
+    A module that changes torch's settings when imported (``torch.set_num_threads(1)`` at
+    the top of the file) would change every variant's numbers: the settings are put back
+    at once, and the variant's notes say what the import changed."""
+    target = spec.rpartition(":")[0]
+    state = TorchState()
+    try:
+        fn = load_callable(spec)
+    finally:
+        if changes := state.restore(quiet_rng=True):  # weights made at import: no news
+            _IMPORT_CHANGES[target] = changes
+    changed = _IMPORT_CHANGES.get(target)
+    notes = (f"importing {target} changed torch's global state, put back before anything "
+             f"ran: {'; '.join(changed)}",) if changed else ()
 
     def build(workload: Workload) -> Built:
         kwargs: dict[str, bool] = {"is_causal": workload.is_causal}
@@ -128,7 +151,7 @@ def user_variant(spec: str) -> Variant:
         def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             return fn(q, k, v, **kwargs)
 
-        return Built(call=call)
+        return Built(call=call, notes=notes)
 
     return Variant(name=spec, family="user", summary=f"user callable {spec}", build=build,
                    explain_refusal=explain_grouped_kv_failure)

@@ -44,7 +44,9 @@ def smallest_p(n_old: int, n_new: int) -> float:
     Above ``alpha``, no difference, however large, can be found significant."""
     if n_old <= 0 or n_new <= 0:
         return 1.0
-    return min(1.0, 2.0 / math.comb(n_old + n_new, n_old))
+    # int / int: exact even where the count of orderings is past a float's range (a few
+    # hundred samples a side), where 2.0 / comb raises OverflowError.
+    return min(1.0, 2 / math.comb(n_old + n_new, n_old))
 
 
 def relative_spread(samples: Sequence[float]) -> float:

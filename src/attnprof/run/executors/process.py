@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, TypeVar
 
@@ -30,8 +30,9 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.record.compare import CompareRecord, ProfileRecord, Status, VariantResult
+from attnprof.run.phases import limited_phase
 from attnprof.run.point import OWN_STEPS, empty_record
-from attnprof.run.rows import status_row
+from attnprof.run.rows import kept_row, planned_results, status_row
 from attnprof.variants import resolve_variants
 
 if TYPE_CHECKING:
@@ -52,6 +53,10 @@ _LAST_WORDS = {b"D": "done", b"U": "usage_error", b"I": "interrupted", b"E": "tr
 DEFAULT_IDLE_TIMEOUT_S = 900.0
 #: How long an interrupted worker gets to hand over what it measured.
 _GRACE_S = 10.0
+#: Past a variant's time limit in a phase, how long the worker gets to stop the variant
+#: itself (its own alarm makes a ``timeout`` row and goes on with the next variant) before
+#: it is killed: seconds, plus a share of the limit.
+_LIMIT_GRACE_S, _LIMIT_GRACE_SHARE = 2.0, 0.1
 #: Seconds a worker gets, beyond a point's time limit, to start and make attnprof's own
 #: measurements (the ceilings, the float64 reference) before its variants' clock starts.
 PREPARE_S = 120.0
@@ -71,6 +76,10 @@ class _Attempt:
     traceback: str | None = None
     exitcode: int | None = None
     timed_out: str | None = None  # why it was stopped, if it was
+    #: (phase, seconds) when it was killed for a variant past --variant-timeout in a phase.
+    over_limit: tuple[str, float] | None = None
+    #: Each variant's row as it stood after its last finished phase (the worker's ``K``).
+    kept: dict[str, VariantResult] = field(default_factory=dict)
     oom_killed: bool = False
     stderr_tail: str = ""
 
@@ -134,7 +143,7 @@ class ProcessExecutor:
                 raise ended.stop or KeyboardInterrupt()
             lost = {}
             if not ended.done:
-                lost = _casualties(ended, remaining, rows)
+                lost = _casualties(ended, remaining, rows, planned_results(point.settings))
             elif len(rows) == before:  # done without a new row: never start it again
                 lost = {v.name: status_row(v, "error", "the worker ended without measuring it")
                         for v in resolve_variants([r for r in remaining if r not in rows])}
@@ -184,7 +193,8 @@ class ProcessExecutor:
                 proc.stdin.write(msgspec.json.encode(point))
                 proc.stdin.close()
             try:
-                self._watch(proc, conn, ended, progress, publish)
+                self._watch(proc, conn, ended, progress, publish,
+                            point.settings.variant_timeout_s)
             except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP (attnprof.signals)
                 _interrupt(proc, conn, ended, progress, publish)
                 ended.interrupted, ended.stop = True, stop
@@ -196,8 +206,14 @@ class ProcessExecutor:
         return ended
 
     def _watch(self, proc: subprocess.Popen[bytes], conn: Connection, ended: _Attempt,
-               progress: Progress | None, publish: _Publish) -> None:
-        start = last = time.monotonic()
+               progress: Progress | None, publish: _Publish,
+               variant_limit: float | None) -> None:
+        """Relay the worker's messages until its last word, and stop it when it runs past
+        a limit: the whole run's, the idle time's, or a variant's in one phase
+        (``variant_limit``, the point's --variant-timeout, enforced from here too because
+        the worker's own alarm cannot stop a hang inside native code)."""
+        start = last = phase_start = time.monotonic()
+        limited: tuple[str, str] | None = None  # (variant, time-limited phase) now running
         # The time limit is the variants': the worker's start-up and attnprof's own
         # measurements (ceilings, reference) come before it, within PREPARE_S more.
         prepare_s = PREPARE_S
@@ -212,12 +228,21 @@ class ProcessExecutor:
                     return
                 if prepare_s and ended.phase and ended.phase[0] not in OWN_STEPS:
                     start, prepare_s = last, 0.0  # the first variant's phase: its clock
+                now_limited = _limited(ended.phase)
+                if now_limited != limited:
+                    limited, phase_start = now_limited, last
                 continue
             if proc.poll() is not None and not conn.poll(0):
                 return
             now = time.monotonic()
             if self.timeout_s is not None and now - start > self.timeout_s + prepare_s:
                 ended.timed_out = f"ran past the {self.timeout_s:g} s time limit"
+            elif (limited is not None and variant_limit is not None and now - phase_start
+                  > variant_limit * (1 + _LIMIT_GRACE_SHARE) + _LIMIT_GRACE_S):
+                ended.timed_out = "was killed"
+                ended.over_limit = (limited[1], variant_limit)
+                proc.kill()  # a native hang runs no signal handler: SIGTERM would not do
+                return
             elif self.idle_timeout_s is not None and now - last > self.idle_timeout_s:
                 ended.timed_out = f"made no progress for {self.idle_timeout_s:g} s"
             if ended.timed_out:
@@ -225,11 +250,22 @@ class ProcessExecutor:
                 return
 
 
+def _limited(phase: tuple[str, str] | None) -> tuple[str, str] | None:
+    """The (variant, time-limited phase) a reported phase belongs to, if it is one."""
+    if phase is None:
+        return None
+    limited = limited_phase(phase[1])
+    return None if limited is None else (phase[0], limited)
+
+
 def _handle(message: bytes, ended: _Attempt, progress: Progress | None,
             publish: _Publish) -> bool:
     """Apply one worker message; True when the worker has said its last word."""
     kind, body = message[:1], message[1:]
-    if kind == b"P":
+    if kind == b"K":
+        row = msgspec.json.decode(body, type=VariantResult)
+        ended.kept[row.variant] = row
+    elif kind == b"P":
         variant, phase = msgspec.json.decode(body, type=tuple[str, str])
         ended.phase = (variant, phase)
         if progress is not None:
@@ -277,30 +313,42 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def _casualties(ended: _Attempt, remaining: list[str],
-                rows: dict[str, VariantResult]) -> dict[str, VariantResult]:
+def _casualties(ended: _Attempt, remaining: list[str], rows: dict[str, VariantResult],
+                planned: tuple[str, ...]) -> dict[str, VariantResult]:
     """Rows for the variants a failed worker took down: the one that was running when it
-    died; all of them when it died before naming one."""
+    died, keeping what its finished phases measured; all of them when it died before
+    naming one."""
     status, how = _how_it_ended(ended)
     running = ended.phase[0] if ended.phase else None
     if running in remaining and running not in rows:
         culprits = [running]
         phase = ended.phase[1] if ended.phase else ""
-        how = f"{how} while {phase}" if phase else how
+        how = f"{how} while {phase}" if phase and not ended.over_limit else how
     else:  # died in start-up or in attnprof's own steps: nothing tells the variants apart
         culprits = [v for v in remaining if v not in rows]
         if running == OWN_STEPS[0]:
             how += " while measuring the ceilings"
         elif running == OWN_STEPS[1]:
             how += " while computing the float64 reference"
+        elif running == OWN_STEPS[2]:
+            how += " while starting the profiler"
     if ended.stderr_tail:
         how += f"; worker stderr: {ended.stderr_tail}"
     variants = {v.name: v for v in resolve_variants(culprits)}
-    return {name: status_row(variants[name], status, how) for name in culprits}
+    lost = {name: status_row(variants[name], status, how) for name in culprits}
+    for name, row in lost.items():
+        if (kept := ended.kept.get(name)) is not None and kept.latency_ms is not None:
+            lost[name] = kept_row(kept, row, planned)
+    return lost
 
 
 def _how_it_ended(ended: _Attempt) -> tuple[Status, str]:
     code = ended.exitcode
+    if ended.over_limit:
+        phase, limit = ended.over_limit
+        return "timeout", (f"did not finish {phase} within {limit:g} s (--variant-timeout) "
+                           "and did not stop at its own time limit (a hang inside native "
+                           "code, or the alarm blocked or ignored): the worker was killed")
     if ended.timed_out:
         return "timeout", f"the worker {ended.timed_out} and was stopped"
     if ended.oom_killed:

@@ -3,7 +3,10 @@
 ``python -m attnprof.run.executors.worker FD [MEMORY_LIMIT]`` reads one point (JSON) from
 stdin, measures it in this process and writes framed messages to the pipe ``FD``:
 
-* ``P`` + ``[variant, phase]``: progress (the parent knows what ran when a worker dies);
+* ``P`` + ``[variant, phase]``: progress (the parent knows what ran when a worker dies,
+  and enforces ``--variant-timeout`` on each phase from outside);
+* ``K`` + row JSON: a variant's row as it stands after each of its phases (what the parent
+  keeps if the variant then takes the worker down);
 * ``R`` + record JSON: the record after every variant;
 * ``D``: done; ``U`` + text: a usage error; ``I``: interrupted; ``E`` + traceback: a bug.
 
@@ -21,7 +24,7 @@ from multiprocessing.connection import Connection
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.record.compare import CompareRecord
+from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.run.point import Point
 from attnprof.signals import exit_status, stop_signals_as_interrupts
 
@@ -47,17 +50,21 @@ def main(argv: list[str]) -> int:
     def on_record(record: CompareRecord) -> None:
         conn.send_bytes(b"R" + msgspec.json.encode(record))
 
+    def on_kept(row: VariantResult) -> None:
+        conn.send_bytes(b"K" + msgspec.json.encode(row))
+
     from attnprof.run.compare import run_point
 
     # SIGTERM (Slurm signals every process of a job; the parent stops a hung worker with
-    # it) hands over what was measured, as Ctrl-C does. A variant's own SystemExit is its
-    # row (run_point isolates it); one from anywhere else is a failure the parent reports.
+    # it) hands over what was measured, as Ctrl-C does. Whatever a variant raises is its
+    # row (run_point isolates it; a KeyboardInterrupt that no signal caused included); an
+    # exception from anywhere else is a failure the parent reports.
     with stop_signals_as_interrupts():
         try:
             # The cap is set once attnprof's own memory is in place, so it bounds the
             # variants; a variant that exceeds it ends this worker's run, and the parent
             # runs the others in a fresh worker.
-            run_point(point, progress=progress, on_record=on_record,
+            run_point(point, progress=progress, on_record=on_record, on_kept=on_kept,
                       before_variants=None if limit is None else
                       lambda: _limit_memory(limit, point.workload.device),
                       stop_after_oom=limit is not None)
