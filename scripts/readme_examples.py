@@ -139,7 +139,9 @@ def tidy(output: str, example: Example | None = None) -> list[str]:
 
 def run(example: Example, cwd: Path) -> list[str]:
     """Run one example's command as a user would (a new process) and return its lines."""
-    env = {**os.environ, "COLUMNS": str(example.width), "LINES": "50"}
+    # The runs it saves go to a store in the scratch folder, not the user's.
+    env = {**os.environ, "COLUMNS": str(example.width), "LINES": "50",
+           "ATTNPROF_STORE": str(cwd / "runs.db")}
     done = subprocess.run([sys.executable, "-m", "attnprof", *example.command], cwd=cwd,
                           env=env, capture_output=True, text=True, check=False)
     if done.returncode not in example.statuses:

@@ -92,7 +92,7 @@ def test_examples_are_regenerated_output() -> None:
     assert [e.name for e in EXAMPLES if not e.shown] == []
     commands = {e.command[0] if e.command else "compare" for e in EXAMPLES}
     assert {"compare", "profile", "analyze", "check", "model", "sweep", "limits",
-            "recommend"} <= commands
+            "recommend", "diff"} <= commands
     assert CHEAP, "no example is marked cheap: nothing would be checked"
 
 
