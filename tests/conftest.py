@@ -56,7 +56,8 @@ def public_traces() -> Path:
     return PUBLIC_TRACES
 
 
-#: Real schema-1 files, written by attnprof 0.1 (commit 4416d1c) on a tiny CPU workload.
+#: Real old files: schema 1 written by attnprof 0.1 (commit 4416d1c), schema 2 by main at
+#: 8cfe3d3, each on a tiny CPU workload.
 V1_RECORDS = Path(__file__).resolve().parent / "fixtures" / "records"
 
 
@@ -81,13 +82,63 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory,
                        kind="profile", **tiny)
     analysed = analyze_files([r.trace for r in profiled.results if r.trace])
     old = load_record(V1_RECORDS / "compare-v1.json")
+    sweep = _tiny_sweep(fast, tiny)
     return {"compare": compared, "profile": profiled, "analyze": analysed,
             "compare-v1": old,
-            "sweep": _tiny_sweep(fast, tiny),
+            "compare-statuses": _statuses(tmp_path_factory.mktemp("statuses"), tiny),
+            "sweep": sweep,
             "model": _tiny_model_record(plan),
             "ranks": _rank_set_record(gloo_sets["straggler"]),
             "diff": _diff(old, compared),
-            "diff-trace": _diff(*(r.analysis for r in profiled.results))}
+            "diff-trace": _diff(*(r.analysis for r in profiled.results)),
+            "check": _tiny_check(profiled),
+            "limits": _tiny_limits(tiny),
+            "recommend": _tiny_recommend(sweep)}
+
+
+#: User variants whose rows are not ``ok`` although they measured: wrong outputs (NaN, and
+#: finite but off the reference) and a hang in the second timing round (its first kept).
+_MISBEHAVING = '''
+import time
+
+import torch
+import torch.nn.functional as F
+
+ROUNDS = []
+
+
+def nan_out(q, k, v, **kwargs):
+    return torch.full_like(q, float("nan"))
+
+
+def copies_q(q, k, v, **kwargs):
+    return q.clone()
+
+
+def hangs_in_round_two(q, k, v, **kwargs):
+    # 1 call building, 1 warming up, 3 per round (an untimed call, 2 samples).
+    ROUNDS.append(1)
+    if len(ROUNDS) == 6:
+        time.sleep(3600)
+    return F.scaled_dot_product_attention(q, k, v, **kwargs)
+'''
+
+
+def _statuses(folder: Path, tiny: dict[str, object]) -> object:
+    """A comparison of every status a measured row can end in besides ``ok``: two
+    ``wrong`` rows (one with NaN/Inf in its output) and a ``timeout`` that keeps the
+    latency of the round before it, beside an ``ok`` row."""
+    from attnprof.run.compare import compare
+    from attnprof.spec.settings import Settings, TimingPlan
+
+    module = folder / "misbehaving.py"
+    module.write_text(_MISBEHAVING)
+    plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=6, max_samples=6,
+                      min_warmup_calls=1, rounds=3)
+    settings = Settings(plan=plan, measure_ceilings=False, variant_timeout_s=1.0)
+    return compare(variants=["sdpa", *(f"{module}:{name}" for name in
+                                       ("nan_out", "copies_q", "hangs_in_round_two"))],
+                   settings=settings, **tiny)
 
 
 def _diff(old: object, new: object) -> object:
@@ -102,6 +153,59 @@ def _diff(old: object, new: object) -> object:
                                   DiffSide(ref="b", kind="trace"))
     return diff_records(old, new, DiffSide(ref="v1", kind="compare"),  # type: ignore[arg-type]
                         DiffSide(ref="now", kind="compare"))
+
+
+def _tiny_check(profiled: object) -> object:
+    """A check record of the profiled naive-inplace trace: one expectation holds, one
+    does not."""
+    from attnprof.analysis.check import check_expectations, pick_region
+    from attnprof.record.check import CheckRecord
+    from attnprof.spec.expectations import Expectations
+
+    row = profiled.results[0]  # type: ignore[attr-defined]
+    exp = msgspec_convert({"title": "naive in place", "per_forward": {"kernels": {"min": 1}},
+                           "op": [{"match": "aten::softmax", "count": 7}]}, Expectations)
+    region = pick_region(row.analysis, row.variant)
+    return CheckRecord(expectations="expect.toml", title=exp.title, target=row.trace,
+                       source=row.trace, region=region.name,
+                       rows=check_expectations(exp, region), report=row.analysis,
+                       status="complete")
+
+
+def msgspec_convert(data: dict[str, object], type_: type) -> object:
+    import msgspec
+
+    return msgspec.convert(data, type=type_)
+
+
+def _tiny_limits(tiny: dict[str, object]) -> object:
+    """A limits record: one real, short search (a few probes, each in a fresh worker)."""
+    from attnprof.measure.environment import collect_environment
+    from attnprof.record.limits import LimitsRecord
+    from attnprof.run.limits import find_ceiling
+    from attnprof.spec.workload import Workload
+    from attnprof.variants import resolve_variants
+
+    base = Workload(**{**tiny, "seq": 64}).validate()  # type: ignore[arg-type]
+    (variant,) = resolve_variants(["naive"])
+    ceiling = find_ceiling(base, variant, "seq", 1 << 20, step=64, maximum=256)
+    return LimitsRecord(environment=collect_environment("cpu"), base=base, field="seq",
+                        budget_bytes=1 << 20, ceilings=[ceiling], status="complete")
+
+
+def _tiny_recommend(sweep: object) -> object:
+    """The sweep's recommendation, as ``recommend --from`` makes it."""
+    from attnprof.analysis.recommend import Constraints, recommend
+    from attnprof.record.recommend import RecommendRecord
+    from attnprof.record.recommendation import Recommended
+
+    record = RecommendRecord.of_sweep(sweep)  # type: ignore[arg-type]
+    constraints = Constraints(max_latency_ms=1e3)
+    record.recommendation = Recommended(
+        constraints=constraints, source="from sweep.json",
+        recommendations=recommend(record.points, record.variants, constraints))
+    return record
+
 
 
 def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:

@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
+import json
+import re
 
 import pytest
 
 from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.diff import DiffRecord
 from attnprof.record.family import RECORD_TYPES, decode_record
 from attnprof.record.flat import diff_lines
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
+from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
+from attnprof.render.figures import figures_of
+from attnprof.render.terminal import TerminalRenderer
 
-KINDS = ("compare", "profile", "analyze", "compare-v1", "sweep", "model", "ranks", "diff",
-         "diff-trace")
+KINDS = ("compare", "compare-statuses", "profile", "analyze", "compare-v1", "sweep", "model",
+         "ranks", "diff", "diff-trace", "check", "limits", "recommend")
 
 
 def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> None:
@@ -30,8 +38,27 @@ def test_every_record_type_is_covered(records_by_kind: dict[str, object]) -> Non
 def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str, object]
                                  ) -> None:
     record = records_by_kind[kind]
-    text = RENDERERS[name]().render(record)  # type: ignore[arg-type]
+    renderer = RENDERERS[name]()
+    out = renderer.render(record)  # type: ignore[arg-type]
+    assert isinstance(out, bytes) == renderer.output_is_binary
+    if name == "png":  # every figure stacked in one image
+        assert isinstance(out, bytes) and out[:8] == b"\x89PNG\r\n\x1a\n"
+        assert len(out) > 10_000
+        return
+    assert isinstance(out, str)
+    text = out
     assert text.endswith("\n")
+    if name == "svg":  # every figure's title, drawn as text
+        assert text.startswith("<svg")
+        for figure in figures_of(record):  # type: ignore[arg-type]
+            assert _escaped(figure.spec["title"]["text"]) in text
+        return
+    if name == "html":  # the browser tests (tests/report) open each; here: the content
+        assert text.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in text
+        assert f'data-kind="{record.kind}"' in text  # type: ignore[attr-defined]
+        assert f'data-figure="{figures_of(record)[0].name}"' in text  # type: ignore[arg-type]
+        assert 'class="attnprof-record"' in text
+        return
     if name == "json":
         assert decode_record(text) == record  # the whole record, losslessly
         return
@@ -47,6 +74,15 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             expected = [(r.implementation, r.phase, layer.name) for r in record.runs
                         for layer in (r.attribution.layers if r.attribution else [])]
             assert [(x["implementation"], x["phase"], x["layer"]) for x in lines] == expected
+            return
+        if isinstance(record, CheckRecord):
+            assert [(x["what"], x["ok"]) for x in lines] == [(r.what, str(r.ok))
+                                                            for r in record.rows]
+            return
+        if isinstance(record, LimitsRecord):
+            assert [(x["variant"], x["mode"], x["largest"]) for x in lines] == [
+                (c.variant, c.mode, str(c.largest) if c.largest is not None else "")
+                for c in record.ceilings]
             return
         if isinstance(record, RanksRecord):  # one line per rank, an unreadable one too
             assert [(x["rank"], x["source"], x["error"]) for x in lines] == \
@@ -65,6 +101,20 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
             assert [x["status"] for x in lines] == [r.status for r in record.results]
         return
     assert name == "terminal"
+    if isinstance(record, CheckRecord):
+        assert all(r.what in text for r in record.rows)
+        assert "1 of 2 expectations did not hold" in text
+        return
+    if isinstance(record, LimitsRecord):
+        assert "attnprof limits" in text
+        assert all(c.variant in text for c in record.ceilings)
+        return
+    if isinstance(record, RecommendRecord):
+        assert record.recommendation is not None
+        assert "attnprof recommend" in text
+        assert all(r.best is None or r.best.variant in text or r.tie
+                   for r in record.recommendation.recommendations)
+        return
     if isinstance(record, DiffRecord):
         for row in record.rows:  # every row, with its verdict ("~" when not significant)
             assert all(str(v) in text for v in row.key.values())
@@ -123,7 +173,61 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
 
 
 @pytest.mark.parametrize("name", RENDERERS)
+def test_every_status_reads_the_same_in_every_renderer(name: str,
+                                                      records_by_kind: dict[str, object]
+                                                      ) -> None:
+    """A ``wrong`` row (NaN/Inf, or off the reference) and a ``timeout`` that kept the
+    latency of its first round: each renderer names the status, the reason and what was
+    kept, and no plot draws a row that is not ``ok`` as if it were."""
+    record = records_by_kind["compare-statuses"]
+    assert isinstance(record, CompareRecord)
+    statuses = [r.status for r in record.results]
+    assert statuses == ["ok", "wrong", "wrong", "timeout"]
+    ok, nan, off, hung = record.results
+    assert nan.nonfinite_values and off.max_abs_error and hung.latency_ms is not None
+    kept = next(n for n in hung.notes if n.startswith("kept what finished"))
+    renderer = (TerminalRenderer(width=1000) if name == "terminal"  # no cell folded
+                else RENDERERS[name]())
+    out = renderer.render(record)
+    if name in ("svg", "png"):  # the latency plot lists the rows it does not draw
+        figure = figures_of(record)[0]
+        assert figure.name == "latency"
+        subtitle = "\n".join(figure.spec["title"]["subtitle"])
+        for row in (nan, off, hung):
+            assert f"{row.variant}: {row.status}" in subtitle
+        drawn = [v["variant"] for v in figure.spec["data"]["values"]]
+        assert drawn == [ok.variant]
+        if name == "svg":
+            assert isinstance(out, str) and _escaped(f"{hung.variant}: timeout") in out
+        return
+    assert isinstance(out, str)
+    if name == "json":
+        assert [r["status"] for r in json.loads(out)["results"]] == statuses
+        return
+    if name == "csv":
+        lines = list(csv.DictReader(io.StringIO(out)))
+        assert [x["status"] for x in lines] == statuses
+        assert [x["nonfinite_values"] for x in lines][:3] == ["0", "1024", "0"]
+        assert lines[3]["median_ms"] and not lines[3]["peak_memory_bytes"]  # kept, not taken
+        return
+    # The page's tables, not the record's JSON embedded in it (nor the plots' specs).
+    text = html.unescape(re.sub(r"<script.*?</script>", "", out, flags=re.S)) \
+        if name == "html" else out
+    for row in (nan, off, hung):
+        assert row.reason in text
+    assert "NaN/Inf" in text and kept in text
+    if name == "html":
+        assert out.count('class="row-wrong"') == 2 and out.count('class="row-timeout"') == 1
+        assert out.count(">wrong<") == 2 and out.count(">NaN/Inf<") == 1
+
+
+@pytest.mark.parametrize("name", RENDERERS)
 def test_renderers_have_distinct_names_and_extensions(name: str) -> None:
     renderer = RENDERERS[name]
     assert renderer.name == name and renderer.extension.startswith(".")
     assert len({r.extension for r in RENDERERS.values()}) == len(RENDERERS)
+
+
+def _escaped(text: str) -> str:
+    """``text`` as an SVG writes it."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

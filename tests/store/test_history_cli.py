@@ -107,6 +107,13 @@ def test_a_10_percent_slower_variant_is_a_significant_regression(history: Path) 
         assert any("cannot reliably show a 10% change" in w for w in diff["warnings"])
         pytest.skip(f"this machine is too busy to see 10% (the diff says so: changes below "
                     f"±{latency['detectable_change']:.0%} are noise here)")
+    if latency["detectable_change"] > 0.05 and done.returncode == 0:
+        # Noise close to the effect itself (a loaded machine): a true 10% slowdown is then
+        # significant in most pairs, not all; where it was not, the gate must say it could
+        # not have seen the gate's 5%, never pass silently.
+        assert "could not have shown a 5% slowdown" in done.stdout, done.stdout
+        pytest.skip(f"noise near the effect (changes below ±{latency['detectable_change']:.0%}"
+                    " are noise here): this pair did not show it, and the gate said so")
     assert done.returncode == 1, done.stdout + done.stderr
     assert latency["significant"] is True and latency["p_adjusted"] < 0.05
     assert 0.06 < latency["change"] < 0.15  # 10% of the call, measured

@@ -13,7 +13,13 @@ from attnprof.analysis.scaling import analyse_sweep
 from attnprof.cli.main import main
 from attnprof.record.compare import VariantResult
 from attnprof.record.sweep import SweepRecord
-from attnprof.render.plot import write_plot
+from attnprof.render.figures.sweep import scaling_plot
+from attnprof.render.images import write_figure
+
+
+def write_plot(record: SweepRecord, path: Path) -> None:
+    """What ``sweep --plot PATH`` writes."""
+    write_figure(scaling_plot(record), path)
 
 TINY = ["--batch", "1", "--heads", "2", "--head-dim", "16", "--min-time", "0.01",
         "--rounds", "1"]
@@ -36,7 +42,7 @@ def test_one_run_writes_the_record_csv_and_plot(tmp_path: Path,
     assert [(x["seq"], x["variant"]) for x in lines] == [
         (s, v) for s in ("16", "32", "64") for v in ("naive", "sdpa")]
     svg = out["svg"].read_text()
-    assert f"naive  ∝ seq^{fit.exponent:.2f}" in svg and "peak memory per step" in svg
+    assert f"naive: ∝ seq^{fit.exponent:.2f}" in svg and "peak memory per step" in svg
 
 
 def test_plot_marks_failed_points_and_writes_png(records_by_kind: dict[str, object],
@@ -45,7 +51,7 @@ def test_plot_marks_failed_points_and_writes_png(records_by_kind: dict[str, obje
     assert isinstance(record, SweepRecord)
     write_plot(record, tmp_path / "plot.svg")
     svg = (tmp_path / "plot.svg").read_text()
-    assert "did not run: unsupported at seq=" in svg
+    assert "not drawn: unsupported at seq=" in svg
     assert "mode=forward+backward" in svg
     write_plot(record, tmp_path / "plot.png")
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -100,6 +106,28 @@ def _marked(x: int) -> list[VariantResult]:
             row("sometimes", x / 5 if x == 16 else None, status="ok" if x == 16 else later)]
 
 
+def test_the_plot_draws_no_wrong_output_and_names_what_was_not_measured(tmp_path: Path
+                                                                         ) -> None:
+    """A ``wrong`` row measured a latency, but the plot must not draw it as a result; an
+    ``ok`` row without a peak memory is not drawn there either, and says why (it ran)."""
+    def rows(x: int) -> list[VariantResult]:
+        wrong = row("wrong_at_64", x / 4)
+        if x == 64:
+            wrong.status, wrong.reason = "wrong", "its output holds 12 NaN or infinite values"
+        return [row("steady", x / 10), wrong, row("no_memory", x / 3, memory=None)]
+
+    record = analyse_sweep(sweep_of([16, 32, 64], rows))
+    write_plot(record, tmp_path / "plot.svg")
+    svg = (tmp_path / "plot.svg").read_text()
+    # Under each panel's title (latency, memory): said in words, never "did not run".
+    wrong, unmeasured = ("wrong_at_64 not drawn: wrong at seq=64",
+                         "no_memory not drawn: not measured at seq=16,32,64")
+    assert svg.count(wrong) == 2 * svg.count(unmeasured) > 0  # latency and memory; memory
+    assert "did not run" not in svg
+    assert "no_memory: ran at no point" not in svg
+    assert record.fit("wrong_at_64", "latency_ms", "seq").points == 2  # type: ignore[union-attr]
+
+
 def test_the_table_marks_noisy_cells_and_counts_threads_in_words() -> None:
     from io import StringIO
 
@@ -121,11 +149,11 @@ def test_the_plot_names_every_variant_and_what_did_not_run(tmp_path: Path) -> No
     write_plot(analyse_sweep(sweep_of([16, 32, 64], _marked)), path)
     svg = path.read_text()
     # A variant that ran nowhere still has its entry, and says where and how it failed.
-    assert "nowhere  (ran at no point)" in svg
-    assert "nowhere did not run: oom at seq=16,32,64" in svg
-    assert "sometimes did not run: oom at seq=32; skipped at seq=64" in svg
-    assert "hollow: latency noisy (IQR/median &gt; 10%)" in svg
-    # No status words stacked on the axis: each failure is said once, in the legend.
+    assert "nowhere: ran at no point" in svg
+    assert "nowhere not drawn: oom at seq=16,32,64" in svg
+    assert "sometimes not drawn: oom at seq=32; skipped at seq=64" in svg
+    assert "hollow: noisy" in svg
+    # No status words stacked on the axis: each failure is said once, in the key.
     assert ">oom<" not in svg and ">skipped<" not in svg
 
 

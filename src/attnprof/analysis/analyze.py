@@ -25,6 +25,7 @@ from attnprof.analysis.index.regions import find_regions
 from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import REGION_PASSES, RegionPass, build_region_report
 from attnprof.analysis.passes.breakdown import kernel_breakdown
+from attnprof.analysis.passes.timeline import step_timeline
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.trace_report import (
     TraceReport,
@@ -82,6 +83,7 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     report.findings = run_rules(ctx, rules)
     # A model trace (attnprof's model labels): where each layer's time went.
     report.model = attribute_model(ops, devices, views, report.breakdown)
+    report.timeline = step_timeline(views)
     return report
 
 

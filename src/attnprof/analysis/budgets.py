@@ -11,32 +11,18 @@ usually covers more shapes than one run measures.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
+from attnprof.record.budgets import BudgetReport, UnmatchedBudget
 from attnprof.record.check import CheckRow
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.sweep import SweepRecord
-from attnprof.spec.budgets import METRICS, Budget, Budgets
+from attnprof.spec.budgets import METRICS, Budgets
 from attnprof.spec.expectations import Bound
 from attnprof.spec.workload import Workload
 
 __all__ = ["BudgetReport", "check_budgets", "measured_rows", "metric_value"]
 
 _MIB = float(1 << 20)
-
-
-@dataclass(frozen=True)
-class BudgetReport:
-    """One row per (budget, workload, variant, metric) checked, and the budgets that
-    selected nothing here (by their number in the file)."""
-
-    rows: list[CheckRow]
-    unmatched: list[tuple[int, Budget]] = field(default_factory=list)
-    title: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return all(r.ok for r in self.rows)
 
 
 def measured_rows(record: CompareRecord | SweepRecord) -> list[tuple[Workload, VariantResult]]:
@@ -59,20 +45,21 @@ def metric_value(row: VariantResult, metric: str) -> float | None:
     raise ValueError(f"unknown budget metric {metric!r}")
 
 
-def check_budgets(budgets: Budgets,
-                  measured: Iterable[tuple[Workload, VariantResult]]) -> BudgetReport:
-    """Check each budget at every measured row it selects (see the module doc)."""
+def check_budgets(budgets: Budgets, measured: Iterable[tuple[Workload, VariantResult]],
+                  source: str = "") -> BudgetReport:
+    """Check each budget at every measured row it selects (see the module doc); ``source``
+    names the budgets file in the report."""
     pairs = list(measured)
     rows: list[CheckRow] = []
     unmatched = []
     for number, budget in enumerate(budgets.budget, start=1):
         selected = [(w, r) for w, r in pairs if budget.applies_to(r.variant, w)]
         if not selected:
-            unmatched.append((number, budget))
+            unmatched.append(UnmatchedBudget(number=number, description=budget.describe()))
         for workload, row in selected:
             for metric, bound in budget.bounds():
                 rows.append(_check(number, workload, row, metric, bound))
-    return BudgetReport(rows=rows, unmatched=unmatched, title=budgets.title)
+    return BudgetReport(rows=rows, unmatched=unmatched, title=budgets.title, source=source)
 
 
 def _check(number: int, workload: Workload, row: VariantResult, metric: str,

@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 
 NAME = "analyze"
 SAVES_RECORDS = True
@@ -62,6 +63,7 @@ def add_parser(sub: Any) -> None:
     ranks.add_argument("--ray-address", metavar="HOST:PORT",
                        help="the Ray cluster for --executor ray (default: RAY_ADDRESS, else a "
                             "local instance)")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> Finished:
     in_folders = {p for p in paths if p not in args.traces}
     outputs = [Output(flag, path) for flag, path in (("--json", args.json), ("--csv", args.csv))
                if path is not None]
-    check_outputs(outputs, paths)
+    check_outputs([*outputs, *report_outputs(args)], paths)
     request = AnalyzeRequest(paths=tuple(paths), optional=frozenset(in_folders),
                              region=args.region, ranks="each" if args.each else "auto",
                              executor=args.executor, workers=args.workers,
@@ -162,6 +164,7 @@ def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     print_written(console, [("analysis", args.json), ("CSV", args.csv)])
+    write_reports(args, record, console)
     if unreadable:
         files = ", ".join(safe_text(source) for source, _ in unreadable)
         print(f"attnprof: {len(unreadable)} file(s) could not be read as traces and "

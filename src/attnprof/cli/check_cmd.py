@@ -12,7 +12,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from attnprof.cli.outcome import Finished
+from attnprof.cli.outcome import Finished, print_written
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "check"
@@ -31,30 +32,49 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--steps", type=int, default=3, metavar="N",
                    help="profiled steps when TARGET is a variant (default 3)")
     add_timing_arguments(p)
+    p.add_argument("--json", metavar="PATH",
+                   help="write the check's record (rows, verdict, the trace's analysis) to PATH")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> Finished:
+    import sys
+
     from attnprof.analysis.check import check_expectations, pick_region
     from attnprof.knowledge.annotations import region_name
-    from attnprof.render.check_terminal import render_check
-    from attnprof.render.terminal import make_console
+    from attnprof.outputs import Output, check_outputs
+    from attnprof.record.check import CheckRecord
+    from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.spec.expectations import load_expectations
 
     expectations = load_expectations(args.expect)  # a malformed file fails before any work
+    trace = _is_trace(args.target)
+    check_outputs([*([Output("--json", args.json)] if args.json is not None else []),
+                   *report_outputs(args)],
+                  inputs=[args.expect, *([args.target] if trace else [])])
     console = make_console()
-    record = None  # a variant is measured now: its profile record is the run's record
-    if _is_trace(args.target):
+    measured_now = None  # a variant is measured now: its workload and environment are kept
+    if trace:
         report, measured, wanted = _from_trace(args.target), None, expectations.region
         source = args.target
     else:
-        record, measured, source = _from_variant(args, console)
-        report = record.results[0].analysis
+        measured_now, measured, source = _from_variant(args, console)
+        report = measured_now.results[0].analysis
         wanted = expectations.region or region_name(args.target)
     region = pick_region(report, wanted)
     rows = check_expectations(expectations, region, measured)
-    render_check(rows, console, title=expectations.title, source=source, region=region.name)
-    return Finished(0 if all(r.ok for r in rows) else 1, record)
+    record = CheckRecord(
+        expectations=args.expect, title=expectations.title, target=args.target, source=source,
+        region=region.name, rows=rows, report=report, status="complete",
+        workload=measured_now.workload if measured_now else None,
+        environment=measured_now.environment if measured_now else None)
+    sys.stdout.write(TerminalRenderer.for_stdout().render(record))
+    if args.json:
+        record.save(args.json)
+        print_written(console, [("record", args.json)])
+    write_reports(args, record, console)
+    return Finished(0 if record.ok else 1, record)
 
 
 def _is_trace(target: str) -> bool:

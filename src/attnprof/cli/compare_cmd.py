@@ -6,8 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import Finished, budget_status, print_written
+from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written
 from attnprof.cli.parser import csv_list
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "compare"
@@ -32,6 +33,7 @@ def add_parser(sub: Any) -> None:
                    help="profiled steps per trace (default 3)")
     p.add_argument("--budgets", metavar="FILE",
                    help="check the rows against a budgets file (TOML); exit 1 if any fails")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -49,7 +51,8 @@ def run(args: argparse.Namespace) -> int | Finished:
 
         render_variant_list(list(REGISTRY.values()), console)
         return 0
-    csv = [Output("--csv", args.csv)] if args.csv is not None else []
+    csv = [*([Output("--csv", args.csv)] if args.csv is not None else []),
+           *report_outputs(args)]
     budgets = None
     if args.budgets:  # a malformed file fails before anything is measured
         from attnprof.spec.budgets import load_budgets
@@ -57,8 +60,12 @@ def run(args: argparse.Namespace) -> int | Finished:
         budgets = load_budgets(args.budgets)
     record = measure(args, console, variants=args.variants, json_path=args.json,
                      trace_dir=args.trace, trace_steps=args.trace_steps, other_outputs=csv)
+    judge_budgets(budgets, record, args.budgets)
+    if args.json and record.budgets is not None:  # the verdict joins the saved record
+        record.save(args.json)
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
-    return Finished(budget_status(budgets, record, console, args.budgets), record)
+    write_reports(args, record, console)
+    return Finished(budget_status(record), record)

@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.storing import add_store_arguments
 
 NAME = "diff"
@@ -33,6 +34,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--csv", metavar="PATH", help="write one CSV line per row and metric")
     p.add_argument("--top", type=int, default=15, metavar="N",
                    help="changed kernels and ops shown per region (default 15)")
+    add_report_arguments(p)
     add_store_arguments(p, saving=False)
     p.set_defaults(run=run)
 
@@ -55,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
                if args.fail_on_regression is not None else None)
     outputs = [Output(flag, path) for flag, path in (("--json", args.json),
                                                      ("--csv", args.csv)) if path is not None]
+    outputs += report_outputs(args)
     check_outputs(outputs, inputs=[p for p in (args.old, args.new) if _is_file(p)])
     with open_for_reading(args) as store:
         diff = diff_sources(DiffRequest(old=args.old, new=args.new), store)
@@ -65,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         write_rendered(CsvRenderer(), diff, args.csv)
     console = make_console()
     print_written(console, [("diff", args.json), ("CSV", args.csv)])
+    write_reports(args, diff, console)
     if percent is None:
         return 0
     found = regressions(diff, percent)

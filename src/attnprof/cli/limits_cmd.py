@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.parser import csv_list
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_workload_arguments
 
+if TYPE_CHECKING:
+    from attnprof.cli.outcome import Finished
+
 NAME = "limits"
+SAVES_RECORDS = True
 #: Modes searched when --mode is not given: inference and training.
 DEFAULT_MODES = ("forward", "forward+backward")
 
@@ -39,18 +44,23 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--min-time", type=float, default=0.2, metavar="S",
                    help="seconds of sampling in the confirming run (default 0.2)")
     add_workload_arguments(p)
+    p.add_argument("--json", metavar="PATH", help="write the limits record (JSON) to PATH")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Finished:
     from rich.console import Console
 
-    from attnprof.cli.outcome import UNMEASURED_EXIT
+    from attnprof.cli.outcome import UNMEASURED_EXIT, Finished, print_written
     from attnprof.cli.workload_args import workload_fields
     from attnprof.errors import UsageError
     from attnprof.measure.device import memory_capacity_bytes
-    from attnprof.render.limits_table import describe_probe, render_limits
-    from attnprof.render.terminal import make_console
+    from attnprof.measure.environment import collect_environment
+    from attnprof.outputs import Output, check_outputs
+    from attnprof.record.limits import LimitsRecord
+    from attnprof.render.limits_table import describe_probe
+    from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.run.compare import prepare
     from attnprof.run.limits import Probe, find_ceiling
     from attnprof.spec.quantities import parse_bytes, parse_seconds
@@ -65,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
     check_seconds("--min-time", args.min_time)
+    check_outputs([*([Output("--json", args.json)] if args.json is not None else []),
+                   *report_outputs(args)],
+                  inputs=[n.rpartition(":")[0] for n in args.variants if ":" in n])
     modes = [fields.pop("mode")] if "mode" in fields else list(DEFAULT_MODES)
     base, variants = prepare(None, args.variants, **{**fields, args.field: step})
     budget = (parse_bytes("--memory-budget", args.memory_budget) if args.memory_budget
@@ -86,10 +99,17 @@ def run(args: argparse.Namespace) -> int:
             ceilings.append(find_ceiling(
                 base.replace(mode=mode), variant, args.field, budget, step=step,
                 maximum=args.max, probe_timeout_s=timeout, confirm=confirm, on_probe=show))
+    record = LimitsRecord(environment=collect_environment(base.device), base=base,
+                          field=args.field, budget_bytes=budget, ceilings=ceilings,
+                          status="complete")
     console = make_console()
-    render_limits(ceilings, base, console)
+    sys.stdout.write(TerminalRenderer.for_stdout().render(record))
+    if args.json:
+        record.save(args.json)
+        print_written(console, [("record", args.json)])
+    write_reports(args, record, console)
     sys.stdout.flush()
     # A probe that timed out does not fit in time (the table says so); one that crashed or
     # erred says nothing about memory, and the ceiling leans on it: exit 3.
     unmeasured = any(p.status in ("crashed", "error") for c in ceilings for p in c.probes)
-    return UNMEASURED_EXIT if unmeasured else 0
+    return Finished(UNMEASURED_EXIT if unmeasured else 0, record)

@@ -24,6 +24,7 @@ from attnprof.cli import (
     model_cmd,
     profile_cmd,
     recommend_cmd,
+    report_cmd,
     runs_cmd,
     show_cmd,
     sweep_cmd,
@@ -37,7 +38,7 @@ from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
 COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, model_cmd, sweep_cmd,
-            limits_cmd, recommend_cmd, runs_cmd, show_cmd, diff_cmd, env_cmd)
+            limits_cmd, recommend_cmd, runs_cmd, show_cmd, diff_cmd, env_cmd, report_cmd)
 DEFAULT_COMMAND = compare_cmd.NAME
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
 NAME = "model"
@@ -85,6 +86,7 @@ def add_parser(sub: Any) -> None:
                         "reused), fresh (new pages every call) or system (left as found)")
     p.add_argument("--top", type=int, default=12, metavar="N",
                    help="layers shown per table, ×4 (default 12: 48 layers)")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> Finished:
     outputs = [Output(flag, path, folder=flag == "--trace")
                for flag, path in (("--json", args.json), ("--csv", args.csv),
                                   ("--trace", args.trace)) if path is not None]
-    check_outputs(outputs, inputs=_input_files(args))
+    check_outputs([*outputs, *report_outputs(args)], inputs=_input_files(args))
     traces = args.trace
     spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=args.layers,
                      hidden=args.hidden, heads=args.heads, kv_heads=args.kv_heads,
@@ -139,6 +141,7 @@ def run(args: argparse.Namespace) -> Finished:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
+    write_reports(args, record, console)
     status = UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs) else 0
     return Finished(status, record)
 

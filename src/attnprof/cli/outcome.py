@@ -38,18 +38,21 @@ def print_written(console: Console, outputs: list[tuple[str, str | None]]) -> No
             console.print(Text(f"{what} written to {safe_text(path)}", style="dim"))
 
 
-def budget_status(budgets: Budgets | None, record: CompareRecord | SweepRecord,
-                  console: Console, source: str) -> int:
-    """Check ``record``'s rows against ``budgets`` (read from ``source``), show the verdict;
-    the exit status: 1 when a budget fails, else 0 (also with no budgets)."""
+def judge_budgets(budgets: Budgets | None, record: CompareRecord | SweepRecord,
+                  source: str | None) -> None:
+    """Check ``record``'s rows against ``budgets`` (read from ``source``) and keep the
+    verdict in the record (``record.budgets``), where every renderer shows it."""
     if budgets is None:
-        return 0
+        return
     from attnprof.analysis.budgets import check_budgets, measured_rows
-    from attnprof.render.budget_table import render_budgets
 
-    report = check_budgets(budgets, measured_rows(record))
-    render_budgets(report, console, source)
-    return 0 if report.ok else 1
+    record.budgets = check_budgets(budgets, measured_rows(record), source=source or "")
+
+
+def budget_status(record: CompareRecord | SweepRecord) -> int:
+    """The exit status of the budgets verdict in ``record``: 1 when a budget fails, else 0
+    (also with no budgets)."""
+    return 1 if record.budgets is not None and not record.budgets.ok else 0
 
 
 #: Row statuses that say nothing about the variant at that shape: it could not be

@@ -14,6 +14,7 @@ from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 
 NAME = "profile"
@@ -38,6 +39,7 @@ def add_parser(sub: Any) -> None:
                    help="write the run record, with each variant's analysis, to PATH")
     add_timing_arguments(p)
     p.add_argument("--top", type=int, default=15, metavar="N", help="rows per table (default 15)")
+    add_report_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -55,7 +57,9 @@ def run(args: argparse.Namespace) -> Finished:
     console = make_console()
     variants = [name for group in args.variants for name in group]
     record = measure(args, console, variants=variants, kind="profile", json_path=args.json,
-                     trace_dir=args.out, trace_steps=args.steps, trace_flag="--out")
+                     trace_dir=args.out, trace_steps=args.steps, trace_flag="--out",
+                     other_outputs=report_outputs(args))
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json)])
+    write_reports(args, record, console)
     return Finished(0, record)

@@ -4,9 +4,11 @@ from a sweep run now or a sweep record (``--from``)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.outcome import Finished
+from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", metavar="PATH",
                    help="write the sweep record with the recommendation to PATH (with --from: "
                         "the record read, the recommendation added)")
+    add_report_arguments(p)
     add_run_arguments(p)
     p.set_defaults(run=run)
 
@@ -43,10 +46,10 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.cli.outcome import print_written, sweep_status
     from attnprof.cli.sweep_args import grid_from_args
     from attnprof.errors import UsageError
+    from attnprof.record.recommend import RecommendRecord
     from attnprof.record.recommendation import Recommended
     from attnprof.record.sweep import SweepRecord
-    from attnprof.render.recommend_table import render_recommendations
-    from attnprof.render.terminal import make_console
+    from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.spec.quantities import parse_bytes, parse_ms
 
     constraints = Constraints(
@@ -59,11 +62,10 @@ def run(args: argparse.Namespace) -> Finished:
         if grid.axes or fixed or args.variants:
             raise UsageError("--from reads a finished sweep: drop the workload flags and "
                              "--variants, or run without --from")
-        if args.json:
-            from attnprof import outputs
+        from attnprof import outputs
 
-            outputs.check_outputs([outputs.Output("--json", args.json)],
-                                  inputs=[args.from_record])
+        outputs.check_outputs([*([outputs.Output("--json", args.json)] if args.json else []),
+                               *report_outputs(args)], inputs=[args.from_record])
         record = SweepRecord.load(args.from_record)
         source = f"from {args.from_record}"
     else:
@@ -74,12 +76,14 @@ def run(args: argparse.Namespace) -> Finished:
         source = "measured now"
         record.batch_points = _larger_batches(args, record, constraints, console)
     recs = recommend(record.points, record.variants, constraints, record.batch_points)
+    record = RecommendRecord.of_sweep(record)
     record.recommendation = Recommended(constraints=constraints, source=source,
                                         recommendations=recs)
-    render_recommendations(recs, constraints, console, source)
+    sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     if args.json:
         record.save(args.json)
         print_written(console, [("record", args.json)])
+    write_reports(args, record, console)
     # A sweep run for the recommendation is a new record; one read --from is stored already.
     return Finished(sweep_status(record), None if args.from_record else record)
 

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.outcome import Finished
+from attnprof.cli.reports import add_report_arguments
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
 NAME = "sweep"
@@ -38,17 +39,20 @@ def add_parser(sub: Any) -> None:
                    help="plot latency and peak memory against the first swept size, log-log")
     p.add_argument("--budgets", metavar="FILE",
                    help="check every point against a budgets file (TOML); exit 1 if any fails")
+    add_report_arguments(p)
     add_run_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> Finished:
+    from attnprof.cli.outcome import judge_budgets
     from attnprof.cli.sweeping import check_outputs, finish_outputs, run_planned_sweep
     from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
 
     budgets, resume = check_outputs(args)
     record = run_planned_sweep(args, resume)
+    judge_budgets(budgets, record, args.budgets)
     console = make_console()
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
-    return Finished(finish_outputs(args, record, budgets, console), record)
+    return Finished(finish_outputs(args, record, console), record)

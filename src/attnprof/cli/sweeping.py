@@ -16,6 +16,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from attnprof.cli.outcome import budget_status, print_written, sweep_status
+from attnprof.cli.reports import report_outputs, write_reports
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,11 +37,11 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
     budgets_file = getattr(args, "budgets", None)
     inputs = [*([budgets_file] if budgets_file else []),
               *variant_files(getattr(args, "variants", None) or [])]
-    check_outputs(outputs, inputs=inputs)
+    check_outputs([*outputs, *report_outputs(args)], inputs=inputs)
     if getattr(args, "plot", None):
-        from attnprof.render.plot import check_plot_path
+        from attnprof.render.images import check_image_path
 
-        check_plot_path(args.plot)
+        check_image_path(args.plot, "--plot")
     budgets = None
     if getattr(args, "budgets", None):
         from attnprof.spec.budgets import load_budgets
@@ -63,6 +64,7 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
     from attnprof.record.sweep import needs_rerun
     from attnprof.render.progress import SweepProgress
     from attnprof.run.sweep import check_resumable, run_sweep
+    from attnprof.spec.grid import INTEGER_FIELDS
 
     plan = plan_from_args(args, resume)
     if resume is not None:
@@ -76,10 +78,11 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
             record.save(path)
             saved.append(len(record.points))
 
-    if getattr(args, "plot", None):
-        from attnprof.render.plot import plot_field
+    if getattr(args, "plot", None) and not any(f in INTEGER_FIELDS for f in plan.grid.fields):
+        from attnprof.errors import UsageError
 
-        plot_field(plan.grid)  # a plot needs a swept size: say so before running
+        raise UsageError("--plot needs a swept size field (e.g. --seq 256..4096x2); this "
+                         "sweep varies only names")
     kept = sum(not any(map(needs_rerun, p.results)) for p in resume.points) if resume else 0
     with _sigterm_as_interrupt(), SweepProgress(plan.grid.size(), done=kept) as bar:
         try:
@@ -94,25 +97,29 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
             raise
 
 
-def finish_outputs(args: argparse.Namespace, record: SweepRecord, budgets: Budgets | None,
-                   console: Console) -> int:
-    """CSV, plot and the budgets verdict; the exit status: 1 when a budget fails, else 3
-    when a row could not be measured (crashed, error, timeout), else 0."""
+def finish_outputs(args: argparse.Namespace, record: SweepRecord, console: Console) -> int:
+    """The record again with its budgets verdict, CSV, plot and reports; the exit status:
+    1 when a budget fails, else 3 when a row could not be measured (crashed, error,
+    timeout), else 0."""
     from attnprof.render import CsvRenderer, write_rendered
 
+    path = getattr(args, "json", None) or getattr(args, "resume", None)
+    if path and record.budgets is not None:
+        record.save(path)
     if getattr(args, "csv", None):
         write_rendered(CsvRenderer(), record, args.csv)
     if getattr(args, "plot", None):
-        from attnprof.render.plot import write_plot
+        from attnprof.render.figures.sweep import scaling_plot
+        from attnprof.render.images import write_figure
 
-        write_plot(record, args.plot)
-    path = getattr(args, "json", None) or getattr(args, "resume", None)
+        write_figure(scaling_plot(record), args.plot)
     print_written(console, [("record", path), ("CSV", getattr(args, "csv", None)),
                             ("plot", getattr(args, "plot", None))])
+    write_reports(args, record, console)
     if not path:
         console.print("[dim]add --json PATH to keep the record (and to resume an "
                       "interrupted sweep)[/dim]")
-    return budget_status(budgets, record, console, args.budgets) or sweep_status(record)
+    return budget_status(record) or sweep_status(record)
 
 
 @contextlib.contextmanager

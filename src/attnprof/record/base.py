@@ -20,8 +20,9 @@ from attnprof.atomic import write_atomic
 __all__ = ["SCHEMA_VERSION", "RecordBase", "RunStatus", "new_run_id", "now_iso"]
 
 #: Version of the record files this attnprof writes. 1: compare records with untyped
-#: workload/settings and analyze files without run id; 2: the typed, tagged family.
-SCHEMA_VERSION = 2
+#: workload/settings and analyze files without run id; 2: the typed, tagged family; 3:
+#: check, limits and recommend records of their own, budgets verdicts in the records.
+SCHEMA_VERSION = 3
 
 RunStatus = Literal["complete", "partial"]
 

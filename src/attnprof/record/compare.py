@@ -13,6 +13,7 @@ from typing import Literal
 import msgspec
 
 from attnprof.record.base import RecordBase
+from attnprof.record.budgets import BudgetReport
 from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.trace_report import TraceReport
 from attnprof.spec.settings import Settings
@@ -101,6 +102,8 @@ class CompareRecord(RecordBase, tag="compare"):
     flops_convention: str
     results: list[VariantResult] = msgspec.field(default_factory=list)
     ceilings: Ceilings | None = None
+    #: The ``--budgets`` verdict on the rows (``None``: no budgets were given).
+    budgets: BudgetReport | None = None
 
     def workload_spec(self) -> Workload:
         """The :class:`Workload` this record measured (kv_heads and kv_seq spelled out)."""

@@ -1,8 +1,9 @@
 """The record family: every kind, decoded by its ``kind`` tag, and older files upgraded.
 
 ``load_record(path)`` reads any record attnprof writes (``compare``, ``profile``,
-``analyze``, ``model``, ``sweep``, ``ranks``, ``diff``) and returns the typed struct of its
-kind. A schema-1 file (attnprof 0.1's compare and analyze JSON) is upgraded first
+``analyze``, ``model``, ``sweep``, ``ranks``, ``diff``, ``check``, ``limits``,
+``recommend``) and returns the typed struct of its kind. An older file (schema 1: attnprof
+0.1's compare and analyze JSON; schema 2) is upgraded first
 (:mod:`attnprof.record.legacy`); any other version, or a file that is not a record, is one
 :class:`UsageError` naming the file.
 """
@@ -21,20 +22,25 @@ from attnprof.errors import UsageError
 from attnprof.input_files import RECORD, read_input
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import SCHEMA_VERSION
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.diff import DiffRecord
-from attnprof.record.legacy import upgrade_v1
+from attnprof.record.legacy import upgrade
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
+from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 
 __all__ = ["RECORD_TYPES", "Record", "decode_record", "is_record_file", "load_record"]
 
 #: Every record kind, the order they were added in.
 RECORD_TYPES: tuple[type, ...] = (CompareRecord, ProfileRecord, AnalyzeRecord, ModelRecord,
-                                  SweepRecord, RanksRecord, DiffRecord)
+                                  SweepRecord, RanksRecord, DiffRecord, CheckRecord,
+                                  LimitsRecord, RecommendRecord)
 Record = Union[CompareRecord, ProfileRecord, AnalyzeRecord,  # noqa: UP007 (runtime union)
-               ModelRecord, SweepRecord, RanksRecord, DiffRecord]
+               ModelRecord, SweepRecord, RanksRecord, DiffRecord, CheckRecord, LimitsRecord,
+               RecommendRecord]
 _DECODER = msgspec.json.Decoder(dict[str, Any])
 
 
@@ -49,11 +55,10 @@ def decode_record(data: bytes | str, source: str = "record") -> Record:
         raise UsageError(f"{source} nests too deeply to be an attnprof record; pass a "
                          "file written by attnprof --json") from None
     version = head.get("schema_version")
-    if version == 1:
-        head = upgrade_v1(head)
-    elif version != SCHEMA_VERSION:
+    head = upgrade(head)
+    if head.get("schema_version") != SCHEMA_VERSION:
         raise UsageError(f"{source} has schema_version {version!r}, this attnprof reads "
-                         f"{SCHEMA_VERSION} (and upgrades 1); re-run with this version")
+                         f"{SCHEMA_VERSION} (and upgrades 1 and 2); re-run with this version")
     try:
         return msgspec.convert(head, type=Record)
     except msgspec.ValidationError as exc:

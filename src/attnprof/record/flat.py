@@ -12,9 +12,11 @@ from typing import Any
 
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import RecordBase
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.diff import DiffRecord
 from attnprof.record.environment import Environment
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.model_attribution import (
     ATTENTION_COMPONENTS,
@@ -97,6 +99,17 @@ def flat_table(record: RecordBase) -> tuple[tuple[str, ...], list[dict[str, Any]
         return RANK_COLUMNS, ranks_lines(record)
     if isinstance(record, CompareRecord):
         return COLUMNS, compare_lines(record)
+    from attnprof.record.flat_checks import (
+        CHECK_COLUMNS,
+        LIMITS_COLUMNS,
+        check_lines,
+        limits_lines,
+    )
+
+    if isinstance(record, CheckRecord):
+        return CHECK_COLUMNS, check_lines(record)
+    if isinstance(record, LimitsRecord):
+        return LIMITS_COLUMNS, limits_lines(record)
     raise TypeError(f"no flat table of {type(record).__name__}")
 
 

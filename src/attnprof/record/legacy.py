@@ -1,6 +1,10 @@
-"""Schema-1 files, read by today's attnprof: the upgrade to the typed family (schema 2).
+"""Older record files, read by today's attnprof: each upgraded one version at a time.
 
-Schema 1 had two shapes: the compare record (``kind: "compare"``, ``workload`` and
+Schema 2 to 3 (:func:`upgrade_v2`): a sweep record that carries a recommendation (what
+``recommend --json`` wrote) becomes a ``recommend`` record; every other kind is the same.
+
+Schema 1 to 2 (:func:`upgrade_v1`):
+schema 1 had two shapes: the compare record (``kind: "compare"``, ``workload`` and
 ``settings`` as free dicts, the settings flat, no run id) and ``attnprof analyze --json``
 (``kind: "analyze"`` with only ``reports``). The upgrade is a pure dict-to-dict function;
 the typed decode that follows validates the result like any other file.
@@ -10,9 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnprof.record.base import SCHEMA_VERSION
-
-__all__ = ["upgrade_v1"]
+__all__ = ["upgrade", "upgrade_v1", "upgrade_v2"]
 
 _PLAN_KEYS = ("warmup_s", "min_time_s", "min_samples", "max_samples", "min_warmup_calls",
               "rounds")
@@ -22,7 +24,7 @@ _SETTINGS_KEYS = ("seed", "measure_memory", "check_accuracy", "measure_ceilings"
 def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a schema-1 record) in schema-2 form; unknown shapes are left for the
     typed decode to refuse."""
-    out = dict(data, schema_version=SCHEMA_VERSION)
+    out = dict(data, schema_version=2)
     created = out.get("created")
     out.setdefault("created", "unknown")
     # A stable id: the same old file always upgrades to the same run id. hashlib is
@@ -43,6 +45,28 @@ def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(env, dict):
             out.setdefault("attnprof", env.get("attnprof", "0.1.0"))
     return out
+
+
+def upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a schema-2 record) in schema-3 form."""
+    out = dict(data, schema_version=3)
+    if out.get("kind") == "sweep" and out.get("recommendation") is not None:
+        out["kind"] = "recommend"
+    return out
+
+
+#: Each older version's upgrade to the next.
+_UPGRADES = {1: upgrade_v1, 2: upgrade_v2}
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` upgraded step by step from its ``schema_version`` to the current one; a
+    version this attnprof does not know is left for the caller to refuse."""
+    while True:
+        version = data.get("schema_version")
+        if type(version) is not int or version not in _UPGRADES:  # true is not 1
+            return data
+        data = _UPGRADES[version](data)
 
 
 def _settings(flat: dict[str, Any]) -> dict[str, Any]:

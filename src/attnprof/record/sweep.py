@@ -23,6 +23,7 @@ from typing import Literal
 import msgspec
 
 from attnprof.record.base import RecordBase
+from attnprof.record.budgets import BudgetReport
 from attnprof.record.compare import VariantResult
 from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.recommendation import Recommended
@@ -144,6 +145,8 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
     #: larger batches it measured for the headroom (indexed after the grid's points).
     recommendation: Recommended | None = None
     batch_points: list[SweepPoint] = msgspec.field(default_factory=list)
+    #: The ``--budgets`` verdict on every point's rows (``None``: no budgets were given).
+    budgets: BudgetReport | None = None
 
     def ordered_points(self) -> list[SweepPoint]:
         """The points in grid order (a parallel executor appends them as they finish)."""

@@ -35,6 +35,8 @@ __all__ = [
     "OpStat",
     "RegionReport",
     "Severity",
+    "Timeline",
+    "TimelineEvent",
     "TraceReport",
     "Verdict",
 ]
@@ -189,6 +191,38 @@ class BreakdownReport(msgspec.Struct, kw_only=True):
         raise KeyError(name)
 
 
+class TimelineEvent(msgspec.Struct, kw_only=True, array_like=True):
+    """One bar of a step's timeline: a CPU op or a device event, on its lane."""
+
+    #: ``CPU thread 123`` or ``stream 7``.
+    lane: str
+    name: str
+    #: ``op`` (a CPU op, ``depth`` deep in its thread's tree) or the device event's kind
+    #: (``compute``, ``memcpy``, ``memset``, ``communication``).
+    kind: str
+    #: Microseconds from the start of the step.
+    start_us: float
+    dur_us: float
+    depth: int = 0
+
+
+class Timeline(msgspec.Struct, kw_only=True):
+    """One profiled step, as it ran: the ops of its region instance (the outer levels of
+    each thread's tree) and the device events it launched, stacked by thread and stream."""
+
+    region: str
+    #: Which instance of the region (0-based) of how many: the median-length one.
+    instance: int
+    instances: int
+    dur_us: float
+    events: list[TimelineEvent]
+    #: Events the step held at the depths drawn; when more than ``events``, the shortest
+    #: were left out (``events`` keeps the longest).
+    total: int
+    #: The deepest op level drawn (0: top level).
+    max_depth: int
+
+
 class TraceReport(msgspec.Struct, kw_only=True):
     """Everything the analysis of one trace found; see the module doc for units."""
 
@@ -228,6 +262,9 @@ class TraceReport(msgspec.Struct, kw_only=True):
     #: Values in events that could not be used (a wrong type, an int beyond int64, a byte
     #: count beyond 2**53), left out, by field ("args.Bytes", "pid", ...).
     unusable_values: dict[str, int] = msgspec.field(default_factory=dict)
+    #: One profiled step of the first region, for the report's timeline (``None``: the
+    #: trace has no region with work, or was analysed before timelines were kept).
+    timeline: Timeline | None = None
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""

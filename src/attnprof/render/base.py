@@ -1,7 +1,8 @@
 """What a renderer is: it takes a record and writes one format. It never computes.
 
 Every renderer has a ``name`` (the registry key), the file ``extension`` its output is
-written with, and ``render(record) -> str`` for every kind in the record family
+written with, ``output_is_binary`` (pyinstrument's flag: ``render`` returns ``bytes``
+rather than ``str``), and ``render(record)`` for every kind in the record family
 (:data:`attnprof.record.family.RECORD_TYPES`). Options (width, colour, rows per table)
 are given when it is built, so every renderer is called the same way.
 """
@@ -18,16 +19,18 @@ __all__ = ["Renderer", "write_rendered"]
 
 
 class Renderer(Protocol):
-    """Formats a record as one kind of text."""
+    """Formats a record as text or bytes."""
 
     name: ClassVar[str]
     extension: ClassVar[str]
+    output_is_binary: ClassVar[bool]
 
-    def render(self, record: Record) -> str:
+    def render(self, record: Record) -> str | bytes:
         """The whole output for ``record``."""
         ...
 
 
 def write_rendered(renderer: Renderer, record: Record, path: str | os.PathLike[str]) -> None:
     """Render ``record`` and write it to ``path`` atomically."""
-    write_atomic(path, renderer.render(record).encode())
+    out = renderer.render(record)
+    write_atomic(path, out if isinstance(out, bytes) else out.encode())

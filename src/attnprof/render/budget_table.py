@@ -6,14 +6,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.analysis.budgets import BudgetReport
+from attnprof.record.budgets import BudgetReport
 
 __all__ = ["render_budgets"]
 
 
-def render_budgets(report: BudgetReport, console: Console, source: str) -> None:
+def render_budgets(report: BudgetReport, console: Console) -> None:
     """One row per budget checked at one measured point; failures in red, the verdict
     and the budgets that selected nothing underneath."""
+    source = report.source
     table = Table(title=Text(f"budgets — {report.title or source}"), title_justify="left",
                   caption=Text(source), caption_justify="left")
     table.add_column("", no_wrap=True)
@@ -26,8 +27,9 @@ def render_budgets(report: BudgetReport, console: Console, source: str) -> None:
         table.add_row(mark, Text(r.what), Text(r.expected),
                       Text(r.observed, style="" if r.ok else "red"), Text(r.detail))
     console.print(table)
-    for number, budget in report.unmatched:
-        console.print(Text(f"budget #{number} ({budget.describe()}) selects nothing this run "
+    for unmatched in report.unmatched:
+        console.print(Text(f"budget #{unmatched.number} ({unmatched.description}) selects "
+                           "nothing this run "
                            "measured: not checked", style="yellow"))
     bad = sum(not r.ok for r in report.rows)
     if bad:

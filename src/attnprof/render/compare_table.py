@@ -56,7 +56,8 @@ def _spread(r: VariantResult) -> Text:
     return text
 
 
-def _notes(r: VariantResult) -> str:
+def row_notes(r: VariantResult) -> str:
+    """A row's notes cell, as the terminal and the HTML report both show it."""
     # A row that failed says why first; one that failed after measuring (a kept latency)
     # or that changed torch's settings says that too, in its notes.
     parts = [r.reason] if r.status != "ok" and r.reason else []
@@ -103,7 +104,7 @@ def render_compare(record: CompareRecord, console: Console) -> None:
             row.append(fmt_ms(r.cpu_dispatch_ms))
         row += [_with_share(r.tflops_per_s, r.flops_of_ceiling),
                 _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling),
-                format_bytes(r.peak_memory_bytes), fmt_error(r), Text(_notes(r))]
+                format_bytes(r.peak_memory_bytes), fmt_error(r), Text(row_notes(r))]
         table.add_row(*row)
     console.print(table)
     _footer(record, console)

@@ -43,6 +43,7 @@ class CsvRenderer:
 
     name: ClassVar[str] = "csv"
     extension: ClassVar[str] = ".csv"
+    output_is_binary: ClassVar[bool] = False
 
     def render(self, record: Record) -> str:
         """The CSV text of ``record``."""

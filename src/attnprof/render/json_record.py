@@ -19,6 +19,7 @@ class JsonRenderer:
 
     name: ClassVar[str] = "json"
     extension: ClassVar[str] = ".json"
+    output_is_binary: ClassVar[bool] = False
 
     def render(self, record: Record) -> str:
         """``record.to_json()`` as text."""

@@ -8,8 +8,8 @@ from rich.text import Text
 
 from attnprof.analysis.memory_fit import DEFINITION
 from attnprof.formatting import format_bytes
+from attnprof.record.limits import Ceiling, Probe
 from attnprof.render.compare_table import fmt_ms
-from attnprof.run.limits import Ceiling, Probe
 from attnprof.spec.workload import Workload
 
 __all__ = ["describe_probe", "render_limits"]

@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.analysis.recommend import Constraints, Pick, Recommendation
 from attnprof.formatting import format_bytes, one_line
+from attnprof.record.recommendation import Constraints, Pick, Recommendation
 from attnprof.render.compare_table import fmt_ms
 
 __all__ = ["render_recommendations"]

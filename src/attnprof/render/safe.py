@@ -37,7 +37,7 @@ def terminal_safe(value: T, type_: Any = None) -> T:
 def _clean(data: Any) -> Any:
     if isinstance(data, str):
         return safe_text(data)
-    if isinstance(data, list):
+    if isinstance(data, (list, tuple)):  # to_builtins keeps tuples (a breakdown's kernels)
         return [_clean(item) for item in data]
     if isinstance(data, dict):
         return {_clean(k): _clean(v) for k, v in data.items()}

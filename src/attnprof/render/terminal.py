@@ -6,8 +6,9 @@ stdout goes. A comparison is its table (and, when traced, one line of findings p
 variant); a profile adds each variant's full trace report; an analysis is one report per
 trace; a sweep is its points table with the scaling fits; a model is its summary, runs
 and per-layer tables; a rank set is its ranks side by side, stragglers and findings; a
-diff is its changes, rows and traces. New record kinds add a view to :data:`_VIEWS`; every
-view draws from the record after
+diff is its changes, rows and traces; a check its expectations; limits its ceilings; a
+recommendation its choice per shape. A budgets verdict in a record follows its table. New
+record kinds add a view to :data:`_VIEWS`; every view draws from the record after
 :func:`~attnprof.render.safe.terminal_safe`, so none shows a raw control character.
 """
 
@@ -24,11 +25,15 @@ from rich.console import Console
 from rich.text import Text
 
 from attnprof.record.analyze import AnalyzeRecord
+from attnprof.record.budgets import BudgetReport
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.diff import DiffRecord
 from attnprof.record.family import Record
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
+from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render.safe import terminal_safe
 from attnprof.render.trace_report import render_trace_report
@@ -51,6 +56,7 @@ class TerminalRenderer:
 
     name: ClassVar[str] = "terminal"
     extension: ClassVar[str] = ".txt"
+    output_is_binary: ClassVar[bool] = False
 
     def __init__(self, *, width: int = PIPE_WIDTH, color: bool = False, top: int = 15) -> None:
         self.width, self.color, self.top = width, color, top
@@ -86,6 +92,14 @@ def _compare(record: CompareRecord, console: Console, top: int) -> None:
 
     render_compare(record, console)
     render_findings_by_variant(record, console)
+    _budgets(record.budgets, console)
+
+
+def _budgets(report: BudgetReport | None, console: Console) -> None:
+    if report is not None:
+        from attnprof.render.budget_table import render_budgets
+
+        render_budgets(report, console)
 
 
 def _profile(record: ProfileRecord, console: Console, top: int) -> None:
@@ -113,6 +127,30 @@ def _sweep(record: SweepRecord, console: Console, top: int) -> None:
     from attnprof.render.sweep_table import render_sweep
 
     render_sweep(record, console)
+    _budgets(record.budgets, console)
+
+
+def _recommend(record: RecommendRecord, console: Console, top: int) -> None:
+    from attnprof.render.recommend_table import render_recommendations
+
+    rec = record.recommendation
+    if rec is None:  # a recommend record is made with one; an edited file may lack it
+        console.print(Text("no recommendation in this record", style="yellow"))
+        return
+    render_recommendations(rec.recommendations, rec.constraints, console, rec.source)
+
+
+def _check(record: CheckRecord, console: Console, top: int) -> None:
+    from attnprof.render.check_terminal import render_check
+
+    render_check(record.rows, console, title=record.title, source=record.source,
+                 region=record.region)
+
+
+def _limits(record: LimitsRecord, console: Console, top: int) -> None:
+    from attnprof.render.limits_table import render_limits
+
+    render_limits(record.ceilings, record.base, console)
 
 
 def _model(record: ModelRecord, console: Console, top: int) -> None:
@@ -137,8 +175,11 @@ _VIEWS: dict[type, Callable[[Any, Console, int], None]] = {
     ProfileRecord: _profile,
     CompareRecord: _compare,
     AnalyzeRecord: _analyze,
+    RecommendRecord: _recommend,
     SweepRecord: _sweep,
     ModelRecord: _model,
     RanksRecord: _ranks,
     DiffRecord: _diff,
+    CheckRecord: _check,
+    LimitsRecord: _limits,
 }

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 
 from attnprof.analysis import memory_fit
 from attnprof.errors import UsageError
 from attnprof.measure.device import memory_capacity_bytes
 from attnprof.record.compare import VariantResult
+from attnprof.record.limits import Ceiling, Probe
 from attnprof.run.executors.process import ProcessExecutor
 from attnprof.run.point import Point
 from attnprof.spec import costs
@@ -39,7 +38,7 @@ from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
 
 __all__ = ["FIELDS", "Ceiling", "Probe", "analytic_ceiling", "find_ceiling", "probe_budget",
-           "probe_cap", "search_range"]
+           "probe_cap", "probe_of", "search_range"]
 
 #: Fields a ceiling can be searched along.
 FIELDS = ("seq", "batch")
@@ -54,52 +53,10 @@ PROBE = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=1, ma
 OnProbe = Callable[["Probe"], None]
 
 
-@dataclass(frozen=True)
-class Probe:
-    """One real run: the size tried, how it ended, its peak memory when it ran, and
-    whether it fits the budget (:func:`~attnprof.analysis.memory_fit.fits`)."""
-
-    size: int
-    status: str
-    reason: str = ""
-    peak_memory_bytes: int | None = None
-    fits: bool = False
-
-    @classmethod
-    def of(cls, size: int, row: VariantResult, budget: int) -> Probe:
-        """The probe of ``row``, a run at ``size``, judged against ``budget``."""
-        reason = memory_fit.over(row, budget) or row.reason
-        return cls(size, row.status, reason, row.peak_memory_bytes,
-                   memory_fit.fits(row, budget))
-
-
-@dataclass
-class Ceiling:
-    """What the search found for one variant in one mode."""
-
-    variant: str
-    mode: str
-    field: str
-    budget_bytes: int
-    search: tuple[int, int]
-    #: Largest size that fit (and was confirmed), or None when not even the smallest did.
-    largest: int | None = None
-    #: The smallest size seen not to fit, and how it failed (None: fits to the search end).
-    first_failure: Probe | None = None
-    probes: list[Probe] = dataclass_field(default_factory=list)
-    #: The final measurement at ``largest``.
-    confirmed: VariantResult | None = None
-    #: The largest size the textbook estimate allows, and whether the search could have
-    #: reached it.
-    analytic: int | None = None
-    unsupported: str | None = None
-
-    @property
-    def analytic_ratio(self) -> float | None:
-        """analytic / measured ceiling (> 1: the estimate promises more than fits)."""
-        if self.analytic is None or not self.largest or self.first_failure is None:
-            return None
-        return self.analytic / self.largest
+def probe_of(size: int, row: VariantResult, budget: int) -> Probe:
+    """The probe of ``row``, a run at ``size``, judged against ``budget``."""
+    reason = memory_fit.over(row, budget) or row.reason
+    return Probe(size, row.status, reason, row.peak_memory_bytes, memory_fit.fits(row, budget))
 
 
 def search_range(base: Workload, field_name: str, budget: int, step: int,
@@ -152,7 +109,7 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
         return row
 
     def probe(size: int) -> Probe:
-        result = Probe.of(size, run(size, PROBE), budget)
+        result = probe_of(size, run(size, PROBE), budget)
         ceiling.probes.append(result)
         if on_probe is not None:
             on_probe(result)
@@ -179,7 +136,7 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
             else:
                 high, ceiling.first_failure = middle, tried
         final = run(low, measured)
-        ceiling.probes.append(Probe.of(low, final, budget))
+        ceiling.probes.append(probe_of(low, final, budget))
         if on_probe is not None:
             on_probe(ceiling.probes[-1])
         if ceiling.probes[-1].fits:

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import RecordBase
+from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord
 from attnprof.record.environment import Environment
+from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.sweep import SweepRecord
 
@@ -69,4 +71,15 @@ def summarize_record(record: RecordBase) -> RunSummary:
         more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
         return RunSummary(device=device, device_name=None, host=None, torch=None, names=(),
                           model=None, summary=f"{first}{more}")
+    if isinstance(record, CheckRecord):
+        held = sum(r.ok for r in record.rows)
+        return RunSummary(**base, names=(), model=None,
+                          summary=f"{record.target}: {held} of {len(record.rows)} "
+                                  "expectations hold")
+    if isinstance(record, LimitsRecord):
+        return RunSummary(**base, names=tuple(dict.fromkeys(c.variant for c in
+                                                            record.ceilings)),
+                          model=None, summary=f"largest {record.field} within "
+                                              f"{record.budget_bytes} bytes from "
+                                              f"{record.base.describe()}")
     return RunSummary(**base, names=(), model=None, summary=record.kind)

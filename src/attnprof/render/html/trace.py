@@ -1,0 +1,98 @@
+"""A trace report as a section of the HTML page: its regions (time, verdict, attention
+share), kernels per forward with their decoded names, the op table, the breakdown and the
+findings with evidence and fix."""
+
+from __future__ import annotations
+
+from attnprof.formatting import format_bytes, format_us
+from attnprof.record.trace_report import RegionReport, TraceReport
+from attnprof.render.html.page import Section, Table, TraceLink, cell, num
+
+__all__ = ["trace_section"]
+
+def trace_section(report: TraceReport, *, title: str, anchor: str,
+                  trace_path: str | None = None) -> Section:
+    """The section of one trace report."""
+    section = Section(kind="trace", title=title, anchor=anchor)
+    section.facts = [("trace", report.source), ("device", report.device),
+                     ("device names", ", ".join(report.device_names) or "—"),
+                     ("events", f"{report.events:,}")]
+    if report.rank is not None:
+        section.facts.append(("rank", f"{report.rank} of {report.world_size}"))
+    if report.unassigned_device_events:
+        section.facts.append(("device events in no region",
+                              f"{report.unassigned_device_events} "
+                              f"({format_us(report.unassigned_device_us)})"))
+    for what, counts in (("skipped events", report.skipped_events),
+                         ("dropped entries", report.dropped_entries),
+                         ("unusable values", report.unusable_values),
+                         ("unmodelled categories", report.unmodelled_categories)):
+        if counts:
+            section.facts.append((what, ", ".join(f"{k}: {v}" for k, v in counts.items())))
+    section.tables.append(_regions(report, anchor))
+    for region in report.regions:
+        section.tables.append(_kernels(region, anchor))
+        if region.ops:
+            section.tables.append(_ops(region, anchor))
+    if not report.breakdown.is_empty:
+        section.tables.append(_breakdown(report, anchor))
+    section.findings = [(report.source, f) for f in report.findings]
+    path = trace_path or report.source
+    section.traces.append(TraceLink(label=title, path=path))
+    return section
+
+
+def _regions(report: TraceReport, anchor: str) -> Table:
+    table = Table(name=f"{anchor}-regions", caption="regions: time per forward",
+                  columns=["region", "forwards", "kernels per forward", "CPU per forward",
+                           "device per forward", "verdict", "attention share", "peak memory",
+                           "SDPA backend"])
+    for r in report.regions:
+        table.rows.append([
+            cell(r.name), num(r.instances), num(r.kernels_per_forward),
+            num(r.cpu_us_per_forward, format_us(r.cpu_us_per_forward)),
+            num(r.device_us_per_forward, format_us(r.device_us_per_forward)),
+            cell(r.verdict),
+            num(r.attention_share, None if r.attention_share is None
+                else f"{r.attention_share:.0%}"),
+            num(r.peak_memory_bytes, format_bytes(r.peak_memory_bytes)),
+            cell(r.sdpa_backend)])
+    return table
+
+
+def _kernels(region: RegionReport, anchor: str) -> Table:
+    unit = "kernels" if region.kernel_source == "kernels" else "compute ops (CPU trace)"
+    table = Table(name=f"{anchor}-kernels-{region.name}",
+                  caption=f"{region.name}: {unit} per forward, with decoded names",
+                  columns=["name", "decoded", "family", "per forward", "mean", "share",
+                           "launched by", "dtype", "tensor cores", "occupancy", "note"])
+    for k in region.kernels:
+        table.rows.append([
+            cell(k.name), cell(k.short), cell(k.family), num(k.per_forward),
+            num(k.mean_us, format_us(k.mean_us)), num(k.share, f"{k.share:.0%}"),
+            cell(k.launched_by), cell(k.dtype),
+            cell({True: "yes", False: "no", None: "—"}[k.tensor_cores]),
+            num(k.occupancy, None if k.occupancy is None else f"{k.occupancy:.0f}%"),
+            cell(k.note or "")])
+    return table
+
+
+def _ops(region: RegionReport, anchor: str) -> Table:
+    table = Table(name=f"{anchor}-ops-{region.name}", caption=f"{region.name}: CPU ops",
+                  columns=["op", "per forward", "self", "total"])
+    for o in region.ops:
+        table.rows.append([cell(o.name), num(o.per_forward),
+                           num(o.self_us, format_us(o.self_us)),
+                           num(o.total_us, format_us(o.total_us))])
+    return table
+
+
+def _breakdown(report: TraceReport, anchor: str) -> Table:
+    table = Table(name=f"{anchor}-breakdown", caption="device time over the whole trace",
+                  columns=["kernel", "decoded", "category", "count", "total", "mean", "share"])
+    for k in report.breakdown.kernels:
+        table.rows.append([cell(k.name), cell(k.short), cell(k.category), num(k.count),
+                           num(k.total_us, format_us(k.total_us)),
+                           num(k.mean_us, format_us(k.mean_us)),
+                           num(k.share, f"{k.share:.1%}")])
+    return table

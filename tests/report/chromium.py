@@ -1,0 +1,163 @@
+"""Open an HTML file in Debian's headless Chromium and report what a person would see:
+console errors, every request the page made, the DOM's tables, plots and findings, and a
+screenshot — over the DevTools protocol (websocket-client), no browser automation library.
+
+Every host name is mapped to nothing (``--host-resolver-rules``) and background traffic is
+off, so a page that tried to fetch anything fails loudly in ``requests`` rather than
+reaching the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run",
+         "--disable-default-apps", "--host-resolver-rules=MAP * ~NOTFOUND",
+         "--remote-debugging-port=0", "--window-size=1300,1800")
+
+#: What the page reports once every plot is drawn (or has failed).
+_DOM = """(() => {
+  const tables = {};
+  document.querySelectorAll("table[data-table]").forEach(t => {
+    tables[t.dataset.table] = Array.from(t.tBodies[0].rows).map(
+      r => Array.from(r.cells).map(c => c.textContent));
+  });
+  const figures = Array.from(document.querySelectorAll("figure.plot")).map(f => ({
+    name: f.dataset.figure, drawn: f.querySelector("div.vega").dataset.drawn || "",
+    svg: !!f.querySelector("svg"), error: !!f.querySelector(".plot-error"),
+    text: f.textContent}));
+  const findings = Array.from(document.querySelectorAll("li.finding .finding-title")).map(
+    e => e.textContent);
+  return JSON.stringify({tables, figures, findings,
+                         images: document.querySelectorAll("img").length,
+                         alerts: window.__alerts || 0,
+                         text: document.body.innerText});
+})()"""
+_DRAWN = """(() => { const boxes = document.querySelectorAll("div.vega");
+  return Array.from(boxes).every(b => b.dataset.drawn || b.querySelector(".plot-error")
+                                 || b.classList.contains("plot-error")); })()"""
+
+
+def find_chromium() -> str:
+    """The browser, or a skip that says why there is none."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("no chromium here (apt-get install -y chromium; .ci/run installs it)")
+
+
+@dataclass
+class PageView:
+    """What the browser saw."""
+
+    console_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    dom: dict[str, Any] = field(default_factory=dict)
+    screenshot: bytes = b""
+    #: The values of the expressions asked for, by name.
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return str(self.dom.get("text", ""))
+
+
+class _Session:
+    def __init__(self, url: str) -> None:
+        import websocket  # websocket-client, the test extra
+
+        self.ws = websocket.create_connection(url, timeout=60, suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return dict(message.get("result", {}))
+            self.events.append(message)
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
+                           awaitPromise=True)
+        return result.get("result", {}).get("value")
+
+
+def open_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60.0,
+              before: str = "", evaluate: dict[str, str] | None = None) -> PageView:
+    """Load ``html`` in headless Chromium, wait for every plot, and look. ``before`` is a
+    script run in the page before its own (e.g. to count ``alert`` calls); ``evaluate``
+    names expressions to evaluate in the page once it is drawn."""
+    browser = find_chromium()
+    profile = tempfile.mkdtemp(prefix="attnprof-chromium-")
+    proc = subprocess.Popen([browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = Path(profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + timeout_s
+        while not port_file.exists() or not port_file.read_text().strip():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("chromium did not start its DevTools endpoint")
+            time.sleep(0.1)
+        port = port_file.read_text().split()[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as r:
+            pages = [t for t in json.load(r) if t.get("type") == "page"]
+        session = _Session(pages[0]["webSocketDebuggerUrl"])
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            session.call(f"{domain}.enable")
+        if before:
+            session.call("Page.addScriptToEvaluateOnNewDocument", source=before)
+        session.call("Page.navigate", url=html.resolve().as_uri())
+        while time.monotonic() < deadline:
+            if session.evaluate("document.readyState") == "complete" and session.evaluate(
+                    _DRAWN):
+                break
+            time.sleep(0.2)
+        else:
+            raise RuntimeError(f"the plots of {html} were not drawn in {timeout_s:.0f} s")
+        view = PageView(dom=json.loads(session.evaluate(_DOM)))
+        view.values = {k: session.evaluate(v) for k, v in (evaluate or {}).items()}
+        shot = session.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        view.screenshot = base64.b64decode(shot["data"])
+        if screenshot is not None:
+            screenshot.write_bytes(view.screenshot)
+        for event in session.events:
+            method, params = event.get("method"), event.get("params", {})
+            if method == "Runtime.consoleAPICalled" and params.get("type") in ("error",
+                                                                               "assert"):
+                view.console_errors.append(str(params.get("args")))
+            elif method == "Runtime.exceptionThrown":
+                view.console_errors.append(str(params.get("exceptionDetails")))
+            elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+                view.console_errors.append(str(params["entry"].get("text")))
+            elif method == "Network.requestWillBeSent":
+                url = params.get("request", {}).get("url", "")
+                if not url.startswith(("file:", "data:", "blob:", "about:")):
+                    view.requests.append(url)
+        session.ws.close()
+        return view
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
