@@ -137,12 +137,12 @@ def load_budgets(path: str | Path) -> Budgets:
     the file and the key."""
     p = Path(path)
     source = f"budgets file {str(p)!r}"
-    data = read_toml(p, source, "see the budgets format in README.md")
+    data = read_toml(p, source, "see the budgets format in docs/scale.md")
     try:
         budgets = msgspec.convert(data, type=Budgets)
     except msgspec.ValidationError as exc:
         raise UsageError(f"{source}: {_key_path(str(exc))}; see the budgets format in "
-                         "README.md") from None
+                         "docs/scale.md") from None
     if not budgets.budget:
         raise UsageError(f"{source} states no budget; add a [[budget]] entry with e.g. "
                          "latency_ms = { max = 5.0 }")
