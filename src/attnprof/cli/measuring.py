@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from attnprof.cli.flags import SharedFlags
 from attnprof.cli.storing import cached_ceilings
 from attnprof.cli.workload_args import settings_from_args, workload_fields
 
@@ -54,7 +55,7 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
     settings = settings_from_args(args, workload, trace_dir=trace_dir,
                                   trace_steps=trace_steps).validate()
     create_folders(outputs)  # only now: a mistake found above leaves nothing behind
-    name = getattr(args, "executor", "inline")
+    name = SharedFlags.of(args).executor
     executor = None if name == "inline" else get_executor(name)
     saved: list[bool] = []  # whether this run wrote json_path yet
 
@@ -90,7 +91,7 @@ def _variant_names(variants: list[str] | None) -> list[str]:
     return list(dict.fromkeys(n.strip() for n in variants if n.strip()))
 
 
-def variant_files(names: list[str]) -> list[str]:
+def variant_files(names: Sequence[str]) -> list[str]:
     """The user's variant files (``path/to/file.py:fn``): inputs no output may replace."""
     targets = (name.rpartition(":")[0] for name in names if ":" in name)
     return [t for t in targets if t and os.path.isfile(t)]

@@ -30,10 +30,12 @@ def add_report_arguments(parser: argparse.ArgumentParser | Any) -> None:
 def report_outputs(args: argparse.Namespace) -> list[Output]:
     """The report outputs asked for, to check with the command's others; refuses, before
     any work, reports when their libraries are missing."""
+    from attnprof.cli.flags import SharedFlags
     from attnprof.outputs import Output
 
     outputs = []
-    html, plots = getattr(args, "html", None), getattr(args, "plots", None)
+    flags = SharedFlags.of(args)
+    html, plots = flags.html, flags.plots
     if html is not None:
         _check_libraries("--html")
         outputs.append(Output("--html", html))
@@ -57,9 +59,11 @@ def _check_libraries(flag: str) -> None:
 
 def write_reports(args: argparse.Namespace, record: Record, console: Console) -> None:
     """Write the HTML report and the plots asked for, and say where."""
+    from attnprof.cli.flags import SharedFlags
     from attnprof.cli.outcome import print_written
 
-    html, plots = getattr(args, "html", None), getattr(args, "plots", None)
+    flags = SharedFlags.of(args)
+    html, plots = flags.html, flags.plots
     if html:
         from attnprof.render import HtmlRenderer, write_rendered
 

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from attnprof.cli.flags import SharedFlags
+
 if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
     from attnprof.record.environment import Ceilings
@@ -45,7 +47,7 @@ def open_for_saving(args: argparse.Namespace) -> Store | None:
     from attnprof.errors import UsageError
     from attnprof.store import STORE_ENV, open_store, store_path
 
-    label = getattr(args, "label", None)
+    label = SharedFlags.of(args).label
     if label is not None and (not label.strip() or any(ord(c) < 32 for c in label)):
         raise UsageError(f"--label {label!r} must be non-empty text on one line")
     path = store_path(args.store, no_store=args.no_store)
@@ -82,7 +84,7 @@ def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
     from attnprof.render.terminal import make_console
 
     command = shlex.join(["attnprof", *argv])
-    run = store.save(record, label=getattr(args, "label", None), command=command,
+    run = store.save(record, label=SharedFlags.of(args).label, command=command,
                      cwd=os.getcwd())
     make_console().print(Text(f"stored as run {safe_text(run.run_id)} in {store.shown} "
                               f"(attnprof show {safe_text(run.run_id)})", style="dim"))
@@ -119,7 +121,8 @@ def cached_ceilings(args: argparse.Namespace, workload: Workload) -> Ceilings | 
 
     from attnprof.store import open_store, store_path
 
-    path = store_path(getattr(args, "store", None), no_store=getattr(args, "no_store", False))
+    flags = SharedFlags.of(args)
+    path = store_path(flags.store, no_store=flags.no_store)
     if path is None:
         return None
     with open_store(path, create=False) as store:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from attnprof.cli.flags import given_flags
 from attnprof.cli.parser import csv_list
 from attnprof.errors import UsageError
 from attnprof.spec.grid import INTEGER_FIELDS, Axis, Grid, flag_of, parse_axis, parse_choices
@@ -82,8 +83,9 @@ def grid_from_args(args: argparse.Namespace) -> tuple[Grid, dict[str, Any]]:
     """The swept fields (two or more values) and the fixed ones (one value) the flags give."""
     axes: dict[str, tuple[int | str, ...]] = {}
     fixed: dict[str, Any] = {}
+    given = given_flags(args, (*_AXIS_ORDER, "device", "causal"))
     for field in _AXIS_ORDER:
-        text = getattr(args, field, None)
+        text = given.get(field)
         if text is None:
             continue
         values: tuple[int | str, ...] = (
@@ -93,8 +95,8 @@ def grid_from_args(args: argparse.Namespace) -> tuple[Grid, dict[str, Any]]:
         else:
             fixed[field] = values[0]
     for name in ("device", "causal"):
-        if getattr(args, name, None) is not None:
-            fixed[name] = getattr(args, name)
+        if name in given:
+            fixed[name] = given[name]
     return Grid(axes=[Axis(field=f, values=list(v)) for f, v in axes.items()]), fixed
 
 

@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from attnprof.cli.flags import SharedFlags
 from attnprof.cli.outcome import budget_status, print_written, sweep_status
 from attnprof.cli.reports import report_outputs, write_reports
 
@@ -28,27 +29,27 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
     from attnprof.cli.measuring import variant_files
     from attnprof.outputs import Output, check_outputs
 
-    outputs = [Output(f"--{flag}", getattr(args, flag)) for flag in ("json", "csv", "plot")
-               if getattr(args, flag, None) is not None]
-    budgets_file = getattr(args, "budgets", None)
-    inputs = [*([budgets_file] if budgets_file else []),
-              *variant_files(getattr(args, "variants", None) or [])]
+    flags = SharedFlags.of(args)
+    outputs = [Output(f"--{flag}", path) for flag, path in
+               (("json", flags.json), ("csv", flags.csv), ("plot", flags.plot))
+               if path is not None]
+    inputs = [*([flags.budgets] if flags.budgets else []), *variant_files(flags.variants)]
     check_outputs([*outputs, *report_outputs(args)], inputs=inputs)
-    if getattr(args, "plot", None):
+    if flags.plot:
         from attnprof.render.images import check_image_path
 
-        check_image_path(args.plot, "--plot")
+        check_image_path(flags.plot, "--plot")
     budgets = None
-    if getattr(args, "budgets", None):
+    if flags.budgets:
         from attnprof.spec.budgets import load_budgets
 
-        budgets = load_budgets(args.budgets)
+        budgets = load_budgets(flags.budgets)
     resume = None
-    if getattr(args, "resume", None):
+    if flags.resume:
         from attnprof.record.sweep import SweepRecord
 
-        resume = SweepRecord.load(args.resume)
-        check_writable(args.json or args.resume, "--resume")
+        resume = SweepRecord.load(flags.resume)
+        check_writable(flags.json or flags.resume, "--resume")
     return budgets, resume
 
 
@@ -68,7 +69,8 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
     if resume is not None:
         check_resumable(resume, plan, collect_environment(plan.base.device))
     executor = executor_from_args(args, plan)
-    path = getattr(args, "json", None) or getattr(args, "resume", None)
+    flags = SharedFlags.of(args)
+    path = flags.record_path
     saved: list[int] = []
 
     def save(record: SweepRecord) -> None:
@@ -76,7 +78,7 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
             record.save(path)
             saved.append(len(record.points))
 
-    if getattr(args, "plot", None) and not any(f in INTEGER_FIELDS for f in plan.grid.fields):
+    if flags.plot and not any(f in INTEGER_FIELDS for f in plan.grid.fields):
         from attnprof.errors import UsageError
 
         raise UsageError("--plot needs a swept size field (e.g. --seq 256..4096x2); this "
@@ -101,18 +103,18 @@ def finish_outputs(args: argparse.Namespace, record: SweepRecord, console: Conso
     timeout), else 0."""
     from attnprof.render import CsvRenderer, write_rendered
 
-    path = getattr(args, "json", None) or getattr(args, "resume", None)
+    flags = SharedFlags.of(args)
+    path = flags.record_path
     if path and record.budgets is not None:
         record.save(path)
-    if getattr(args, "csv", None):
-        write_rendered(CsvRenderer(), record, args.csv)
-    if getattr(args, "plot", None):
+    if flags.csv:
+        write_rendered(CsvRenderer(), record, flags.csv)
+    if flags.plot:
         from attnprof.render.figures.sweep import scaling_plot
         from attnprof.render.images import write_figure
 
-        write_figure(scaling_plot(record), args.plot)
-    print_written(console, [("record", path), ("CSV", getattr(args, "csv", None)),
-                            ("plot", getattr(args, "plot", None))])
+        write_figure(scaling_plot(record), flags.plot)
+    print_written(console, [("record", path), ("CSV", flags.csv), ("plot", flags.plot)])
     write_reports(args, record, console)
     if not path:
         console.print("[dim]add --json PATH to keep the record (and to resume an "

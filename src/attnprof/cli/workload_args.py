@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from attnprof.cli.flags import given_flags
 from attnprof.spec.settings import (
     CPU_ALLOCATOR_STATES,
     DEFAULT_VARIANT_TIMEOUT_S,
@@ -39,7 +40,7 @@ def workload_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The workload fields the user set on the command line."""
     names = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
              "causal", "mode", "window")
-    return {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+    return given_flags(args, names)
 
 
 def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
