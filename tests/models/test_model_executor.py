@@ -64,3 +64,35 @@ def test_a_segfaulting_implementation_is_a_crashed_row_and_eager_keeps_its_own(
         assert sdpa.status == "crashed" and "SIGSEGV" in sdpa.reason, sdpa.reason
     table = proc.stdout.split("ms / step: median")[0]  # the runs table
     assert table.count("crashed") == 2 and "SIGSEGV" in table
+
+
+#: The same tiny Llama whose SDPA path never returns (a spin no exception reaches).
+HANGS_ON_SDPA = SEGFAULTS_ON_SDPA.replace(
+    "def _segfault(*args, **kwargs):\n    os.kill(os.getpid(), signal.SIGSEGV)",
+    "def _segfault(*args, **kwargs):\n    while True:\n        pass")
+
+
+def test_a_hanging_implementation_is_a_timeout_row_after_timeout(tmp_path: Path) -> None:
+    (tmp_path / "hang_model.py").write_text(HANGS_ON_SDPA, encoding="utf-8")
+    out = tmp_path / "run.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnprof", "model", "hang_model.py:make", *FLAGS,
+         "--attn", "eager,sdpa", "--executor", "process", "--timeout", "20",
+         "--json", str(out), "--no-store"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode in (0, 3), proc.stderr
+    rows = {r.implementation: r for r in ModelRecord.load(out).runs}
+    assert rows["eager"].status == "ok", rows["eager"].reason
+    assert rows["sdpa"].status == "timeout", rows["sdpa"].reason
+    assert "no progress for 20 s" in rows["sdpa"].reason
+
+
+def test_timeout_needs_the_process_executor(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnprof", "model", "llama", "--timeout", "5"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "attnprof: error: --timeout 5 needs --executor process: in this process nothing "
+        "can stop a hung implementation"]

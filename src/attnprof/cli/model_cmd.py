@@ -89,6 +89,11 @@ def add_parser(sub: Any) -> None:
                    help="where the implementations run: in this process (default), or in "
                         "a worker process, so one that segfaults, hangs or runs out of "
                         "memory becomes rows with that status and the others keep theirs")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="with --executor process: a worker that reports no progress for "
+                        "SECONDS (one implementation's phase: build, warm-up, rounds, "
+                        "trace) is killed, and that implementation's unfinished phases "
+                        "are 'timeout' rows (default 900)")
     p.add_argument("--top", type=int, default=12, metavar="N",
                    help="layers shown per table, ×4 (default 12: 48 layers)")
     add_report_arguments(p)
@@ -113,6 +118,11 @@ def run(args: argparse.Namespace) -> Finished:
         if value <= 0:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
     check_seconds("--min-time", args.min_time)
+    if args.timeout is not None:
+        check_seconds("--timeout", args.timeout)
+        if args.executor != "process":
+            raise UsageError(f"--timeout {args.timeout:g} needs --executor process: in "
+                             "this process nothing can stop a hung implementation")
     outputs = [Output(flag, path, folder=flag == "--trace")
                for flag, path in (("--json", args.json), ("--csv", args.csv),
                                   ("--trace", args.trace)) if path is not None]
@@ -142,8 +152,10 @@ def run(args: argparse.Namespace) -> Finished:
             record.save(args.json)
 
     # In this process, the model built above runs as it is; a worker builds its own.
-    executor = get_executor(args.executor, **({"model": prepared}
-                                              if args.executor == "inline" else {}))
+    options: dict[str, object] = ({"model": prepared} if args.executor == "inline" else
+                                  {} if args.timeout is None else
+                                  {"idle_timeout_s": args.timeout})
+    executor = get_executor(args.executor, **options)
     with ModelRunProgress(list(run_names(prepared[0], prepared[1]))) as progress:
         record = executor.run_model(ModelPoint(spec=prepared[0], settings=settings),
                                     progress=progress.update, on_record=save)
