@@ -40,7 +40,9 @@ TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
     (("compare",), {
         ExitCode.OK: "done; each row's status is in the table and the record",
         ExitCode.FAILED: "a budget failed (`--budgets`)",
-        ExitCode.USAGE: "a user mistake: one line, nothing written"}),
+        ExitCode.USAGE: "a user mistake: one line, nothing written",
+        ExitCode.UNMEASURED: "a row crashed, erred or timed out (its reason in the table and "
+                             "the record; the other rows are answers)"}),
     (("profile",), {ExitCode.OK: "done", ExitCode.USAGE: _MISTAKE}),
     (("analyze",), {
         ExitCode.OK: "every file read",
@@ -51,8 +53,9 @@ TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
                   ExitCode.FAILED: "an expectation failed", ExitCode.USAGE: _MISTAKE}),
     (("model",), {
         ExitCode.OK: "done", ExitCode.USAGE: _MISTAKE,
-        ExitCode.UNMEASURED: "the shares are marked unreliable (every capture was noisy, or "
-                             "its steps disagree); everything is kept, with why"}),
+        ExitCode.UNMEASURED: "an implementation's run crashed, erred or timed out, or the "
+                             "shares are marked unreliable (every capture was noisy, or its "
+                             "steps disagree); everything is kept, with why"}),
     (("sweep",), {
         ExitCode.OK: "every row is an answer: `ok`, `wrong` (measured, off the reference), "
                      "`unsupported`, `oom`, `skipped`",

@@ -151,7 +151,7 @@ def test_the_time_limit_is_a_flag(tmp_path: Path, capsys: pytest.CaptureFixture[
     path.write_text(HANGING)
     out = tmp_path / "run.json"
     assert main(["compare", *SMALL, "--variants", f"{path}:sleeps", "--variant-timeout",
-                 "0.5", "--json", str(out)]) == 0
+                 "0.5", "--json", str(out)]) == 3  # a row timed out: every row kept
     text = out.read_text()
     assert '"variant_timeout_s": 0.5' in text and '"status": "timeout"' in text
 

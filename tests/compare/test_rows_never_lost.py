@@ -299,7 +299,7 @@ def test_a_keyboard_interrupt_from_a_variant_does_not_end_attnprof(misbehaving: 
          f"{misbehaving}:raises_keyboard_interrupt,naive", "--json", str(out)],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # not 130: the run went on; a row erred
     rows = json.loads(out.read_text())["results"]
     assert [r["status"] for r in rows] == ["error", "ok"]
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written
+from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written, rows_status
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
@@ -69,4 +69,5 @@ def run(args: argparse.Namespace) -> int | Finished:
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
     write_reports(args, record, console)
-    return Finished(budget_status(record), record)
+    return Finished(budget_status(record) or rows_status(r.status for r in record.results),
+                    record)

@@ -19,7 +19,7 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.outcome import Finished, print_written
+from attnprof.cli.outcome import Finished, print_written, rows_status
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
 from attnprof.exit_codes import ExitCode
@@ -164,7 +164,8 @@ def run(args: argparse.Namespace) -> Finished:
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json), ("CSV", args.csv)])
     write_reports(args, record, console)
-    status = UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs) else ExitCode.OK
+    status = (UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs)
+              else rows_status(r.status for r in record.runs))
     return Finished(status, record)
 
 

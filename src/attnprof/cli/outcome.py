@@ -6,6 +6,7 @@ what it hands back to :func:`attnprof.cli.main.main` (that status and its record
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,9 +67,14 @@ UNMEASURED = ("crashed", "error", "timeout")
 UNMEASURED_EXIT = ExitCode.UNMEASURED
 
 
+def rows_status(statuses: Iterable[str]) -> int:
+    """``3`` when one of the rows' ``statuses`` crashed, erred or timed out, else ``0``:
+    every command that measures rows (compare, model, sweep, recommend) decides alike."""
+    return UNMEASURED_EXIT if any(s in UNMEASURED for s in statuses) else ExitCode.OK
+
+
 def sweep_status(record: SweepRecord) -> int:
     """``3`` when a row of the sweep (or of the batches recommend measured) crashed, erred
     or timed out, else ``0``."""
     points = [*record.points, *record.batch_points]
-    failed = any(r.status in UNMEASURED for p in points for r in p.results)
-    return UNMEASURED_EXIT if failed else ExitCode.OK
+    return rows_status(r.status for p in points for r in p.results)
