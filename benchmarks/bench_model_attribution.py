@@ -218,7 +218,7 @@ def bench(name: str, impl: str, seq: int, layers: int, rounds: int) -> dict[str,
     att = run.attribution
     assert att is not None and run.latency_ms is not None
     model = loaded.model
-    switch_implementation(loaded, impl)  # the run restored the model's own at its end
+    switch_implementation(loaded, impl, located)  # the run restored the model's own at its end
 
     def step() -> object:
         with torch.no_grad():
