@@ -103,3 +103,25 @@ def test_records_of_different_kinds(records_by_kind: dict[str, object]) -> None:
     diff = diff_records(records_by_kind["compare"], records_by_kind["profile"],  # type: ignore[arg-type]
                         DiffSide(ref="a", kind="compare"), DiffSide(ref="b", kind="profile"))
     assert diff.rows
+
+
+def test_every_row_moving_together_is_said_to_be_the_machine(
+        records_by_kind: dict[str, object]) -> None:
+    """bench_diff_noise.py found unchanged code flagged in 54% of rows: a fresh process ran
+    every variant faster or slower together. The diff says so when every row moved one way."""
+    old = records_by_kind["compare"]
+    assert isinstance(old, CompareRecord)
+    ok = [msgspec.structs.replace(r, latency_ms=_many(r.latency_ms))
+          for r in old.results if r.status == "ok"]
+    assert len(ok) >= 2
+    old = msgspec.structs.replace(old, results=ok)
+    slower = msgspec.structs.replace(old, results=[
+        msgspec.structs.replace(r, latency_ms=_scaled(r.latency_ms, 1.0 + 0.08 + 0.04 * i))
+        for i, r in enumerate(ok)])
+    diff = diff_records(old, slower, *SIDES)
+    (said,) = [w for w in diff.warnings if "moved the same way" in w]
+    assert "(+8% … +" in said and "compare --variants OLD,NEW" in said
+    # One row slower, the rest as they were: a change of the code, not of the machine.
+    one = msgspec.structs.replace(old, results=[
+        msgspec.structs.replace(ok[0], latency_ms=_scaled(ok[0].latency_ms, 1.25)), *ok[1:]])
+    assert not any("moved the same way" in w for w in diff_records(old, one, *SIDES).warnings)

@@ -84,6 +84,7 @@ def diff_records(old: RecordBase, new: RecordBase, old_side: DiffSide, new_side:
                          "diff rank by rank: attnprof diff FOLDER_A FOLDER_B)")
     judge(diff.rows, alpha)
     diff.warnings += _sample_warnings(diff.rows, alpha)
+    diff.warnings += _common_shift(diff.rows)
     if any(c.scope == "workload" for c in diff.changes):
         diff.warnings.append("the workloads differ (listed above): rows compare different "
                              "work, so their changes are not regressions of the code")
@@ -148,6 +149,29 @@ def _sample_warnings(rows: list[RowDiff], alpha: float) -> list[str]:
             f"{WATCHED_CHANGE:.0%}); take more samples (a longer --min-time) on a quieter "
             "machine")
     return warnings
+
+
+#: Rows whose latencies all moved one way by at least this much read as a change of the
+#: machine's or the process's speed between the runs (benchmarks/bench_diff_noise.py: on
+#: a 2-core VM, unchanged code in a fresh process ran every variant 4-29% faster or slower
+#: together, while each run's own samples were tight enough to call that significant).
+COMMON_SHIFT = 0.03
+
+
+def _common_shift(rows: list[RowDiff]) -> list[str]:
+    """A warning when every compared row's latency moved the same way: the samples of one
+    run cannot see what moves a whole process, so such a shift is not the code's."""
+    changes = [m.change for row in rows if (m := row.metric("latency_ms")) is not None
+               and m.change is not None]
+    if len(changes) < 2 or min(abs(c) for c in changes) < COMMON_SHIFT:
+        return []
+    if not (all(c > 0 for c in changes) or all(c < 0 for c in changes)):
+        return []
+    low, high = sorted((min(changes), max(changes)), key=abs)
+    return [f"every row's latency moved the same way ({low:+.0%} … {high:+.0%}): the machine "
+            "or the process ran at another speed, which one run's samples cannot see, so "
+            "these changes are not evidence of a change in the code; compare old and new in "
+            "one run (attnprof compare --variants OLD,NEW) or repeat each run"]
 
 
 def _key(row: RowDiff) -> str:
