@@ -40,16 +40,23 @@ def make():
 FLAGS = ["--min-time", "0.01", "--rounds", "1", "--trace-steps", "1"]
 
 
-def test_a_segfaulting_implementation_is_a_crashed_row_and_eager_keeps_its_own(
-        tmp_path: Path) -> None:
-    (tmp_path / "segv_model.py").write_text(SEGFAULTS_ON_SDPA, encoding="utf-8")
+def run_in_a_worker(tmp_path: Path, source: str, *flags: str
+                    ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``attnprof model model.py:make --attn eager,sdpa --executor process`` on the factory
+    ``source``, as a user runs it; the process and where its record is."""
+    (tmp_path / "model.py").write_text(source, encoding="utf-8")
     out = tmp_path / "run.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "attnprof", "model", "segv_model.py:make", *FLAGS,
-         "--attn", "eager,sdpa", "--phase", "prefill,train", "--executor", "process",
-         "--json", str(out), "--no-store"],
+        [sys.executable, "-m", "attnprof", "model", "model.py:make", *FLAGS, "--attn",
+         "eager,sdpa", "--executor", "process", *flags, "--json", str(out), "--no-store"],
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
         env={**os.environ, "COLUMNS": "200"})
+    return proc, out
+
+
+def test_a_segfaulting_implementation_is_a_crashed_row_and_eager_keeps_its_own(
+        tmp_path: Path) -> None:
+    proc, out = run_in_a_worker(tmp_path, SEGFAULTS_ON_SDPA, "--phase", "prefill,train")
     assert proc.returncode in (0, 3), proc.stderr  # 3: this machine's load made it noisy
     record = ModelRecord.load(out)
     assert record.status == "complete"
@@ -73,14 +80,7 @@ HANGS_ON_SDPA = SEGFAULTS_ON_SDPA.replace(
 
 
 def test_a_hanging_implementation_is_a_timeout_row_after_timeout(tmp_path: Path) -> None:
-    (tmp_path / "hang_model.py").write_text(HANGS_ON_SDPA, encoding="utf-8")
-    out = tmp_path / "run.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "attnprof", "model", "hang_model.py:make", *FLAGS,
-         "--attn", "eager,sdpa", "--executor", "process", "--timeout", "20",
-         "--json", str(out), "--no-store"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "COLUMNS": "200"})
+    proc, out = run_in_a_worker(tmp_path, HANGS_ON_SDPA, "--timeout", "20")
     assert proc.returncode in (0, 3), proc.stderr
     rows = {r.implementation: r for r in ModelRecord.load(out).runs}
     assert rows["eager"].status == "ok", rows["eager"].reason
