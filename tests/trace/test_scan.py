@@ -535,6 +535,48 @@ def test_every_row_column_has_values(tmp_path: Path, load_both: Callable[..., Lo
         assert loaded.counts["fast"] == 1 and loaded.counts["msgspec"] == 0
 
 
+TRAILERS = {
+    "closed-at-once": "]}",
+    "kineto-log-lines": '],\n  "INFO": ["cpp:976] Enabling", "x]", "[y]"],\n  "traceName": '
+                        '"/tmp/t].json",\n  "displayTimeUnit": "ms"\n}',
+    "objects": '], "distributedInfo": {"rank": 0, "pg": {"a": []}}, "traceName": "t"}',
+}
+# After the events, a list of objects looks like their end: the guess is wrong, and the
+# events are found where they end all the same.
+MISLEADING = '], "deviceProperties": [{"id": 0}, {"id": 1}], "traceName": "t"}'
+
+
+@pytest.mark.parametrize("trailer", [*TRAILERS, "misleading", "no-events"])
+def test_last_batch_read_once(
+    tmp_path: Path, load_both: Callable[..., Loaded], monkeypatch: pytest.MonkeyPatch,
+    trailer: str,
+) -> None:
+    """The events that end the text, before the trailer, are read once: not first tried
+    together with the trailer (a scan and a full msgspec decode, both bound to fail at the
+    trailer) and then again without it."""
+    import attnprof.trace.loader as loader
+
+    strict, decodes = loader._strict, []
+
+    class CountingDecoder:
+        def decode(self, data: bytes) -> Any:
+            decodes.append(len(data))
+            return strict.decode(data)
+
+    monkeypatch.setattr(loader, "_strict", CountingDecoder())
+    events = [] if trailer == "no-events" else BASE
+    text = TRAILERS.get(trailer, MISLEADING if trailer == "misleading" else "]}")
+    body = '{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join(events) + "\n" + text
+    loaded = load_both(_write(tmp_path / "t.json", body))  # the same trace both ways
+    assert len(loaded.trace.events) == len(events)
+    if trailer in TRAILERS:
+        # One msgspec decode in all: the pure run's (the fast run has the scanner's one
+        # scan). Both used to try the events with the trailer first: 3 decodes, 2 scans.
+        assert len(decodes) == 1, decodes
+        if HAS_SCANNER:
+            assert dict(loaded.counts) == {"scanned": 1, "fast": 1}
+
+
 def test_mixed_batches_same_both_ways(tmp_path: Path, load_both: Callable[..., Loaded]) -> None:
     """Accepted and declined cases in one file cut into small batches: strings, launch ids,
     memory rows and the ts origin carry across batches read by either path."""

@@ -284,6 +284,22 @@ def _last_piece(
     """At end of input: what is left (``rest``, at ``offset`` in the text) is the last
     events, ``]`` and the trailer. Returns where in ``rest`` the trailer starts."""
     data = b"[" + rest
+    close = _events_close(data)
+    if close is not None:
+        # Where the events most likely end: read that array alone, once. It can only read
+        # as an array of events if it is the events array (a JSON value ends where its
+        # brackets close). If it does not (the scanner declines it: msgspec is not asked
+        # too, as it would be bound to fail after typing every event), the whole rest is
+        # tried, which finds the end.
+        guess = data[: close + 1]
+        if scanner is None:
+            piece, _ = _attempt(guess)
+        else:
+            records = scanner.scan(guess)
+            piece = None if records is None else _Piece(guess, None, records)
+        if piece is not None:
+            _feed(piece, builder, dropped, src, offset - 1)
+            return close
     piece, (kind, at) = _attempt(data, scanner)
     if piece is not None:
         _feed(piece, builder, dropped, src, offset - 1)
@@ -302,6 +318,32 @@ def _last_piece(
     if kind == "cut":
         raise src.malformed("the event list is cut off (truncated JSON)", offset + len(rest))
     raise src.malformed(_INVALID.get(kind, "invalid JSON"), offset + at - 1)
+
+
+def _events_close(data: bytes) -> int | None:
+    """The ``]`` that most likely closes the events array in ``data`` (the last events, the
+    ``]`` and the trailer): the last one near the end that follows an event's ``}`` (or
+    opens ``data``: no events left) and is followed by ``,`` or ``}``, as kineto writes
+    them; a trailer of scalars, objects and lists of strings (its ``"INFO"`` lines) has
+    none. None when no ``]`` there looks like it."""
+    lo = max(len(data) - _TRAILER_BYTES, 0)
+    close = data.rfind(b"]", lo)
+    while close > 0:
+        before, after = close - 1, close + 1
+        while before > 0 and data[before] in WS:
+            before -= 1
+        while after < len(data) and data[after] in WS:
+            after += 1
+        if (data[before] == 0x7D or before == 0) and after < len(data) \
+                and data[after] in b",}":  # after "}" or the array's own "["
+            return close
+        close = data.rfind(b"]", lo, close)
+    return None
+
+
+#: How far from the end of the text the events' closing ``]`` is looked for: kineto's
+#: trailer (its log lines, the trace's name) is a few KiB.
+_TRAILER_BYTES = 64 << 10
 
 
 def _feed(piece: _Piece, builder: TableBuilder, dropped: dict[str, int], src: Source,
