@@ -10,6 +10,8 @@ import gzip
 import json
 import logging
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,22 @@ def test_against_hta_itself(record: RanksRecord, sampled: Path) -> None:
             assert math.isclose(ours, float(row[theirs]), rel_tol=0.01)
         theirs = float(overlap[overlap["rank"] == r.rank]["comp_comm_overlap_pctg"].iloc[0])
         assert abs(100 * t.overlap - theirs) <= 1.0
+
+
+def test_analyze_imports_neither_torch_nor_numpy_ma(sampled: Path) -> None:
+    """``attnprof analyze`` of a GPU trace, alone and as a rank set read here (what a
+    worker runs), imports neither torch nor ``numpy.ma`` (which ``np.isin`` and
+    ``np.unique`` import on first use: 15-25 ms of each process's start)."""
+    code = ("import sys\n"
+            "from attnprof.cli.main import main\n"
+            "for args in sys.argv[1:]:\n"
+            "    assert main(['analyze', *args.split(), '--no-store']) == 0, args\n"
+            "heavy = [m for m in ('torch', 'numpy.ma') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    done = subprocess.run([sys.executable, "-c", code, str(sampled / "rank-0.json.gz"),
+                           f"{sampled} --executor inline"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_two_steps_that_disagree_call_no_straggler(record: RanksRecord) -> None:
