@@ -105,19 +105,21 @@ def test_against_hta_itself(record: RanksRecord, sampled: Path) -> None:
         assert abs(100 * t.overlap - theirs) <= 1.0
 
 
-def test_analyze_imports_neither_torch_nor_numpy_ma(sampled: Path) -> None:
-    """``attnprof analyze`` of a GPU trace, alone and as a rank set read here (what a
-    worker runs), imports neither torch nor ``numpy.ma`` (which ``np.isin`` and
-    ``np.unique`` import on first use: 15-25 ms of each process's start)."""
+def test_analyze_imports_only_what_reading_needs(sampled: Path) -> None:
+    """``attnprof analyze`` of a GPU trace, alone and as a rank set (read here, as a
+    worker does, and by worker processes) imports neither torch, nor ``numpy.ma`` (which
+    ``np.isin`` and ``np.unique`` import on first use), nor the point runner's rows and
+    variants (the process executor's other work): 15-25 ms of start-up each."""
     code = ("import sys\n"
             "from attnprof.cli.main import main\n"
             "for args in sys.argv[1:]:\n"
             "    assert main(['analyze', *args.split(), '--no-store']) == 0, args\n"
-            "heavy = [m for m in ('torch', 'numpy.ma') if m in sys.modules]\n"
+            "heavy = [m for m in ('torch', 'numpy.ma', 'attnprof.run.rows',\n"
+            "                     'attnprof.variants') if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     done = subprocess.run([sys.executable, "-c", code, str(sampled / "rank-0.json.gz"),
-                           f"{sampled} --executor inline"], capture_output=True, text=True,
-                          timeout=300)
+                           f"{sampled} --executor inline", str(sampled)],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
