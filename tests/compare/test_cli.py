@@ -156,7 +156,10 @@ def test_processes_each_keep_their_median_and_a_diff_tests_them(tmp_path: Path) 
             row.latency_ms.process_medians)
         assert any("measured in 2 processes of 2" in n for n in row.notes)
     diffed = attnprof("diff", str(out), str(out), "--store", str(tmp_path / "runs.db"),
-                      cwd=tmp_path)
+                      "--json", str(tmp_path / "d.json"), cwd=tmp_path)
     assert diffed.returncode == 0, diffed.stderr
-    assert "processes 2+2" in diffed.stdout.replace("\n", " ")
     assert "Welch" in diffed.stdout
+    rows = json.loads((tmp_path / "d.json").read_text())["rows"]
+    tested = [m for row in rows for m in row["metrics"] if m["metric"] == "latency_ms"]
+    assert len(tested) == 2
+    assert all(m["test"] == "processes" and len(m["old_processes"]) == 2 for m in tested)
