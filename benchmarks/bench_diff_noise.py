@@ -12,9 +12,13 @@ its own) on one workload, ``--pairs`` times each of:
 A, B and S alternate, so the machine's drift reaches all three alike. Alongside the bare
 significance, each line says what the CI gate (``--fail-on-regression 5``) would have
 done. The sample count is the default one (``--min-time``, 0.4 s per variant on a CPU);
-pass a longer ``--min-time`` to see what more samples buy.
+pass a longer ``--min-time`` to see what more samples buy, and ``--processes K`` to measure
+each run in K fresh processes (``compare --processes``), which the diff then judges by the
+processes' medians instead of one process's samples. The runs' records stay in the folder
+printed at the start, to be diffed again.
 
-    python benchmarks/bench_diff_noise.py                    # 20 pairs, ~10 min on 2 cores
+    python benchmarks/bench_diff_noise.py                    # 20 pairs, ~7 min on 2 cores
+    python benchmarks/bench_diff_noise.py --processes 5      # 20 pairs, ~35 min
     python benchmarks/bench_diff_noise.py --pairs 3 --min-time 1.0
 """
 
@@ -107,6 +111,7 @@ def main() -> None:
     caught = caught_gate = 0
     changes: list[float] = []
     samples: list[int] = []
+    print(f"records in {folder}")
     print(f"{args.pairs} pairs, variants {args.variants} + the user variant, "
           f"{args.processes} process(es) a run; "
           f"load average at start {os.getloadavg()[0]:.1f}")
