@@ -144,8 +144,9 @@ def _read_events(
                 src, buf, pos, end, end, base, scanner
             )
         if found is None and src.eof:
-            text.start += _last_piece(
-                src, bytes(buf[pos:end]), base + pos, builder, dropped, bare, scanner)
+            with memoryview(buf) as view:
+                rest = bytes(view[pos:end])
+            text.start += _last_piece(src, rest, base + pos, builder, dropped, bare, scanner)
             return dropped
         if found is None:
             # No boundary in what we hold: the next event is larger than the buffer.
@@ -283,23 +284,22 @@ def _last_piece(
 ) -> int:
     """At end of input: what is left (``rest``, at ``offset`` in the text) is the last
     events, ``]`` and the trailer. Returns where in ``rest`` the trailer starts."""
-    data = b"[" + rest
-    close = _events_close(data)
+    close = _events_close(rest)
     if close is not None:
         # Where the events most likely end: read that array alone, once. It can only read
         # as an array of events if it is the events array (a JSON value ends where its
         # brackets close). If it does not (the scanner declines it: msgspec is not asked
         # too, as it would be bound to fail after typing every event), the whole rest is
         # tried, which finds the end.
-        guess = data[: close + 1]
         if scanner is None:
-            piece, _ = _attempt(guess)
+            piece, _ = _attempt(b"[" + rest[: close + 1])
         else:
-            records = scanner.scan(guess)
-            piece = None if records is None else _Piece(guess, None, records)
+            with memoryview(rest) as view:
+                piece = _scanned(scanner, view[:close])
         if piece is not None:
             _feed(piece, builder, dropped, src, offset - 1)
-            return close
+            return close + 1
+    data = b"[" + rest
     piece, (kind, at) = _attempt(data, scanner)
     if piece is not None:
         _feed(piece, builder, dropped, src, offset - 1)
@@ -320,24 +320,23 @@ def _last_piece(
     raise src.malformed(_INVALID.get(kind, "invalid JSON"), offset + at - 1)
 
 
-def _events_close(data: bytes) -> int | None:
-    """The ``]`` that most likely closes the events array in ``data`` (the last events, the
-    ``]`` and the trailer): the last one near the end that follows an event's ``}`` (or
-    opens ``data``: no events left) and is followed by ``,`` or ``}``, as kineto writes
-    them; a trailer of scalars, objects and lists of strings (its ``"INFO"`` lines) has
-    none. None when no ``]`` there looks like it."""
-    lo = max(len(data) - _TRAILER_BYTES, 0)
-    close = data.rfind(b"]", lo)
+def _events_close(rest: bytes) -> int | None:
+    """The ``]`` that most likely closes the events array in ``rest`` (the last events,
+    the ``]`` and the trailer): the last one near the end that follows an event's ``}``
+    and is followed by ``,`` or ``}``, as kineto writes them; a trailer of scalars,
+    objects and lists of strings (its ``"INFO"`` lines) has none. None when no ``]``
+    there looks like it."""
+    lo = max(len(rest) - _TRAILER_BYTES, 0)
+    close = rest.rfind(b"]", lo)
     while close > 0:
         before, after = close - 1, close + 1
-        while before > 0 and data[before] in WS:
+        while before > 0 and rest[before] in WS:
             before -= 1
-        while after < len(data) and data[after] in WS:
+        while after < len(rest) and rest[after] in WS:
             after += 1
-        if (data[before] == 0x7D or before == 0) and after < len(data) \
-                and data[after] in b",}":  # after "}" or the array's own "["
+        if rest[before] == 0x7D and after < len(rest) and rest[after] in b",}":
             return close
-        close = data.rfind(b"]", lo, close)
+        close = rest.rfind(b"]", lo, close)
     return None
 
 
