@@ -577,6 +577,34 @@ def test_last_batch_read_once(
             assert dict(loaded.counts) == {"scanned": 1, "fast": 1}
 
 
+@pytest.mark.parametrize("chunk", [700, 1 << 20])
+def test_without_side_tables_the_rest_is_the_same(
+    tmp_path: Path, load_both: Callable[..., Loaded], assert_same_array: Any, chunk: int
+) -> None:
+    """``side_tables=False``: no launch configurations and memory records (their columns
+    absent, their tables empty, and the meta says so), every other column and value as a
+    full load has them; the same both ways, in one batch or many."""
+    import dataclasses
+
+    from attnprof.trace.table import ROW_COLUMNS
+
+    events = [e for _, case in ACCEPTED for e in case]
+    path = _write(tmp_path / "t.json", _trace_text([*BASE, *events]))
+    full = load_trace(path, chunk_bytes=chunk)
+    bare = load_both(path, chunk_bytes=chunk, side_tables=False).trace
+    assert (full.events.launch >= 0).sum() >= 5 and (full.events.memory >= 0).sum() >= 10
+    for column in ROW_COLUMNS:
+        if column in ("launch", "memory"):
+            assert (getattr(bare.events, column) == -1).all(), column
+        else:
+            assert_same_array(getattr(bare.events, column), getattr(full.events, column),
+                              column)
+    assert bare.events.strings == full.events.strings
+    assert len(bare.events.launches.grid) == len(bare.events.memory_records.bytes) == 0
+    assert bare.meta == dataclasses.replace(full.meta, side_tables=False)
+    assert full.meta.side_tables
+
+
 def test_mixed_batches_same_both_ways(tmp_path: Path, load_both: Callable[..., Loaded]) -> None:
     """Accepted and declined cases in one file cut into small batches: strings, launch ids,
     memory rows and the ts origin carry across batches read by either path."""

@@ -59,12 +59,16 @@ DEFAULT_CHUNK_BYTES = 4 << 20
 
 
 def load_trace(
-    path: str | os.PathLike[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    path: str | os.PathLike[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    side_tables: bool = True,
 ) -> Trace:
     """Load a Chrome trace written by torch.profiler (or any Chrome trace-event JSON).
 
     ``path`` is a ``.json`` file or a gzip-compressed one (detected by content, not name),
-    read ``chunk_bytes`` at a time. Anything unusable in an otherwise valid trace (a
+    read ``chunk_bytes`` at a time. ``side_tables=False`` leaves out the kernel launch
+    configurations and the memory records (``meta.side_tables`` says so), for a reader
+    that needs neither: a distributed run's rank summary, where they were a seventh of
+    reading a rank. Anything unusable in an otherwise valid trace (a
     wrong-typed field, an entry that is not an event) degrades to an absent value or a dropped
     row (``meta.n_dropped``); a file that cannot be read as a trace at all raises
     :class:`~attnprof.errors.UsageError` naming the file and the fix.
@@ -78,7 +82,8 @@ def load_trace(
         text = TextBuffer(src)
         header, bare = read_header(src, text)
         scanner = scan.new_scanner()
-        builder = TableBuilder(scanner.tokens if scanner is not None else None)
+        builder = TableBuilder(scanner.tokens if scanner is not None else None,
+                               side_tables=side_tables)
         dropped = _read_events(text, builder, bare, scanner)
         trailer, second_list = read_trailer(src, text, bare)
         del text
@@ -435,6 +440,7 @@ def _meta(
         thread_sort_index=b.thread_sort_index,
         id_labels=b.id_labels,
         attnprof=ours if isinstance(ours := h.get("attnprof"), dict) else None,
+        side_tables=b.side_tables,
     )
 
 
