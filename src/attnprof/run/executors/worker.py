@@ -147,7 +147,7 @@ def _limit_memory(limit: int, device: str, *, dynamo: bool = False) -> None:
     import torch.nn.functional
 
     if dynamo:
-        import torch._inductor  # noqa: F401  (imports torch._dynamo)
+        import torch._inductor  # torch._dynamo with it
 
     from attnprof.measure.allocator import release_free_memory
     from attnprof.measure.memory import profile_step
