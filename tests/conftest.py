@@ -3,9 +3,11 @@ workloads."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,13 +41,39 @@ def _cuda_available() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``@pytest.mark.gpu`` tests on machines without CUDA."""
+    """Skip ``@pytest.mark.gpu`` tests on machines without CUDA; run the tests on the
+    shared local Ray instance (:func:`local_ray`) last, together, so that it is started
+    once and is up only while they run."""
+    items.sort(key=lambda item: "local_ray" in getattr(item, "fixturenames", ()))  # stable
     if _cuda_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[None]:
+    """One in-process local Ray instance (CPU only) for every test that runs Ray tasks:
+    starting one takes seconds. (No `ray start`: in Ray 2.60 that turns on token
+    authentication, which tests/sweep/test_ray_cluster.py covers.) Two CPU slots, the
+    threads of this machine's torch: one point at a time, each with the threads a local
+    worker has. No usage statistics: the test machine has no network to send them over.
+    ray.init sets RAY_AUTH_MODE for a local instance: put back with the rest after."""
+    ray = pytest.importorskip("ray")
+    names = ("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.ERROR)
+    yield
+    ray.shutdown()
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,8 @@ per-rank record as local worker processes, and a corrupt rank is a row, not a cr
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,22 +13,6 @@ from attnprof.record.ranks import RanksRecord
 from attnprof.run.analyze import AnalyzeRequest, analyze
 
 ray = pytest.importorskip("ray")
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    # An in-process local instance (no `ray start`: in Ray 2.60 that turns on token
-    # authentication); two CPU slots; no usage statistics (the machine has no network).
-    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.ERROR)
-    yield
-    ray.shutdown()
-    if saved is None:
-        del os.environ["RAY_USAGE_STATS_ENABLED"]
-    else:
-        os.environ["RAY_USAGE_STATS_ENABLED"] = saved
 
 
 @pytest.fixture

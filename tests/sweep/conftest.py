@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ceiling_search import CEILING_BASE, CEILING_SEARCH
 
+from attnprof.record.limits import Ceiling
 from attnprof.spec.settings import Settings, TimingPlan
 
 #: A tiny shape: every point of a sweep over it takes milliseconds to measure, so a sweep's
@@ -99,3 +101,14 @@ def tiny() -> dict[str, int]:
 def fast() -> Settings:
     """:data:`FAST`, the sweep tests' timing plan."""
     return FAST
+
+
+@pytest.fixture(scope="session")
+def naive_ceiling() -> Ceiling:
+    """naive's ceiling of :data:`CEILING_SEARCH` found by local capped workers (the
+    process executor): one search, which test_limits checks against compare and the Ray
+    executor must repeat."""
+    from attnprof.run.limits import find_ceiling
+    from attnprof.variants import get_variant
+
+    return find_ceiling(CEILING_BASE, get_variant("naive"), **CEILING_SEARCH)

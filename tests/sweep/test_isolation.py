@@ -12,7 +12,7 @@ from attnprof.run.sweep import plan_sweep, run_sweep
 from attnprof.spec.grid import Axis, Grid
 from attnprof.spec.settings import Settings
 
-TIMEOUT_S = 12.0
+TIMEOUT_S = 6.0
 
 
 def _statuses(record: SweepRecord) -> list[dict[str, str]]:

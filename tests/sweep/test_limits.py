@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from ceiling_search import CEILING_BASE, CEILING_SEARCH
 
 from attnprof.cli.main import main
+from attnprof.record.limits import Ceiling
 from attnprof.run.compare import compare
 from attnprof.run.limits import analytic_ceiling, find_ceiling, probe_budget, search_range
 from attnprof.spec.settings import Settings, TimingPlan
@@ -36,12 +38,10 @@ def _peak(workload: Workload, variant: str) -> int:
     return row.peak_memory_bytes
 
 
-def test_a_ceiling_is_what_compare_measures_at_the_boundary() -> None:
-    step, top, budget = 256, 2048, 64 << 20
-    naive = find_ceiling(BASE, get_variant("naive"), "seq", budget, step=step, maximum=top,
-                         probe_timeout_s=120)
-    flash = find_ceiling(BASE, get_variant("sdpa-flash"), "seq", budget, step=step,
-                         maximum=top, probe_timeout_s=120)
+def test_a_ceiling_is_what_compare_measures_at_the_boundary(naive_ceiling: Ceiling) -> None:
+    step, top, budget = (CEILING_SEARCH[k] for k in ("step", "maximum", "budget"))
+    naive = naive_ceiling
+    flash = find_ceiling(CEILING_BASE, get_variant("sdpa-flash"), **CEILING_SEARCH)
     assert naive.largest is not None and flash.largest is not None
     assert flash.largest > naive.largest and flash.first_failure is None  # fits to the top
     for c in (naive, flash):
@@ -54,10 +54,11 @@ def test_a_ceiling_is_what_compare_measures_at_the_boundary() -> None:
     # step above it (where limits saw naive not fit) it is not.
     assert naive.first_failure is not None and not naive.first_failure.fits
     assert naive.first_failure.size == naive.largest + step
-    assert _peak(BASE.replace(seq=naive.largest), "naive") <= budget
-    assert _peak(BASE.replace(seq=naive.largest + step), "naive") > budget
+    assert _peak(CEILING_BASE.replace(seq=naive.largest), "naive") <= budget
+    assert _peak(CEILING_BASE.replace(seq=naive.largest + step), "naive") > budget
     # The textbook estimate (one score matrix) is too optimistic for naive: it says by how much.
-    assert naive.analytic == analytic_ceiling(BASE, get_variant("naive"), "seq", budget, step)
+    assert naive.analytic == analytic_ceiling(CEILING_BASE, get_variant("naive"), "seq",
+                                              budget, step)
     assert naive.analytic_ratio is not None and naive.analytic_ratio > 1
 
 

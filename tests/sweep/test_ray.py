@@ -1,18 +1,17 @@
-"""The Ray executor, against a local Ray instance this module starts (CPU only): the same
+"""The Ray executor, against the suite's local Ray instance (CPU only): the same
 points, statuses, threads and peak memory as the local process executor, a segfault
 included, with each point's node and environment recorded; a point whose task dies is
 reported once, not retried."""
 
 from __future__ import annotations
 
-import logging
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ceiling_search import CEILING_BASE, CEILING_SEARCH
 
 from attnprof.cli.main import main
+from attnprof.record.limits import Ceiling
 from attnprof.record.sweep import SweepRecord
 from attnprof.run.executors.process import ProcessExecutor
 from attnprof.run.sweep import plan_sweep, run_sweep
@@ -32,26 +31,6 @@ def test_an_unreachable_cluster_is_a_usage_error_naming_where_the_address_came_f
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
     with pytest.raises(UsageError, match=r"^RAY_ADDRESS 127\.0\.0\.1:1: cannot connect to a"):
         RayExecutor()._connect()
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    # Two CPU slots, the threads of this machine's torch: one point at a time, each with
-    # the threads a local worker has. No usage statistics: the test machine has no network
-    # to send them over.
-    # ray.init sets RAY_AUTH_MODE for a local instance: put it back for the tests after.
-    names = ("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")
-    saved = {name: os.environ.get(name) for name in names}
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.ERROR)
-    yield
-    ray.shutdown()
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
 
 
 def _outcome(record: SweepRecord) -> list[tuple[object, ...]]:
@@ -128,16 +107,13 @@ def test_a_point_whose_task_dies_is_reported_once_not_retried(
     assert needs_rerun(row)  # --resume runs it again, as a killed worker's point
 
 
-def test_limits_on_ray_finds_what_the_local_workers_find(local_ray: None) -> None:
+def test_limits_on_ray_finds_what_the_local_workers_find(local_ray: None,
+                                                         naive_ceiling: Ceiling) -> None:
     # The executor is the request's: the same capped probes as Ray tasks.
     from attnprof.run.limits import find_ceiling
-    from attnprof.spec.workload import Workload
     from attnprof.variants import get_variant
 
-    base = Workload(batch=1, heads=2, kv_heads=2, seq=256, head_dim=16).validate()
-    found = {name: find_ceiling(base, get_variant("naive"), "seq", 4 << 20, step=256,
-                                maximum=1024, probe_timeout_s=120, executor=name)
-             for name in ("process", "ray")}
-    assert found["ray"].largest is not None
-    assert found["ray"].largest == found["process"].largest
-    assert [p.size for p in found["ray"].probes] == [p.size for p in found["process"].probes]
+    found = find_ceiling(CEILING_BASE, get_variant("naive"), **CEILING_SEARCH, executor="ray")
+    assert found.largest is not None
+    assert found.largest == naive_ceiling.largest
+    assert [p.size for p in found.probes] == [p.size for p in naive_ceiling.probes]

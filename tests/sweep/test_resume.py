@@ -114,18 +114,18 @@ def test_resume_runs_under_the_recorded_limits_and_keeps_every_answer(
     argv = ["sweep", "--seq", "16,32", "--batch", "1", "--heads", "2", "--head-dim", "16",
             "--variants", f"sdpa,{hangs},{oom}", "--min-time", "0.01", "--rounds", "1"]
     monkeypatch.setenv("ATTNPROF_TEST_HANG", "1")
-    assert main([*argv, "--point-timeout", "8", "--worker-memory", "1GiB",
+    assert main([*argv, "--point-timeout", "5", "--worker-memory", "1GiB",
                  "--json", str(path)]) == 3  # a row timed out
     first = SweepRecord.load(path)
     assert first.limits is not None
-    assert (first.limits.point_timeout_s, first.limits.worker_memory_bytes) == (8.0, 1 << 30)
+    assert (first.limits.point_timeout_s, first.limits.worker_memory_bytes) == (5.0, 1 << 30)
     before = first.ordered_points()
     assert [r.status for r in before[1].results] == ["ok", "timeout", "skipped"]
 
     # A resume without the flags runs under the record's limits, not the defaults ...
     args = build_parser().parse_args(["sweep", "--resume", str(path)])
     executor = executor_from_args(args, plan_from_args(args, first))
-    assert (executor.timeout_s, executor.memory_limit_bytes) == (8.0, 1 << 30)  # type: ignore[attr-defined]
+    assert (executor.timeout_s, executor.memory_limit_bytes) == (5.0, 1 << 30)  # type: ignore[attr-defined]
     # ... and refuses other ones, before anything runs.
     assert main(["sweep", "--resume", str(path), "--worker-memory", "2GiB"]) == 2
     err = capsys.readouterr().err

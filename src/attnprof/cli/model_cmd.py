@@ -92,8 +92,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="with --executor process: a worker that reports no progress for "
                         "SECONDS (one implementation's phase: build, warm-up, rounds, "
-                        "trace) is killed, and that implementation's unfinished phases "
-                        "are 'timeout' rows (default 900)")
+                        "trace; its start-up and the model's build get 120 s more) is "
+                        "killed, and that implementation's unfinished phases are "
+                        "'timeout' rows (default 900)")
     p.add_argument("--top", type=int, default=12, metavar="N",
                    help="layers shown per table, ×4 (default 12: 48 layers)")
     add_report_arguments(p)

@@ -46,16 +46,20 @@ def profile_step(step: Callable[[], object], device: str, *,
     would count the replacement without the release — the whole cache. The step is then
     called once more first in the same session, and only the second call is measured:
     every block it frees was allocated under the profiler."""
-    from torch.profiler import ProfilerActivity, profile, record_function
+    # The autograd profiler torch.profiler.profile wraps, for the same CPU events:
+    # torch.profiler's start asks ``hasattr(torch, "_inductor")``, which imports
+    # torch._inductor and torch._dynamo — two seconds of every process's first
+    # measurement, for a check about CUDA graphs this measurement never uses.
+    from torch.autograd.profiler import profile, record_function
 
     with filtered_kineto_stderr(unknown_frees=settle), profile(
-            activities=[ProfilerActivity.CPU],
+            use_cpu=True, use_kineto=True,
             profile_memory=not device.startswith("cuda")) as prof:
         if settle:
             step()
         with record_function(_MEASURED):
             step()
-    events = prof.profiler.kineto_results.events()
+    events = prof.kineto_results.events()
     window = next((e for e in events if e.name() == _MEASURED), None)
     if window is not None:
         lo, hi = window.start_ns(), window.end_ns()

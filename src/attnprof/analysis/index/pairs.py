@@ -18,7 +18,7 @@ __all__ = ["Pairs", "distinct", "is_in", "levels_order", "names_matching", "uniq
            "unique_pairs"]
 
 
-def distinct(values: np.ndarray) -> np.ndarray:
+def distinct(values: np.ndarray | Sequence[int]) -> np.ndarray:
     """The distinct values of a 1-d array, sorted (``np.unique`` without ``numpy.ma``)."""
     ordered = np.sort(np.asarray(values).reshape(-1))
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered

@@ -68,12 +68,14 @@ class ProcessExecutor:
     """Run each point in a worker process (``python -m attnprof.run.executors.worker``).
 
     ``timeout_s`` bounds one worker's whole run, ``idle_timeout_s`` the time between its
-    progress notes; ``memory_limit_bytes`` caps what the variants may allocate in a worker
-    beyond what it holds when they start (torch, the ceilings, the inputs and the float64
-    reference are in place by then), so exceeding it is an ``oom`` row rather than the OOM
-    killer. A capped worker stops after a variant runs out of memory, and the point's other
-    variants run again in a fresh worker: what one variant left behind never counts against
-    another. The cap counts address space: on a CPU, measure under it with
+    progress notes (both from its first variant's first phase: before it, the worker's
+    start-up and attnprof's own steps get :data:`PREPARE_S` more); ``memory_limit_bytes``
+    caps what the variants may allocate in a worker beyond what it holds when they start
+    (torch, the ceilings, the inputs and the float64 reference are in place by then), so
+    exceeding it is an ``oom`` row rather than the OOM killer. A capped worker stops after
+    a variant runs out of memory, and the point's other variants run again in a fresh
+    worker: what one variant left behind never counts against another. The cap counts
+    address space: on a CPU, measure under it with
     ``Settings(cpu_allocator="system")``, where large blocks are mapped and unmapped as
     tensors come and go (a ``reuse`` heap keeps every block it grew to, fragmented).
     """
@@ -217,8 +219,9 @@ class ProcessExecutor:
         the worker's own alarm cannot stop a hang inside native code)."""
         start = last = phase_start = time.monotonic()
         limited: tuple[str, str] | None = None  # (variant, time-limited phase) now running
-        # The time limit is the variants': the worker's start-up and attnprof's own
-        # measurements (ceilings, reference) come before it, within PREPARE_S more.
+        # The time and idle limits are the variants': the worker's start-up (imports, a
+        # model's build) and attnprof's own measurements (ceilings, reference) come before
+        # them, within PREPARE_S more.
         prepare_s = PREPARE_S
         while True:
             if conn.poll(0.2):
@@ -246,8 +249,9 @@ class ProcessExecutor:
                 ended.over_limit = (limited[1], variant_limit)
                 proc.kill()  # a native hang runs no signal handler: SIGTERM would not do
                 return
-            elif self.idle_timeout_s is not None and now - last > self.idle_timeout_s:
-                ended.timed_out = f"made no progress for {self.idle_timeout_s:g} s"
+            elif (self.idle_timeout_s is not None
+                  and now - last > self.idle_timeout_s + prepare_s):
+                ended.timed_out = f"made no progress for {self.idle_timeout_s + prepare_s:g} s"
             if ended.timed_out:
                 _stop(proc)
                 return

@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
     return serve(conn, lambda: run_point(
         point, progress=progress, on_record=on_record, on_kept=on_kept,
         before_variants=None if limit is None else
-        lambda: _limit_memory(limit, point.workload.device),
+        lambda: _limit_memory(limit, point.workload.device, dynamo=_loads_dynamo(point)),
         stop_after_oom=limit is not None))
 
 
@@ -108,7 +108,18 @@ def die_with_parent() -> None:
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
-def _limit_memory(limit: int, device: str) -> None:
+def _loads_dynamo(point: Point) -> bool:
+    """Whether measuring ``point`` imports torch._dynamo and torch._inductor (about 70 MB
+    of address space, and seconds): a compiled or flex_attention built-in variant does,
+    and so does torch.profiler's trace capture. Torch's code, not the variants' memory."""
+    from attnprof.variants import REGISTRY
+
+    builtins = (REGISTRY.get(name) for name in point.variants)
+    return point.settings.trace_dir is not None or any(
+        v is not None and (v.compiled or v.family == "flex") for v in builtins)
+
+
+def _limit_memory(limit: int, device: str, *, dynamo: bool = False) -> None:
     """Let this process map at most ``limit`` more bytes than it holds now — torch loaded,
     the ceilings measured, the inputs, their guard copy and the float64 references made
     (:func:`~attnprof.run.compare.run_point` calls this just before the variants) — so
@@ -129,10 +140,14 @@ def _limit_memory(limit: int, device: str) -> None:
         torch.cuda.set_per_process_memory_fraction(min(1.0, (held + limit) / total), device)
         return
     # What every variant uses, loaded before the cap so that the cap is about the variants'
-    # memory: the allocator and intra-op threads, SDPA's backends, and the profiler (the
-    # memory measurement), whose import pulls in much of torch._dynamo.
+    # memory: the allocator and intra-op threads, SDPA's backends, the profiler (the
+    # memory measurement) and, where the point needs them (``dynamo``, see
+    # _loads_dynamo), torch._dynamo and torch._inductor.
     import torch.nn.attention
     import torch.nn.functional
+
+    if dynamo:
+        import torch._inductor  # torch._dynamo with it
 
     from attnprof.measure.allocator import release_free_memory
     from attnprof.measure.memory import profile_step
