@@ -27,7 +27,7 @@ def distinct(values: np.ndarray | Sequence[int]) -> np.ndarray:
 def is_in(values: np.ndarray, test: np.ndarray | Sequence[int]) -> np.ndarray:
     """Per entry of ``values``: whether it is one of ``test`` (``np.isin`` without
     ``numpy.ma``, which ``np.isin`` imports to find the distinct values of a long ``test``)."""
-    keys = distinct(np.asarray(test))
+    keys = distinct(test)
     values = np.asarray(values)
     if len(keys) == 0:
         return np.zeros(values.shape, dtype=bool)
