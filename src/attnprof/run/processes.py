@@ -99,12 +99,12 @@ def _merged_row(measured: list[tuple[int, VariantResult]], ran: int,
     first = measured[0][1]
     if len(measured) == 1:
         return first
-    lats = [r.latency_ms for _, r in measured if r.latency_ms is not None]
+    lats = [r.latency_ms for _, r in measured if r.latency_ms is not None]  # all: none failed
     samples = [x for lat in lats for x in lat.samples]
     merged = latency(summarize(samples), samples)
     merged.process_medians = [lat.median for lat in lats]
-    scale = first.latency_ms.median / merged.median if first.latency_ms and merged.median \
-        else None  # rates go as 1 / median: the first process's, at the merged median
+    # Rates go as 1 / median: the first process's, at the merged median.
+    scale = lats[0].median / merged.median if merged.median > 0 else None
 
     def rate(value: float | None) -> float | None:
         return None if value is None or scale is None else value * scale

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from attnprof.analysis.diff.changes import environment_changes, struct_changes
 from attnprof.analysis.diff.metrics import judge
-from attnprof.analysis.diff.processes import common_speed, judge_processes
+from attnprof.analysis.diff.processes import COMMON_SHIFT, common_speed, judge_processes
 from attnprof.analysis.diff.rows import compare_rows, model_rows, sweep_rows
 from attnprof.analysis.diff.traces import diff_reports, pair_files
 from attnprof.errors import UsageError
@@ -179,13 +179,6 @@ def _sample_warnings(rows: list[RowDiff], alpha: float) -> list[str]:
             f"{WATCHED_CHANGE:.0%}); take more samples (a longer --min-time) on a quieter "
             "machine")
     return warnings
-
-
-#: Rows whose latencies all moved one way by at least this much read as a change of the
-#: machine's or the process's speed between the runs (benchmarks/bench_diff_noise.py: on
-#: a 2-core VM, unchanged code in a fresh process ran every variant 4-29% faster or slower
-#: together, while each run's own samples were tight enough to call that significant).
-COMMON_SHIFT = 0.03
 
 
 def _common_shift(rows: list[RowDiff]) -> list[str]:

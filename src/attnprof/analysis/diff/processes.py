@@ -29,9 +29,14 @@ from collections.abc import Sequence
 from attnprof.record.compare import Latency
 from attnprof.record.diff import MetricChange, RowDiff
 
-__all__ = ["MIN_ROWS_FOR_SPEED", "common_speed", "judge_processes", "process_latency",
-           "welch_p"]
+__all__ = ["COMMON_SHIFT", "MIN_ROWS_FOR_SPEED", "common_speed", "judge_processes",
+           "process_latency", "welch_p"]
 
+#: Rows whose latencies all moved one way by at least this much read as a change of the
+#: machine's or the process's speed between the runs (benchmarks/bench_diff_noise.py: on
+#: a 2-core VM, unchanged code in a fresh process ran every variant 4-29% faster or slower
+#: together, while each run's own samples were tight enough to call that significant).
+COMMON_SHIFT = 0.03
 #: Rows a record needs for each process's speed to be estimated from them: each row's from
 #: the three or more others, whose median one changed row does not move.
 MIN_ROWS_FOR_SPEED = 4
@@ -62,28 +67,39 @@ def _tested(rows: list[RowDiff]) -> list[MetricChange]:
             and len(m.old_processes) >= 2 and len(m.new_processes) >= 2]
 
 
-def _speeds(metrics: list[MetricChange]) -> list[tuple[list[float], list[float]]] | None:
-    """For each row of ``metrics``, each process's log speed on the old side and on the
-    new, estimated from the *other* rows (``None`` when the rows are too few, or their
-    process counts differ). Leaving the row out keeps its own noise, and its own change,
-    out of what is taken from it."""
+def _deviations(metrics: list[MetricChange]
+                ) -> tuple[list[list[float]], list[list[float]]] | None:
+    """Each row's log process medians against its centre over both sides, old side and
+    new (``None`` when the rows are too few for a speed, or their process counts differ:
+    then they were not measured in the same processes)."""
     if len(metrics) < MIN_ROWS_FOR_SPEED:
         return None
     k_old, k_new = len(metrics[0].old_processes), len(metrics[0].new_processes)
     if any(len(m.old_processes) != k_old or len(m.new_processes) != k_new for m in metrics):
         return None
-    centres = [statistics.median(math.log(x) for x in (*m.old_processes, *m.new_processes))
-               for m in metrics]
-    old = [[math.log(x) - c for x in m.old_processes] for m, c in zip(metrics, centres,
-                                                                      strict=True)]
-    new = [[math.log(x) - c for x in m.new_processes] for m, c in zip(metrics, centres,
-                                                                      strict=True)]
+    old, new = [], []
+    for m in metrics:
+        centre = statistics.median(math.log(x) for x in (*m.old_processes, *m.new_processes))
+        old.append([math.log(x) - centre for x in m.old_processes])
+        new.append([math.log(x) - centre for x in m.new_processes])
+    return old, new
 
-    def speed(side: list[list[float]], row: int, process: int) -> float:
-        return statistics.median(d[process] for j, d in enumerate(side) if j != row)
 
-    return [([speed(old, j, p) for p in range(k_old)], [speed(new, j, p) for p in range(k_new)])
-            for j in range(len(metrics))]
+def _speed(side: list[list[float]], process: int, leave_out: int | None = None) -> float:
+    """One process's log speed: the median deviation of its rows (but ``leave_out``)."""
+    return statistics.median(d[process] for j, d in enumerate(side) if j != leave_out)
+
+
+def _speeds(metrics: list[MetricChange]) -> list[tuple[list[float], list[float]]] | None:
+    """For each row of ``metrics``, each process's log speed on the old side and on the
+    new, estimated from the *other* rows (``None`` as :func:`_deviations`). Leaving the
+    row out keeps its own noise, and its own change, out of what is taken from it."""
+    found = _deviations(metrics)
+    if found is None:
+        return None
+    old, new = found
+    return [([_speed(old, p, j) for p in range(len(old[0]))],
+             [_speed(new, p, j) for p in range(len(new[0]))]) for j in range(len(metrics))]
 
 
 def judge_processes(rows: list[RowDiff]) -> None:
@@ -113,20 +129,14 @@ def _logs(medians: list[float], speeds: list[float] | None) -> list[float]:
 def common_speed(rows: list[RowDiff], alpha: float) -> list[str]:
     """A warning when the processes of one side ran every row faster or slower together,
     by more than the processes of a side differ among themselves."""
-    metrics = _tested(rows)
-    if _speeds(metrics) is None:
+    found = _deviations(_tested(rows))
+    if found is None:
         return []
-    centres = [statistics.median(math.log(x) for x in (*m.old_processes, *m.new_processes))
-               for m in metrics]
-    old = [statistics.median(math.log(m.old_processes[p]) - c for m, c in
-                             zip(metrics, centres, strict=True))
-           for p in range(len(metrics[0].old_processes))]
-    new = [statistics.median(math.log(m.new_processes[p]) - c for m, c in
-                             zip(metrics, centres, strict=True))
-           for p in range(len(metrics[0].new_processes))]
+    old = [_speed(found[0], p) for p in range(len(found[0][0]))]
+    new = [_speed(found[1], p) for p in range(len(found[1][0]))]
     p = welch_p(old, new)
     change = math.exp(statistics.fmean(new) - statistics.fmean(old)) - 1
-    if p >= alpha or abs(change) < 0.03:
+    if p >= alpha or abs(change) < COMMON_SHIFT:
         return []
     return [f"every row ran {abs(change):.0%} {'slower' if change > 0 else 'faster'} "
             f"together in the new run's processes (p={p:.2g}): the machine's speed, or a "
