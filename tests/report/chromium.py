@@ -130,19 +130,25 @@ class _Browser:
 
     @contextlib.contextmanager
     def page(self) -> Iterator[_Session]:
-        """A blank page in a new browser context, closed with its context after."""
+        """A blank page in a new browser context, closed with its context after (a
+        browser that cannot close them is closed itself: the next page starts another,
+        and what went wrong in the page is the error that is raised)."""
         context = self.session.call("Target.createBrowserContext")["browserContextId"]
+        target = page = None
         try:
             target = self.session.call("Target.createTarget", url="about:blank",
                                        browserContextId=context)["targetId"]
             page = _Session(f"ws://127.0.0.1:{self.port}/devtools/page/{target}")
-            try:
-                yield page
-            finally:
-                page.ws.close()
-                self.session.call("Target.closeTarget", targetId=target)
+            yield page
         finally:
-            self.session.call("Target.disposeBrowserContext", browserContextId=context)
+            try:
+                if page is not None:
+                    page.ws.close()
+                if target is not None:
+                    self.session.call("Target.closeTarget", targetId=target)
+                self.session.call("Target.disposeBrowserContext", browserContextId=context)
+            except Exception:
+                self.close()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
