@@ -12,9 +12,13 @@ its own) on one workload, ``--pairs`` times each of:
 A, B and S alternate, so the machine's drift reaches all three alike. Alongside the bare
 significance, each line says what the CI gate (``--fail-on-regression 5``) would have
 done. The sample count is the default one (``--min-time``, 0.4 s per variant on a CPU);
-pass a longer ``--min-time`` to see what more samples buy.
+pass a longer ``--min-time`` to see what more samples buy, and ``--processes K`` to measure
+each run in K fresh processes (``compare --processes``), which the diff then judges by the
+processes' medians instead of one process's samples. The runs' records stay in the folder
+printed at the start, to be diffed again.
 
-    python benchmarks/bench_diff_noise.py                    # 20 pairs, ~10 min on 2 cores
+    python benchmarks/bench_diff_noise.py                    # 20 pairs, ~7 min on 2 cores
+    python benchmarks/bench_diff_noise.py --processes 5      # 20 pairs, ~35 min
     python benchmarks/bench_diff_noise.py --pairs 3 --min-time 1.0
 """
 
@@ -63,6 +67,8 @@ def run(folder: Path, name: str, slower: float, args: argparse.Namespace) -> Pat
                str(folder / "runs.db")]
     if args.min_time is not None:
         command += ["--min-time", str(args.min_time)]
+    if args.processes > 1:
+        command += ["--processes", str(args.processes)]
     command += args.workload.split()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
     if done.returncode != 0:
@@ -78,7 +84,8 @@ def diff(a: Path, b: Path) -> DiffRecord:
 
 def _change(row: object) -> str:
     m = row.metric("latency_ms")  # type: ignore[attr-defined]
-    return f"{m.change:+.1%}" if m is not None and m.change is not None else "?"
+    change = m.judged_change if m is not None else None
+    return f"{change:+.1%}" if change is not None else "?"
 
 
 def main() -> None:
@@ -90,6 +97,9 @@ def main() -> None:
                         help="workload flags, e.g. '--seq 1024' (default: the CPU default)")
     parser.add_argument("--min-time", type=float, default=None,
                         help="seconds of sampling per variant (default: attnprof's, 0.4)")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="compare --processes: fresh processes per run (default 1); with "
+                             "several a side, diff tests the processes' medians")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="attnprof-bench-diff-"))
     # The ceilings once, cached in the store, so every run spends its time on the variants.
@@ -101,7 +111,9 @@ def main() -> None:
     caught = caught_gate = 0
     changes: list[float] = []
     samples: list[int] = []
-    print(f"{args.pairs} pairs, variants {args.variants} + the user variant; "
+    print(f"records in {folder}")
+    print(f"{args.pairs} pairs, variants {args.variants} + the user variant, "
+          f"{args.processes} process(es) a run; "
           f"load average at start {os.getloadavg()[0]:.1f}")
     for i in range(args.pairs):
         a, b = run(folder, f"a{i}", 0.0, args), run(folder, f"b{i}", 0.0, args)
@@ -115,14 +127,16 @@ def main() -> None:
         slow = diff(a, s)
         row = next(r for r in slow.rows if r.key["variant"] == USER)
         m = row.metric("latency_ms")
-        assert m is not None and m.change is not None
+        assert m is not None and m.judged_change is not None
         caught += bool(m.significant and m.worse)
         caught_gate += any(r.key["variant"] == USER for r, _ in regressions(slow, 5.0))
-        changes.append(m.change)
+        changes.append(m.judged_change)
         samples.append(min(m.n_old or 0, m.n_new or 0))
         named = ", ".join(f"{r.key['variant']} {_change(r)}" for r in false) or "-"
         print(f"pair {i + 1:2}: unchanged {len(false)}/{len(compared)} flagged ({named}); "
-              f"10% slower: {m.change:+.1%} p={m.p_adjusted:.3g} n={m.n_old}+{m.n_new} "
+              f"10% slower: {m.judged_change:+.1%} p={m.p_adjusted:.3g} ({m.test}: "
+              f"n={m.n_old}+{m.n_new}, processes {len(m.old_processes) or 1}+"
+              f"{len(m.new_processes) or 1}) "
               f"{'caught' if m.significant and m.worse else 'MISSED'}; load "
               f"{os.getloadavg()[0]:.1f}", flush=True)
     minutes = (time.monotonic() - started) / 60

@@ -21,6 +21,7 @@ import pytest
 from attnprof.formatting import NAME_LIMIT, safe_text
 from attnprof.record.check import CheckRow
 from attnprof.record.family import decode_record
+from attnprof.render.safe import terminal_safe
 from attnprof.render.terminal import TerminalRenderer
 
 #: Clears the screen, sets the window title (OSC), forges a table row, NUL, flips text.
@@ -87,6 +88,20 @@ def test_long_names_are_cut_in_the_terminal_and_kept_in_the_json(
     text = TerminalRenderer(width=200).render(record)
     assert "v" * NAME_LIMIT not in text and "v" * 40 in text
     assert json.loads(record.to_json())["results"][0]["variant"] == long_name
+
+
+def test_terminal_safe_escapes_every_string_at_any_depth_alike() -> None:
+    """Keys, values, list and tuple items at any depth; a name that repeats (the same
+    kernel in every rank) escaped alike each time; numbers, flags and None as they were."""
+    name = "k\x1b[2J" + "x" * 500
+    data = {name: [name, ("t\n", 1, 2.5, None, True), {name: name}], "n": 3, 7: "\u202e",
+            "ranks": [{"kernels": {name: 1.5, "plain": 2.0}} for _ in range(3)]}
+    cleaned = terminal_safe(data, Any)
+    safe = safe_text(name)
+    assert cleaned == {safe: [safe, ["t\\n", 1, 2.5, None, True], {safe: safe}], "n": 3,
+                       7: "\\u202e",
+                       "ranks": [{"kernels": {safe: 1.5, "plain": 2.0}} for _ in range(3)]}
+    assert type(cleaned["n"]) is int and cleaned[safe][1][3] is None
 
 
 def test_safe_text_escapes_and_cuts() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnprof.analysis.index.pairs import unique_ids, unique_pairs
+from attnprof.analysis.index.pairs import is_in, unique_ids, unique_pairs
 from attnprof.cli.main import main
 
 I64 = np.iinfo(np.int64)
@@ -43,6 +43,22 @@ def test_ids_spanning_all_of_int64_match_numpy() -> None:
     assert found.inverse.tolist() == inverse.tolist()
     assert found.counts.tolist() == counts.tolist()
     assert found.second.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("values, test", [
+    ([5, -1, 7, 7, 0, I64.max, I64.min], [7, I64.min, 3, 7, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]),
+    ([1, 2, 3], []),
+    ([], [1, 2]),
+    ([9, 10, 11], list(range(10))),  # every value past the last test value
+    ([-3, -2], list(range(100))),  # and before the first
+])
+def test_is_in_is_numpys_isin(values: list[int], test: list[int]) -> None:
+    for dtype in (np.int64, np.int32):
+        a = np.array([v for v in values if np.iinfo(dtype).min <= v <= np.iinfo(dtype).max],
+                     dtype=dtype)
+        t = np.array(test, dtype=np.int64)
+        assert is_in(a, t).tolist() == np.isin(a, t).tolist()
+        assert is_in(a, test).tolist() == np.isin(a, test).tolist()
 
 
 @pytest.mark.parametrize("pid", [4_000_000_000_000, I64.max, I64.min])

@@ -41,6 +41,8 @@ def _sigint_default() -> None:
         (["--mode", "train"], "invalid choice: 'train'"),
         (["--min-time", "0"], "--min-time must be positive"),
         (["--rounds", "0"], "--rounds must be a positive integer, got 0"),
+        (["--processes", "0"], "--processes must be a positive integer, got 0"),
+        (["--processes", "1000"], "--processes 1000 is more than attnprof runs (100)"),
         (["--batch", "100000", "--seq", "100000"], "GiB"),
     ],
 )
@@ -135,3 +137,29 @@ def test_interrupted_before_anything_finished_writes_nothing(tmp_path: Path) -> 
     assert result.returncode == 130
     assert "no variant had finished" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stopper.py"]
+
+
+def test_processes_each_keep_their_median_and_a_diff_tests_them(tmp_path: Path) -> None:
+    """``--processes 2``: two fresh workers, each the whole comparison; the row keeps both
+    medians beside all their samples, and a diff of two such runs tests the medians."""
+    out = tmp_path / "p.json"
+    done = attnprof("compare", "--variants", "naive,sdpa", *SMALL, "--processes", "2",
+                    "--json", str(out), "--no-store", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = RunRecord.load(out)
+    assert record.settings.plan.processes == 2
+    for row in record.results:
+        assert row.status == "ok" and row.latency_ms is not None
+        assert len(row.latency_ms.process_medians) == 2, row.variant
+        assert row.latency_ms.count == len(row.latency_ms.samples)
+        assert min(row.latency_ms.process_medians) <= row.latency_ms.median <= max(
+            row.latency_ms.process_medians)
+        assert any("measured in 2 processes of 2" in n for n in row.notes)
+    diffed = attnprof("diff", str(out), str(out), "--store", str(tmp_path / "runs.db"),
+                      "--json", str(tmp_path / "d.json"), cwd=tmp_path)
+    assert diffed.returncode == 0, diffed.stderr
+    assert "Welch" in diffed.stdout
+    rows = json.loads((tmp_path / "d.json").read_text())["rows"]
+    tested = [m for row in rows for m in row["metrics"] if m["metric"] == "latency_ms"]
+    assert len(tested) == 2
+    assert all(m["test"] == "processes" and len(m["old_processes"]) == 2 for m in tested)

@@ -133,3 +133,25 @@ def test_the_inline_executor_gives_the_same_record(read_sets: dict[str, RanksRec
     assert inline.executor == "inline" and inline.workers == 1
     assert inline.ranks == read_sets["divergent"].ranks
     assert inline.findings == read_sets["divergent"].findings
+
+
+def test_a_rank_reads_the_same_without_the_side_tables(gloo_sets: dict[str, Path],
+                                                       public_traces: Path) -> None:
+    """A rank is read without its kernel launch configurations and memory records (a
+    seventh of reading it): its summary uses neither, so it is the summary of the whole
+    trace, on a CPU (gloo) and on a GPU (the public NCCL ranks)."""
+    from attnprof.analysis.ranks.identify import identify_rank_set
+    from attnprof.analysis.ranks.summary import read_rank, summarize_rank
+    from attnprof.trace import load_trace
+
+    sampled = public_traces / "sampled_ranks"
+    folders = [*gloo_sets.values(), *([sampled] if sampled.is_dir() else [])]
+    launches = 0
+    for folder in folders:
+        found = identify_rank_set(sorted(str(p) for p in folder.iterdir()))
+        assert found.is_set
+        for job in found.files:
+            whole = load_trace(job.path)
+            launches += int((whole.events.launch >= 0).sum())
+            assert read_rank(job) == summarize_rank(whole, job), job.path
+    assert launches > 0 or not sampled.is_dir()  # the GPU ranks launch kernels

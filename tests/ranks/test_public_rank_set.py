@@ -10,6 +10,8 @@ import gzip
 import json
 import logging
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,24 @@ def test_against_hta_itself(record: RanksRecord, sampled: Path) -> None:
             assert math.isclose(ours, float(row[theirs]), rel_tol=0.01)
         theirs = float(overlap[overlap["rank"] == r.rank]["comp_comm_overlap_pctg"].iloc[0])
         assert abs(100 * t.overlap - theirs) <= 1.0
+
+
+def test_analyze_imports_only_what_reading_needs(sampled: Path) -> None:
+    """``attnprof analyze`` of a GPU trace, alone and as a rank set (read here, as a
+    worker does, and by worker processes) imports neither torch, nor ``numpy.ma`` (which
+    ``np.isin`` and ``np.unique`` import on first use), nor the point runner's rows and
+    variants (the process executor's other work): 15-25 ms of start-up each."""
+    code = ("import sys\n"
+            "from attnprof.cli.main import main\n"
+            "for args in sys.argv[1:]:\n"
+            "    assert main(['analyze', *args.split(), '--no-store']) == 0, args\n"
+            "heavy = [m for m in ('torch', 'numpy.ma', 'attnprof.run.rows',\n"
+            "                     'attnprof.variants') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    done = subprocess.run([sys.executable, "-c", code, str(sampled / "rank-0.json.gz"),
+                           f"{sampled} --executor inline", str(sampled)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_two_steps_that_disagree_call_no_straggler(record: RanksRecord) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from attnprof.analysis.ranks.identify import identify_rank_set, rank_from_name
 from attnprof.analysis.ranks.naming import ranks_text
-from attnprof.trace.peek import read_distributed_info
+from attnprof.trace.peek import HEAD_BYTES, read_distributed_info
 
 
 @pytest.mark.parametrize("name, rank", [
@@ -60,6 +60,21 @@ def test_distributed_info_after_the_events_is_not_read_from_the_head(tmp_path: P
     plain = _trace(tmp_path / "plain.json", {"rank": 1, "world_size": 2}, gz=False)
     info = read_distributed_info(plain)
     assert info is not None and (info.rank, info.world_size) == (1, 2)
+
+
+@pytest.mark.parametrize("header_kib", [0, 7, 9, 70, 300, 2000])
+def test_the_key_is_found_in_a_head_of_any_size(tmp_path: Path, header_kib: int) -> None:
+    """The head is inflated a piece at a time, the first small (the key is usually a few
+    KiB in): a header just past it, several pieces long, or longer than the head read
+    (1 MiB: no rank from the head) is read alike."""
+    pad = {"pg_config": [{"pg_name": f"{i:06d}", "ranks": list(range(8))}
+                         for i in range(header_kib * 1024 // 59)]}  # 59 bytes each
+    path = _trace(tmp_path / "t.json.gz", {"rank": 3, "world_size": 4, **pad}, gz=True)
+    info = read_distributed_info(path)
+    if len(json.dumps(pad)) < HEAD_BYTES:
+        assert info is not None and (info.rank, info.world_size) == (3, 4)
+    else:
+        assert info is None
 
 
 def test_the_public_folder_is_not_a_rank_set(public_traces: Path) -> None:

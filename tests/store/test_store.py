@@ -12,7 +12,7 @@ import pytest
 from store_helpers import fresh_record
 
 from attnprof.errors import UsageError
-from attnprof.store import RunQuery, open_store, store_path
+from attnprof.store import PreparedRun, RunQuery, open_store, store_path
 from attnprof.store.schema import MIGRATIONS, SCHEMA_VERSION
 from attnprof.store.when import parse_when
 
@@ -60,6 +60,37 @@ def test_git_commit_of_the_working_folder(store_path: Path) -> None:
         run = store.save(fresh_record(), cwd=str(repo))
     assert run.git_commit is not None and len(run.git_commit) == 40
     assert run.git_dirty in (True, False)
+
+
+def test_a_prepared_run_is_saved_as_the_record_itself(store_path: Path, tmp_path: Path
+                                                       ) -> None:
+    """What a command prepares while it draws its view (the compressed record, the git
+    state) is what saving works out itself; prepared for another record or folder, it is
+    not used."""
+    repo = str(Path(__file__).resolve().parents[2])
+    record, other = fresh_record(), fresh_record(created="2030-01-01T00:00:00+00:00")
+    with open_store(store_path, create=True) as store:
+        plain = store.save(record, cwd=repo)
+        ahead = store.save(record, cwd=repo, prepared=PreparedRun(record, repo))
+        (blob_ahead,) = store._require().execute("SELECT record FROM runs").fetchone()
+        assert msgspec.structs.replace(ahead, saved=plain.saved) == plain
+        assert blob_ahead == zlib.compress(msgspec.json.encode(record), 6)
+        # Prepared for another record, or in another folder: saving works it out anew.
+        store.save(other, cwd=repo, prepared=PreparedRun(record, repo))
+        assert store.load(other.run_id) == other
+        elsewhere = store.save(record, cwd=str(tmp_path), prepared=PreparedRun(record, repo))
+        assert elsewhere.git_commit is None and elsewhere.cwd == str(tmp_path)
+
+
+def test_a_failure_while_preparing_is_raised_by_the_save(store_path: Path,
+                                                         tmp_path: Path) -> None:
+    record = fresh_record()
+    record.results = [object()]  # type: ignore[list-item]  # no JSON for this
+    prepared = PreparedRun(record, str(tmp_path))
+    with open_store(store_path, create=True) as store, pytest.raises(TypeError):
+        store.save(record, cwd=str(tmp_path), prepared=prepared)
+    with open_store(store_path, create=False) as store:
+        assert store.runs() == []
 
 
 def test_a_label_naming_several_runs_finds_the_newest_but_removes_none(store_path: Path

@@ -140,6 +140,12 @@ def assert_same_table() -> Any:
 
 
 @pytest.fixture(scope="session")
+def assert_same_array() -> Any:
+    """``assert_same_array(x, y, what)``: same dtype, shape and values (nans, signed zeros)."""
+    return _assert_same_array
+
+
+@pytest.fixture(scope="session")
 def assert_same_trace() -> Any:
     """``assert_same_trace(a, b)``: :func:`assert_same_table` of the events, and equal meta."""
     return _assert_same_trace

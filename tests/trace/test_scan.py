@@ -535,6 +535,76 @@ def test_every_row_column_has_values(tmp_path: Path, load_both: Callable[..., Lo
         assert loaded.counts["fast"] == 1 and loaded.counts["msgspec"] == 0
 
 
+TRAILERS = {
+    "closed-at-once": "]}",
+    "kineto-log-lines": '],\n  "INFO": ["cpp:976] Enabling", "x]", "[y]"],\n  "traceName": '
+                        '"/tmp/t].json",\n  "displayTimeUnit": "ms"\n}',
+    "objects": '], "distributedInfo": {"rank": 0, "pg": {"a": []}}, "traceName": "t"}',
+}
+# After the events, a list of objects looks like their end: the guess is wrong, and the
+# events are found where they end all the same.
+MISLEADING = '], "deviceProperties": [{"id": 0}, {"id": 1}], "traceName": "t"}'
+
+
+@pytest.mark.parametrize("trailer", [*TRAILERS, "misleading", "no-events"])
+def test_last_batch_read_once(
+    tmp_path: Path, load_both: Callable[..., Loaded], monkeypatch: pytest.MonkeyPatch,
+    trailer: str,
+) -> None:
+    """The events that end the text, before the trailer, are read once: not first tried
+    together with the trailer (a scan and a full msgspec decode, both bound to fail at the
+    trailer) and then again without it."""
+    import attnprof.trace.loader as loader
+
+    strict, decodes = loader._strict, []
+
+    class CountingDecoder:
+        def decode(self, data: bytes) -> Any:
+            decodes.append(len(data))
+            return strict.decode(data)
+
+    monkeypatch.setattr(loader, "_strict", CountingDecoder())
+    events = [] if trailer == "no-events" else BASE
+    text = TRAILERS.get(trailer, MISLEADING if trailer == "misleading" else "]}")
+    body = '{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join(events) + "\n" + text
+    loaded = load_both(_write(tmp_path / "t.json", body))  # the same trace both ways
+    assert len(loaded.trace.events) == len(events)
+    if trailer in TRAILERS:
+        # One msgspec decode in all: the pure run's (the fast run has the scanner's one
+        # scan). Both used to try the events with the trailer first: 3 decodes, 2 scans.
+        assert len(decodes) == 1, decodes
+        if HAS_SCANNER:
+            assert dict(loaded.counts) == {"scanned": 1, "fast": 1}
+
+
+@pytest.mark.parametrize("chunk", [700, 1 << 20])
+def test_without_side_tables_the_rest_is_the_same(
+    tmp_path: Path, load_both: Callable[..., Loaded], assert_same_array: Any, chunk: int
+) -> None:
+    """``side_tables=False``: no launch configurations and memory records (their columns
+    absent, their tables empty, and the meta says so), every other column and value as a
+    full load has them; the same both ways, in one batch or many."""
+    import dataclasses
+
+    from attnprof.trace.table import ROW_COLUMNS
+
+    events = [e for _, case in ACCEPTED for e in case]
+    path = _write(tmp_path / "t.json", _trace_text([*BASE, *events]))
+    full = load_trace(path, chunk_bytes=chunk)
+    bare = load_both(path, chunk_bytes=chunk, side_tables=False).trace
+    assert (full.events.launch >= 0).sum() >= 5 and (full.events.memory >= 0).sum() >= 10
+    for column in ROW_COLUMNS:
+        if column in ("launch", "memory"):
+            assert (getattr(bare.events, column) == -1).all(), column
+        else:
+            assert_same_array(getattr(bare.events, column), getattr(full.events, column),
+                              column)
+    assert bare.events.strings == full.events.strings
+    assert len(bare.events.launches.grid) == len(bare.events.memory_records.bytes) == 0
+    assert bare.meta == dataclasses.replace(full.meta, side_tables=False)
+    assert full.meta.side_tables
+
+
 def test_mixed_batches_same_both_ways(tmp_path: Path, load_both: Callable[..., Loaded]) -> None:
     """Accepted and declined cases in one file cut into small batches: strings, launch ids,
     memory rows and the ts origin carry across batches read by either path."""

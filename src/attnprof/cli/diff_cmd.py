@@ -23,8 +23,10 @@ def add_parser(sub: Any) -> None:
                                    "label), record files, or two traces / trace folders. Rows "
                                    "are matched by variant (sweep point, model phase); latency "
                                    "is judged by a two-sided Mann-Whitney U test on the raw "
-                                   "samples, Holm-corrected across rows ('~': no significant "
-                                   "change).")
+                                   "samples or, when both sides were measured with "
+                                   "--processes, by Welch's t-test on the processes' medians "
+                                   "(each process's speed taken out), Holm-corrected across "
+                                   "rows ('~': no significant change).")
     p.add_argument("old", metavar="OLD", help="run id, prefix, label, record file, trace or "
                                               "folder of traces")
     p.add_argument("new", metavar="NEW", help="the same kinds as OLD")

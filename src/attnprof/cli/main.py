@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not isinstance(outcome, Finished):
                     return int(outcome or ExitCode.OK)
                 if store is not None and outcome.record is not None:
-                    save_record(store, outcome.record, args, args_list)
+                    save_record(store, outcome.record, args, args_list, outcome.prepared)
                 return outcome.status
             finally:
                 if store is not None:

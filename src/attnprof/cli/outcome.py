@@ -19,15 +19,19 @@ if TYPE_CHECKING:
     from attnprof.record.compare import CompareRecord
     from attnprof.record.sweep import SweepRecord
     from attnprof.spec.budgets import Budgets
+    from attnprof.store import PreparedRun
 
 
 @dataclass(frozen=True)
 class Finished:
     """A command's end: its exit status and the record it made, which ``main`` saves to
-    the results store (the one place that does)."""
+    the results store (the one place that does); ``prepared``: the slow part of that
+    save, begun while the command drew the record's view
+    (:func:`~attnprof.cli.storing.prepare_saving`)."""
 
     status: int
     record: RecordBase | None = None
+    prepared: PreparedRun | None = None
 
 
 def print_written(console: Console, outputs: list[tuple[str, str | None]]) -> None:

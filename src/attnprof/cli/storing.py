@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
     from attnprof.record.environment import Ceilings
     from attnprof.spec.workload import Workload
-    from attnprof.store import Store
+    from attnprof.store import PreparedRun, Store
 
 __all__ = ["add_store_arguments", "cached_ceilings", "load_target", "open_for_reading",
-           "open_for_saving", "save_record"]
+           "open_for_saving", "prepare_saving", "save_record"]
 
 
 def add_store_arguments(p: Any, *, saving: bool) -> None:
@@ -74,10 +74,22 @@ def open_for_reading(args: argparse.Namespace) -> Store:
     return open_store(path, create=False)
 
 
+def prepare_saving(args: argparse.Namespace, record: RecordBase) -> PreparedRun | None:
+    """Start working out what saving ``record`` waits on (:class:`~attnprof.store.
+    PreparedRun`), in the background, for a command about to draw a large record's view:
+    it returns it in :class:`~attnprof.cli.outcome.Finished` for :func:`save_record`.
+    ``None`` with ``--no-store``."""
+    if SharedFlags.of(args).no_store:
+        return None
+    from attnprof.store import PreparedRun
+
+    return PreparedRun(record, os.getcwd())
+
+
 def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
-                argv: Sequence[str]) -> None:
-    """Save ``record`` with the label and the command line; say where, beside the other
-    "written to" lines."""
+                argv: Sequence[str], prepared: PreparedRun | None = None) -> None:
+    """Save ``record`` with the label and the command line (``prepared``: as
+    :func:`prepare_saving` began it); say where, beside the other "written to" lines."""
     from rich.text import Text
 
     from attnprof.formatting import safe_text
@@ -85,7 +97,7 @@ def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
 
     command = shlex.join(["attnprof", *argv])
     run = store.save(record, label=SharedFlags.of(args).label, command=command,
-                     cwd=os.getcwd())
+                     cwd=os.getcwd(), prepared=prepared)
     make_console().print(Text(f"stored as run {safe_text(run.run_id)} in {store.shown} "
                               f"(attnprof show {safe_text(run.run_id)})", style="dim"))
 

@@ -51,6 +51,12 @@ def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=5, metavar="N",
                         help="interleaved rounds the variants' samples are spread over, so "
                              "machine drift hits all alike (default 5; 1 = one after another)")
+    parser.add_argument("--processes", type=int, default=1, metavar="N",
+                        help="measure the whole comparison in N fresh processes, one after "
+                             "another, keeping each one's median (default 1): a process's "
+                             "speed is not the machine's, and only several show how far a "
+                             "median moves between runs, which attnprof diff then judges "
+                             "against (5 or more for a diff)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the inputs")
     parser.add_argument("--executor", choices=("inline", "process"), default="inline",
                         help="where the variants run: in this process (default), or in a "
@@ -80,6 +86,7 @@ def settings_from_args(args: argparse.Namespace, workload: Workload, *,
     check_seconds("--min-time", min_time)
     timeout = args.variant_timeout
     check_seconds("--variant-timeout", timeout, allow_zero=True)
-    return Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds), seed=args.seed,
+    return Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds,
+                                    processes=args.processes), seed=args.seed,
                     trace_dir=trace_dir, trace=CaptureSpec(steps=trace_steps),
                     cpu_allocator=args.cpu_allocator, variant_timeout_s=timeout or None)

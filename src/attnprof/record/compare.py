@@ -47,6 +47,10 @@ class Latency(msgspec.Struct, kw_only=True):
     count: int
     noisy: bool
     samples: list[float]
+    #: Each process's own median, in the order the processes ran, when the comparison was
+    #: measured in several (``--processes``; empty: one). ``samples`` are all of theirs,
+    #: and the statistics above summarise them together.
+    process_medians: list[float] = msgspec.field(default_factory=list)
 
 
 class VariantResult(msgspec.Struct, kw_only=True):

@@ -89,20 +89,40 @@ class MetricChange(msgspec.Struct, kw_only=True):
     #: 4 times in 5 (at alpha over the diff's tests): a real change below it likely reads
     #: "~". ``None`` without samples.
     detectable_change: float | None = None
-    #: Samples per side that would find a change of :data:`WATCHED_CHANGE` here.
+    #: Samples per side (processes per side, for a ``processes`` test) that would find a
+    #: change of :data:`WATCHED_CHANGE` here.
     samples_needed: int | None = None
-    #: The sides' robust relative spreads (IQR / 1.349 / median), pooled.
+    #: The sides' robust relative spreads (IQR / 1.349 / median), pooled; for a test of
+    #: process medians, the spread of those medians between processes.
     spread: float | None = None
     exact: bool = False
     #: Lower is better for every metric attnprof diffs except shares and throughput.
     higher_is_better: bool = False
+    #: What ``p_value`` tested: ``samples`` (Mann-Whitney U on the raw samples of one
+    #: process a side) or ``processes`` (Welch's t on the log medians of each side's
+    #: processes, each process's own speed taken out when the record has four rows or
+    #: more). ``None``: not tested.
+    test: str | None = None
+    #: Each process's median, when the side was measured in several (``--processes``).
+    old_processes: list[float] = msgspec.field(default_factory=list)
+    new_processes: list[float] = msgspec.field(default_factory=list)
+    #: The change with each process's speed (the median of its rows against theirs
+    #: over both sides) taken out: what a ``processes`` test judged. ``None``: not taken
+    #: out (one process a side, or fewer than four rows).
+    adjusted_change: float | None = None
+
+    @property
+    def judged_change(self) -> float | None:
+        """The change the test judged: beside the runs' speeds when it was taken out."""
+        return self.adjusted_change if self.adjusted_change is not None else self.change
 
     @property
     def worse(self) -> bool:
         """A significant change in the bad direction."""
-        if not self.significant or self.change is None:
+        change = self.judged_change
+        if not self.significant or change is None:
             return False
-        return self.change < 0 if self.higher_is_better else self.change > 0
+        return change < 0 if self.higher_is_better else change > 0
 
 
 class RowDiff(msgspec.Struct, kw_only=True):
@@ -209,8 +229,8 @@ class TraceDiff(msgspec.Struct, kw_only=True):
 #: implementation, phase and layer, as one text), its state, then one metric's figures.
 DIFF_COLUMNS: tuple[str, ...] = (
     "key", "state", "old_status", "new_status", "metric", "unit", "old", "new", "change",
-    "n_old", "n_new", "p_value", "p_adjusted", "significant", "detectable", "reason",
-    "old_run", "new_run")
+    "n_old", "n_new", "p_value", "p_adjusted", "significant", "detectable", "test",
+    "adjusted_change", "processes_old", "processes_new", "reason", "old_run", "new_run")
 
 
 class DiffRecord(RecordBase, tag="diff"):
@@ -249,7 +269,10 @@ def diff_lines(record: DiffRecord) -> list[dict[str, Any]]:
             lines.append({**base, "metric": m.metric, "unit": m.unit, "old": m.old,
                           "new": m.new, "change": m.change, "n_old": m.n_old,
                           "n_new": m.n_new, "p_value": m.p_value, "p_adjusted": m.p_adjusted,
-                          "significant": m.significant, "detectable": m.detectable})
+                          "significant": m.significant, "detectable": m.detectable,
+                          "test": m.test, "adjusted_change": m.adjusted_change,
+                          "processes_old": len(m.old_processes) or None,
+                          "processes_new": len(m.new_processes) or None})
     runs = {"old_run": record.old.run_id or record.old.ref,
             "new_run": record.new.run_id or record.new.ref}
     for trace in record.traces:

@@ -49,7 +49,11 @@ def render_diff(record: DiffRecord, console: Console, top: int = 15) -> None:
     for trace in record.traces:
         _render_trace(trace, console, top)
     if record.rows:
-        console.print(Text(f"p: two-sided Mann-Whitney U on the raw samples, Holm-adjusted "
+        tests = {"speed" if m.adjusted_change is not None else m.test
+                 for row in record.rows for m in row.metrics if m.test}
+        how = " and ".join(_TEST_TEXT[t] for t in sorted(tests, reverse=True)) or (
+            _TEST_TEXT["samples"])
+        console.print(Text(f"p: {how}, Holm-adjusted "
                            f"over {counted(_tested(record), 'test')}; \"~\": no significant "
                            f"change at alpha={record.alpha:g}; memory is one exact "
                            "measurement", style="dim"))
@@ -65,6 +69,14 @@ def _side(side: DiffSide) -> Text:
     return text.append(f" ({' · '.join(extra)})", style="dim") if extra else text
 
 
+#: How each kind of test is said under the table.
+_TEST_TEXT = {"samples": "two-sided Mann-Whitney U on the raw samples",
+              "processes": "Welch's t on the log medians of each side's processes",
+              "speed": "Welch's t on the log medians of each side's processes, each "
+                       "process's speed (its other rows) taken out: the change 'beside "
+                       "speed'"}
+
+
 def _tested(record: DiffRecord) -> int:
     return sum(m.p_value is not None for row in record.rows for m in row.metrics)
 
@@ -74,6 +86,8 @@ def format_change(m: MetricChange) -> Text:
     if m.change is None:
         return Text("—" if m.old is None or m.new is None else "n/a", style="dim")
     shown = f"{m.change * 100:+.1f}%"
+    if m.adjusted_change is not None:  # the change the test judged, beside the speed
+        shown += f" ({m.adjusted_change * 100:+.1f}% beside speed)"
     if m.significant is None:
         return Text(shown, style="dim")
     if not m.significant:
@@ -94,7 +108,8 @@ def _value(m: MetricChange, value: float | None) -> str:
 def _evidence(m: MetricChange) -> Text:
     if m.p_value is not None:
         p = m.p_adjusted if m.p_adjusted is not None else m.p_value
-        text = Text(f"p={p:.3f} n={m.n_old}+{m.n_new}")
+        text = Text(f"p={p:.3f} processes {len(m.old_processes)}+{len(m.new_processes)}"
+                    if m.test == "processes" else f"p={p:.3f} n={m.n_old}+{m.n_new}")
         if m.detectable is False:
             text.append(" (too few)", style="yellow")
         return text
@@ -231,5 +246,5 @@ def render_gate(found: list[tuple[RowDiff, MetricChange | None]], percent: float
         title = _METRIC_TITLE.get(metric.metric, metric.metric)
         evidence = _evidence(metric).plain
         console.print(Text(f"  {key}: {title} {_value(metric, metric.old)} → "
-                           f"{_value(metric, metric.new)} ({metric.change or 0:+.1%}"
+                           f"{_value(metric, metric.new)} ({metric.judged_change or 0:+.1%}"
                            f"{', ' + evidence if evidence else ''})"))

@@ -29,16 +29,37 @@ def terminal_safe(value: T, type_: Any = None) -> T:
     values, list items and dict keys at any depth — passed through ``safe_text``.
     ``type_`` is the type to rebuild (default: ``type(value)``; give ``list[Row]`` for a
     list)."""
-    cleaned = _clean(msgspec.to_builtins(value))
+    cleaned = _Cleaner().clean(msgspec.to_builtins(value))
     rebuilt: T = msgspec.convert(cleaned, type=type_ if type_ is not None else type(value))
     return rebuilt
 
 
-def _clean(data: Any) -> Any:
-    if isinstance(data, str):
-        return safe_text(data)
-    if isinstance(data, (list, tuple)):  # to_builtins keeps tuples (a breakdown's kernels)
-        return [_clean(item) for item in data]
-    if isinstance(data, dict):
-        return {_clean(k): _clean(v) for k, v in data.items()}
-    return data
+#: What ``msgspec.to_builtins`` gives that holds no text: passed through as it is.
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
+class _Cleaner:
+    """Every string through ``safe_text`` once: a record repeats its names (64 ranks'
+    kernels by name are 12k strings of 300 characters, 600 distinct), and checking a
+    long name is most of the work."""
+
+    def __init__(self) -> None:
+        self._done: dict[str, str] = {}
+
+    def text(self, text: str) -> str:
+        safe = self._done.get(text)
+        if safe is None:
+            safe = self._done[text] = safe_text(text)
+        return safe
+
+    def clean(self, data: Any) -> Any:
+        # By exact type: to_builtins makes no subclasses.
+        kind = type(data)
+        if kind is str:
+            return self.text(data)
+        if kind is dict:
+            return {self.text(k) if type(k) is str else self.clean(k):
+                    v if type(v) in _PLAIN else self.clean(v) for k, v in data.items()}
+        if kind is list or kind is tuple:  # to_builtins keeps tuples (a breakdown's kernels)
+            return [item if type(item) in _PLAIN else self.clean(item) for item in data]
+        return data

@@ -16,7 +16,9 @@ run in the allocator state the settings name (:mod:`attnprof.measure.allocator`)
 Variants are timed in interleaved rounds after all of them are built and warmed up (see
 :mod:`attnprof.measure.timer`), so a machine that slows down mid-run slows them all alike.
 A point runs here, in this process (:func:`~attnprof.run.point_runner.run_point`); an executor
-(:mod:`attnprof.run.executors`) may run it elsewhere and hand back the same record.
+(:mod:`attnprof.run.executors`) may run it elsewhere and hand back the same record. With
+``TimingPlan.processes`` above one, the whole point runs in that many fresh worker processes
+and their records are merged (:mod:`attnprof.run.processes`).
 """
 
 from __future__ import annotations
@@ -83,6 +85,10 @@ def compare(workload: Workload | None = None,
         settings = (settings or Settings()).validate()
         point = Point(workload=workload, variants=tuple(v.name for v in chosen),
                       settings=settings, kind=kind, ceilings=ceilings)
+        if settings.plan.processes > 1:  # each process a fresh worker: run/processes.py
+            from attnprof.run.processes import run_in_processes
+
+            return run_in_processes(point, executor, progress=progress, on_record=on_result)
         runner = executor if executor is not None else InlineExecutor(chosen)
         return runner.run(point, progress=progress, on_record=on_result)
 

@@ -34,6 +34,8 @@ CPU_ALLOCATOR_STATES: tuple[str, ...] = CpuAllocator.__args__  # type: ignore[at
 DEFAULT_VARIANT_TIMEOUT_S = 900.0
 #: Integers travel to torch and to the record as 64-bit values.
 _INT_LIMIT = 2**63
+#: The most processes one comparison is measured in.
+MAX_PROCESSES = 100
 
 
 class TimingPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,6 +48,11 @@ class TimingPlan(msgspec.Struct, frozen=True, kw_only=True):
     min_warmup_calls: int = 2
     #: Rounds a comparison spreads each variant's samples over (see measure.timer).
     rounds: int = 5
+    #: Fresh processes the whole comparison is measured in, one after another (pyperf's
+    #: ``--processes``): a process's speed is not the machine's (memory placement, where
+    #: its threads land, the host's neighbours), so only several processes show how far
+    #: a median moves between runs, the noise a diff of two runs must judge against.
+    processes: int = 1
 
     def sample_count(self, per_call_s: float) -> int:
         """Samples to take so that sampling lasts about ``min_time_s``, within the bounds."""
@@ -102,7 +109,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         check_seconds("warm-up time", plan.warmup_s, allow_zero=True)
         if self.variant_timeout_s is not None:
             check_seconds("--variant-timeout", self.variant_timeout_s)
-        for flag, value in (("--rounds", plan.rounds), ("--trace-steps", self.trace.steps),
+        for flag, value in (("--rounds", plan.rounds), ("--processes", plan.processes),
+                            ("--trace-steps", self.trace.steps),
                             ("minimum samples", plan.min_samples),
                             ("maximum samples", plan.max_samples),
                             ("minimum warm-up calls", plan.min_warmup_calls)):
@@ -112,6 +120,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if self.cpu_allocator not in CPU_ALLOCATOR_STATES:
             raise UsageError(f"--cpu-allocator {self.cpu_allocator!r} is not one of "
                              f"{', '.join(CPU_ALLOCATOR_STATES)}")
+        if plan.processes > MAX_PROCESSES:
+            raise UsageError(f"--processes {plan.processes} is more than attnprof runs "
+                             f"({MAX_PROCESSES}); 5 to 10 show the spread between runs")
         if plan.min_samples > plan.max_samples:
             raise UsageError(f"minimum samples {plan.min_samples} exceed maximum samples "
                              f"{plan.max_samples}; raise the maximum")

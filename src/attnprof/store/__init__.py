@@ -13,7 +13,7 @@ wait for a writer, and a busy timeout, so several processes may save at once.
 from __future__ import annotations
 
 from attnprof.store.location import STORE_ENV, default_store_path, store_path
-from attnprof.store.store import RunQuery, Store, StoredRun, open_store
+from attnprof.store.store import PreparedRun, RunQuery, Store, StoredRun, open_store
 
-__all__ = ["STORE_ENV", "RunQuery", "Store", "StoredRun", "default_store_path", "open_store",
-           "store_path"]
+__all__ = ["STORE_ENV", "PreparedRun", "RunQuery", "Store", "StoredRun", "default_store_path",
+           "open_store", "store_path"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from attnprof.store.git import git_state
 from attnprof.store.schema import SCHEMA_VERSION, migrate
 from attnprof.store.summary import join_names, split_names, summarize_record
 
-__all__ = ["RunQuery", "Store", "StoredRun", "open_store"]
+__all__ = ["PreparedRun", "RunQuery", "Store", "StoredRun", "open_store"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: How long a writer waits for another one before giving up (ms).
@@ -236,11 +237,16 @@ class Store:
 
     # ----- runs ------------------------------------------------------------------------
     def save(self, record: RecordBase, *, label: str | None = None,
-             command: str | None = None, cwd: str | None = None) -> StoredRun:
+             command: str | None = None, cwd: str | None = None,
+             prepared: PreparedRun | None = None) -> StoredRun:
         """Store ``record`` (replacing the run of the same id, as a resumed sweep is), with
-        its label, the command line and the git commit of ``cwd``; one transaction."""
+        its label, the command line and the git commit of ``cwd``; one transaction.
+        ``prepared``: the record's compressed JSON and that git state, worked out ahead
+        (:class:`PreparedRun`); used when it is of this record and folder."""
         cwd = cwd if cwd is not None else os.getcwd()
-        commit, dirty = git_state(cwd)
+        if prepared is None or prepared.record is not record or prepared.cwd != cwd:
+            prepared = PreparedRun(record, cwd, background=False)
+        blob, (commit, dirty) = prepared.result()
         s = summarize_record(record)
         row: dict[str, Any] = {
             "run_id": record.run_id, "kind": record.kind, "created": record.created,
@@ -249,7 +255,7 @@ class Store:
             "variants": join_names(s.names), "model": s.model, "summary": s.summary,
             "git_commit": commit, "git_dirty": None if dirty is None else int(dirty),
             "cwd": cwd, "command": command, "attnprof": __version__, "saved": _now(),
-            "record": zlib.compress(msgspec.json.encode(record), 6),
+            "record": blob,
         }
         names = ", ".join(row)
         marks = ", ".join(f":{k}" for k in row)
@@ -392,6 +398,42 @@ class Store:
         with self._write() as conn:
             conn.execute("INSERT OR REPLACE INTO machine (host, device, measured, profile) "
                          "VALUES (?, ?, ?, ?)", (host, device, profile.measured, blob))
+
+
+class PreparedRun:
+    """What saving ``record`` waits on longest — its JSON, compressed (zlib: some 50 ms for
+    the 4 MB record of 64 ranks), and the git state of ``cwd`` (a ``git`` process) — worked
+    out in a background thread when ``background``, while the command draws its view:
+    zlib and the wait for git leave the interpreter free. :meth:`Store.save` takes it in
+    place of doing the same; the record must not change meanwhile (nothing is saved
+    until the command is done, so a command that fails saves nothing, as before)."""
+
+    def __init__(self, record: RecordBase, cwd: str, *, background: bool = True) -> None:
+        self.record, self.cwd = record, cwd
+        self._done: tuple[bytes, tuple[str | None, bool | None]] | BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._work, name="attnprof-store",
+                                            daemon=True)
+            self._thread.start()
+        else:
+            self._work()
+
+    def _work(self) -> None:
+        try:
+            self._done = (zlib.compress(msgspec.json.encode(self.record), 6),
+                          git_state(self.cwd))
+        except BaseException as exc:  # raised where the result is asked for
+            self._done = exc
+
+    def result(self) -> tuple[bytes, tuple[str | None, bool | None]]:
+        """The compressed JSON and ``(commit, dirty)``, once worked out."""
+        if self._thread is not None:
+            self._thread.join()
+        if isinstance(self._done, BaseException):
+            raise self._done
+        assert self._done is not None
+        return self._done
 
 
 def _escape_like(text: str) -> str:

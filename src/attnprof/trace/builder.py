@@ -27,6 +27,7 @@ import numpy as np
 
 from attnprof.trace.columns import (
     Column,
+    absent,
     as_float,
     char_code,
     dims,
@@ -63,8 +64,11 @@ _STRING_COLUMNS = ("cat", "name", "input_dims", "input_types")
 class TableBuilder(ScannedBatches):
     """Accumulates event batches; :meth:`finish` returns the table and its ts origin."""
 
-    def __init__(self, tokens: list[bytes] | None = None) -> None:
-        """``tokens``: the token list of the scanner whose batches :meth:`add_records` takes."""
+    def __init__(self, tokens: list[bytes] | None = None, *, side_tables: bool = True) -> None:
+        """``tokens``: the token list of the scanner whose batches :meth:`add_records` takes.
+        ``side_tables``: read the kernel launch configurations and memory records (else the
+        ``launch`` and ``memory`` columns are absent, -1, and their tables empty)."""
+        self.side_tables = side_tables
         self._ids: dict[str, int] = {"": -1}
         self._raw_ids: dict[bytes, int] = {b"": -1}
         self._strs: list[str] = []
@@ -162,8 +166,10 @@ class TableBuilder(ScannedBatches):
             "sequence_number": _spread(n, at, int_column([a.sequence_number for a in args])),
             "input_dims": _spread(n, at, self._intern_raw([a.input_dims for a in args])),
             "input_types": _spread(n, at, self._intern_raw([a.input_types for a in args])),
-            "launch": _spread(n, at, narrow(self._launches(args, launches))),
-            "memory": _spread(n, at, narrow(self._memory(args, memory))),
+            "launch": _spread(n, at, narrow(self._launches(args, launches)))
+                      if self.side_tables else absent(n),
+            "memory": _spread(n, at, narrow(self._memory(args, memory)))
+                      if self.side_tables else absent(n),
         }
         for column, values in cols.items():
             self._cols[column].append(values)

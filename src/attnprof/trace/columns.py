@@ -17,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "Column",
+    "absent",
     "as_float",
     "char_code",
     "dims",
@@ -96,6 +97,11 @@ def narrow(arr: np.ndarray) -> np.ndarray:
         if t_min <= lo and hi <= t_max:
             return arr.astype(t, copy=False)
     return arr
+
+
+def absent(n: int) -> np.ndarray:
+    """An id column of ``n`` absent values (-1), narrow: rows of a side table not read."""
+    return np.full(n, -1, dtype=np.int8)
 
 
 def float_column(values: Sequence[Any]) -> np.ndarray:

@@ -59,12 +59,16 @@ DEFAULT_CHUNK_BYTES = 4 << 20
 
 
 def load_trace(
-    path: str | os.PathLike[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    path: str | os.PathLike[str], *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    side_tables: bool = True,
 ) -> Trace:
     """Load a Chrome trace written by torch.profiler (or any Chrome trace-event JSON).
 
     ``path`` is a ``.json`` file or a gzip-compressed one (detected by content, not name),
-    read ``chunk_bytes`` at a time. Anything unusable in an otherwise valid trace (a
+    read ``chunk_bytes`` at a time. ``side_tables=False`` leaves out the kernel launch
+    configurations and the memory records (``meta.side_tables`` says so), for a reader
+    that needs neither: a distributed run's rank summary, where they were a seventh of
+    reading a rank. Anything unusable in an otherwise valid trace (a
     wrong-typed field, an entry that is not an event) degrades to an absent value or a dropped
     row (``meta.n_dropped``); a file that cannot be read as a trace at all raises
     :class:`~attnprof.errors.UsageError` naming the file and the fix.
@@ -78,7 +82,8 @@ def load_trace(
         text = TextBuffer(src)
         header, bare = read_header(src, text)
         scanner = scan.new_scanner()
-        builder = TableBuilder(scanner.tokens if scanner is not None else None)
+        builder = TableBuilder(scanner.tokens if scanner is not None else None,
+                               side_tables=side_tables)
         dropped = _read_events(text, builder, bare, scanner)
         trailer, second_list = read_trailer(src, text, bare)
         del text
@@ -144,8 +149,9 @@ def _read_events(
                 src, buf, pos, end, end, base, scanner
             )
         if found is None and src.eof:
-            text.start += _last_piece(
-                src, bytes(buf[pos:end]), base + pos, builder, dropped, bare, scanner)
+            with memoryview(buf) as view:
+                rest = bytes(view[pos:end])
+            text.start += _last_piece(src, rest, base + pos, builder, dropped, bare, scanner)
             return dropped
         if found is None:
             # No boundary in what we hold: the next event is larger than the buffer.
@@ -283,6 +289,21 @@ def _last_piece(
 ) -> int:
     """At end of input: what is left (``rest``, at ``offset`` in the text) is the last
     events, ``]`` and the trailer. Returns where in ``rest`` the trailer starts."""
+    close = _events_close(rest)
+    if close is not None:
+        # Where the events most likely end: read that array alone, once. It can only read
+        # as an array of events if it is the events array (a JSON value ends where its
+        # brackets close). If it does not (the scanner declines it: msgspec is not asked
+        # too, as it would be bound to fail after typing every event), the whole rest is
+        # tried, which finds the end.
+        if scanner is None:
+            piece, _ = _attempt(b"[" + rest[: close + 1])
+        else:
+            with memoryview(rest) as view:
+                piece = _scanned(scanner, view[:close])
+        if piece is not None:
+            _feed(piece, builder, dropped, src, offset - 1)
+            return close + 1
     data = b"[" + rest
     piece, (kind, at) = _attempt(data, scanner)
     if piece is not None:
@@ -302,6 +323,31 @@ def _last_piece(
     if kind == "cut":
         raise src.malformed("the event list is cut off (truncated JSON)", offset + len(rest))
     raise src.malformed(_INVALID.get(kind, "invalid JSON"), offset + at - 1)
+
+
+def _events_close(rest: bytes) -> int | None:
+    """The ``]`` that most likely closes the events array in ``rest`` (the last events,
+    the ``]`` and the trailer): the last one near the end that follows an event's ``}``
+    and is followed by ``,`` or ``}``, as kineto writes them; a trailer of scalars,
+    objects and lists of strings (its ``"INFO"`` lines) has none. None when no ``]``
+    there looks like it."""
+    lo = max(len(rest) - _TRAILER_BYTES, 0)
+    close = rest.rfind(b"]", lo)
+    while close > 0:
+        before, after = close - 1, close + 1
+        while before > 0 and rest[before] in WS:
+            before -= 1
+        while after < len(rest) and rest[after] in WS:
+            after += 1
+        if rest[before] == 0x7D and after < len(rest) and rest[after] in b",}":
+            return close
+        close = rest.rfind(b"]", lo, close)
+    return None
+
+
+#: How far from the end of the text the events' closing ``]`` is looked for: kineto's
+#: trailer (its log lines, the trace's name) is a few KiB.
+_TRAILER_BYTES = 64 << 10
 
 
 def _feed(piece: _Piece, builder: TableBuilder, dropped: dict[str, int], src: Source,
@@ -394,6 +440,7 @@ def _meta(
         thread_sort_index=b.thread_sort_index,
         id_labels=b.id_labels,
         attnprof=ours if isinstance(ours := h.get("attnprof"), dict) else None,
+        side_tables=b.side_tables,
     )
 
 

@@ -27,6 +27,9 @@ __all__ = ["HEAD_BYTES", "read_distributed_info"]
 HEAD_BYTES = 1 << 20
 _KEY = b'"traceEvents"'
 _PIECE = 64 << 10
+#: Text inflated first: kineto's header, up to the key, fits in it unless it lists many
+#: devices or process groups (then the pieces double).
+_FIRST_TEXT = 8 << 10
 
 
 class _Info(msgspec.Struct):
@@ -76,14 +79,16 @@ def _read_head(path: Path) -> bytes:
             feed = fh.read(_PIECE)
             inflater = zlib.decompressobj(wbits=47) if feed[:2] == b"\x1f\x8b" else None
             text = bytearray()
+            step = _FIRST_TEXT
             while feed and len(text) < HEAD_BYTES and _KEY not in text:
                 if inflater is None:
                     text += feed
                     feed = fh.read(_PIECE)
                     continue
-                # A piece of text at a time: the key is usually in the first, and a small
-                # compressed piece may inflate to a lot.
-                text += inflater.decompress(feed, min(_PIECE, HEAD_BYTES - len(text)))
+                # A piece of text at a time, from a small one up: the key is usually in the
+                # first few KiB, and a small compressed piece may inflate to a lot.
+                text += inflater.decompress(feed, min(step, HEAD_BYTES - len(text)))
+                step = min(2 * step, _PIECE)
                 feed = inflater.unconsumed_tail or (b"" if inflater.eof else fh.read(_PIECE))
     except OSError as exc:
         raise UsageError(f"cannot read trace file {path} ({exc.strerror or exc}); check the "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from attnprof.trace.columns import Column, narrow
+from attnprof.trace.columns import Column, absent, narrow
 from attnprof.trace.scan import F_ALLOC, F_BLOCK, F_COPY, F_SORT, F_TOTAL, TokenIds
 from attnprof.trace.schema import NAN
 
@@ -27,6 +27,7 @@ class ScannedBatches:
     """TableBuilder's reading of scanned batches (a mixin: the state is the builder's)."""
 
     if TYPE_CHECKING:  # what TableBuilder provides
+        side_tables: bool
         _token_ids: TokenIds
         _cols: dict[str, Column]
         _mem: tuple[Column, ...]
@@ -98,8 +99,10 @@ class ScannedBatches:
             "sequence_number": narrow(cols["sequence_number"]),
             "input_dims": narrow(names.raws(cols["input_dims"], self._raw_id)),
             "input_types": narrow(names.raws(cols["input_types"], self._raw_id)),
-            "launch": narrow(self._launch_records(cols, np.flatnonzero(flags & F_BLOCK))),
-            "memory": narrow(self._memory_records(cols, memory)),
+            "launch": narrow(self._launch_records(cols, np.flatnonzero(flags & F_BLOCK)))
+                      if self.side_tables else absent(n),
+            "memory": narrow(self._memory_records(cols, memory))
+                      if self.side_tables else absent(n),
         }
         for column, array in out.items():
             self._cols[column].append(array)

@@ -315,6 +315,10 @@ class TraceMeta:
     id_labels: dict[int, str] = field(default_factory=dict)
     # The "attnprof" header block of traces attnprof captured itself; None for others.
     attnprof: dict[str, Any] | None = None
+    # Whether the kernel launch configurations and memory records were read (see
+    # ``load_trace(side_tables=False)``): without them ``launch`` and ``memory`` are -1
+    # and ``launches`` and ``memory_records`` empty.
+    side_tables: bool = True
 
 
 @dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly

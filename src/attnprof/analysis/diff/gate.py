@@ -34,7 +34,8 @@ def regressions(diff: DiffRecord, percent: float) -> list[tuple[RowDiff, MetricC
             found.append((row, None))
             continue
         for m in row.metrics:
-            if (m.metric in GATED_METRICS and m.worse and m.change is not None
-                    and m.change * 100.0 > percent):
+            change = m.judged_change
+            if (m.metric in GATED_METRICS and m.worse and change is not None
+                    and change * 100.0 > percent):
                 found.append((row, m))
     return found

@@ -45,6 +45,7 @@ def sampled(metric: str, unit: str, old: Sequence[float], new: Sequence[float],
                         change=relative_change(old_median, new_median),
                         n_old=len(old), n_new=len(new),
                         p_value=mann_whitney_p(old, new), spread=pooled_spread(old, new),
+                        test="samples",
                         detectable=smallest_p(len(old), len(new)) <= alpha)
 
 
@@ -72,6 +73,13 @@ def judge(rows: list[RowDiff], alpha: float) -> None:
                            strict=True):
         m.p_adjusted = adjusted
         m.significant = adjusted < alpha
-        if m.spread is not None and m.n_old and m.n_new:
+        if m.test == "processes" and m.spread is not None:
+            # The process is the unit, and Welch's t has no rank test's loss of efficiency.
+            k_old, k_new = len(m.old_processes), len(m.new_processes)
+            m.detectable_change = detectable_change(k_old, k_new, m.spread, strictest,
+                                                    efficiency=1.0)
+            m.samples_needed = max(2, samples_for(WATCHED_CHANGE, m.spread, strictest,
+                                                  efficiency=1.0))
+        elif m.spread is not None and m.n_old and m.n_new:
             m.detectable_change = detectable_change(m.n_old, m.n_new, m.spread, strictest)
             m.samples_needed = samples_for(WATCHED_CHANGE, m.spread, strictest)

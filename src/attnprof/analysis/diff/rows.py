@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from attnprof.analysis.diff.metrics import exact, informative, sampled
+from attnprof.analysis.diff.processes import process_latency
 from attnprof.record.compare import CompareRecord, Latency, VariantResult
 from attnprof.record.diff import MetricChange, RowDiff, RowState
 from attnprof.record.model import ModelRecord, PhaseRun
@@ -101,6 +102,9 @@ def _state(old: object | None, new: object | None, old_ok: bool = True,
 
 def _latency(metric: str, old: Latency | None, new: Latency | None,
              alpha: float) -> MetricChange:
+    if (old is not None and new is not None and len(old.process_medians) >= 2
+            and len(new.process_medians) >= 2):  # the process is the unit: processes.py
+        return process_latency(metric, old, new)
     return sampled(metric, "ms", old.samples if old else [], new.samples if new else [],
                    alpha)
 

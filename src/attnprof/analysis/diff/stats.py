@@ -77,18 +77,20 @@ def pooled_spread(old: Sequence[float], new: Sequence[float]) -> float | None:
 
 
 def detectable_change(n_old: int, n_new: int, spread: float, alpha: float,
-                      power: float = POWER) -> float:
+                      power: float = POWER, efficiency: float = _EFFICIENCY) -> float:
     """The smallest relative change of the median the test finds at ``alpha`` with
     ``power``, given the sample counts and the pooled relative spread (normal
-    approximation, Mann-Whitney's efficiency): a real change below it likely reads "~"."""
+    approximation; ``efficiency``: Mann-Whitney's by default, 1 for a t-test): a real
+    change below it likely reads "~"."""
     return _z(alpha, power) * spread * math.sqrt(1 / n_old + 1 / n_new) / math.sqrt(
-        _EFFICIENCY)
+        efficiency)
 
 
-def samples_for(change: float, spread: float, alpha: float, power: float = POWER) -> int:
+def samples_for(change: float, spread: float, alpha: float, power: float = POWER,
+                efficiency: float = _EFFICIENCY) -> int:
     """Samples per side the test needs to find a relative ``change`` with ``power``, at a
     relative spread ``spread`` (the inverse of :func:`detectable_change`)."""
-    return math.ceil(2 * (_z(alpha, power) * spread / change) ** 2 / _EFFICIENCY)
+    return math.ceil(2 * (_z(alpha, power) * spread / change) ** 2 / efficiency)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
+from attnprof.analysis.index.pairs import is_in
 from attnprof.analysis.index.views import RegionView
 from attnprof.formatting import format_bytes, format_us
 from attnprof.knowledge.annotations import REGION_PREFIX
@@ -67,7 +68,7 @@ class FindingContext:
     def ops_with_name_ids(self, view: RegionView, ids: list[int] | np.ndarray) -> list[int]:
         """Positions of the region's ops whose name id is in ``ids``, in region order."""
         pos = view.op_positions
-        return pos[np.isin(self.ops.name[pos], ids)].tolist()
+        return pos[is_in(self.ops.name[pos], ids)].tolist()
 
     def subtree(self, i: int) -> range:
         """Op ``i`` and everything it called."""

@@ -28,7 +28,7 @@ from attnprof.analysis.findings.context import (
     bytes_text,
     us_text,
 )
-from attnprof.analysis.index.pairs import distinct
+from attnprof.analysis.index.pairs import distinct, is_in
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.trace_report import PATH_SEP, Finding
@@ -86,7 +86,7 @@ def detect_hidden_copies(ctx: FindingContext) -> list[Finding]:
             # A subtree is a position range: counts of copies and of each twin up to every
             # position say at once which candidates hold both.
             stop = ops.last[found] + 1
-            copies = _running_count(np.isin(ops.name, copy_ids))
+            copies = _running_count(is_in(ops.name, copy_ids))
             keep = copies[stop] - copies[found] > 0
             twin_of = np.array([twins[n] for n in ops.name[found].tolist()], dtype=np.int64)
             for twin in distinct(twin_of[keep]).tolist():

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.findings.context import LIBRARY_ATTENTION, FindingContext, us_text
+from attnprof.analysis.index.pairs import is_in
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.analysis.index.views import RegionView
 from attnprof.formatting import counted
@@ -157,10 +158,10 @@ def _op_masks(ctx: FindingContext) -> tuple[np.ndarray, np.ndarray]:
     ops (a fused kernel's decomposition, flex's blocks) are no user loop."""
     ops = ctx.ops
     strings = ops.trace.events.strings
-    work = np.isin(ops.name, [strings.id_of(name) for name in _WORK])
+    work = is_in(ops.name, [strings.id_of(name) for name in _WORK])
     library_ids = [i for i, text in enumerate(strings.values)
                    if any(o in text for o in LIBRARY_ATTENTION)]
-    marked = np.flatnonzero(np.isin(ops.name, library_ids))
+    marked = np.flatnonzero(is_in(ops.name, library_ids))
     # An op's subtree is the positions i .. last[i]: one difference array over those ranges.
     cover = np.zeros(len(ops) + 1, dtype=np.int64)
     np.add.at(cover, marked, 1)

@@ -34,7 +34,7 @@ import re
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.pairs import unique_pairs
+from attnprof.analysis.index.pairs import is_in, unique_pairs
 
 __all__ = ["FACTORY_OPS", "INIT_OPS", "METADATA_OPS", "compute_ops", "is_structural"]
 
@@ -143,9 +143,9 @@ def compute_visits(ops: OpIndex, op: np.ndarray, lo: np.ndarray, hi: np.ndarray
     into = child - (op[child] - parent[child])  # backward sweep over the span would
     dur = ops.dur
     below_us = np.bincount(into, weights=dur[op[child]], minlength=size)
-    not_init = ~np.isin(names[op[child]], _name_ids(ops, INIT_OPS)) | work_below[child]
+    not_init = ~is_in(names[op[child]], _name_ids(ops, INIT_OPS)) | work_below[child]
     only_init_below = np.bincount(into[not_init], minlength=size) == 0
-    factory = np.isin(names[op], _name_ids(ops, FACTORY_OPS))
+    factory = is_in(names[op], _name_ids(ops, FACTORY_OPS))
     chosen = work & (~work_below | (only_init_below & ~factory))
     own = np.maximum(dur[op] - below_us, 0.0)
     return chosen, own

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.pairs import distinct, names_matching
+from attnprof.analysis.index.pairs import distinct, is_in, names_matching
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import (
     DEVICE_CATEGORIES,
@@ -120,7 +120,7 @@ def _kinds(cats: np.ndarray, names: np.ndarray, cat_ids: Mapping[int, str],
     for cat_id, what in cat_ids.items():
         kind[cats == cat_id] = DEVICE_KINDS.index(what)
     comm = [i for i in distinct(names).tolist() if decode_kernel_name(text(i)).family == "nccl"]
-    kind[(kind == DEVICE_KINDS.index("compute")) & np.isin(names, comm)] = DEVICE_KINDS.index(
+    kind[(kind == DEVICE_KINDS.index("compute")) & is_in(names, comm)] = DEVICE_KINDS.index(
         "communication")
     return kind
 
@@ -148,7 +148,7 @@ def _launch_rows(ops: OpIndex, corr: np.ndarray) -> np.ndarray:
     """
     t = ops.trace.events
     runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_ph("X"))
-    runtime = runtime[np.isin(t.correlation[runtime], corr[corr >= 0])]
+    runtime = runtime[is_in(t.correlation[runtime], corr[corr >= 0])]
     out = np.full(len(corr), -1, dtype=np.int64)
     if not len(runtime):
         return out

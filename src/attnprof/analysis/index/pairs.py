@@ -9,19 +9,30 @@ start-up time counts, does not otherwise need.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Pairs", "distinct", "levels_order", "names_matching", "unique_ids",
+__all__ = ["Pairs", "distinct", "is_in", "levels_order", "names_matching", "unique_ids",
            "unique_pairs"]
 
 
-def distinct(values: np.ndarray) -> np.ndarray:
+def distinct(values: np.ndarray | Sequence[int]) -> np.ndarray:
     """The distinct values of a 1-d array, sorted (``np.unique`` without ``numpy.ma``)."""
     ordered = np.sort(np.asarray(values).reshape(-1))
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+
+
+def is_in(values: np.ndarray, test: np.ndarray | Sequence[int]) -> np.ndarray:
+    """Per entry of ``values``: whether it is one of ``test`` (``np.isin`` without
+    ``numpy.ma``, which ``np.isin`` imports to find the distinct values of a long ``test``)."""
+    keys = distinct(test)
+    values = np.asarray(values)
+    if len(keys) == 0:
+        return np.zeros(values.shape, dtype=bool)
+    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return keys[at] == values
 
 
 def names_matching(ids: np.ndarray, text: Callable[[int], str],

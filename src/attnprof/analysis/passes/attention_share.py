@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.pairs import distinct
+from attnprof.analysis.index.pairs import distinct, is_in
 from attnprof.analysis.index.views import RegionView
 from attnprof.knowledge.kernel_names import decode_kernel_name
 
@@ -46,7 +46,7 @@ def measure_attention(view: RegionView, fields: Mapping[str, Any]) -> dict[str, 
         at = view.device_visits
         us = (dev.end[at] - dev.start[at]).astype(np.float64)
         op = dev.op[at]
-        mine = np.isin(dev.name[at], _fused_attention_names(ops, dev.name))
+        mine = is_in(dev.name[at], _fused_attention_names(ops, dev.name))
         mine |= (op >= 0) & inside[np.clip(op, 0, None)]
         bounds = view.device_bounds
     else:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from attnprof.analysis.index.pairs import distinct
+from attnprof.analysis.index.pairs import distinct, is_in
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.knowledge.trace_categories import CATEGORIES, DEVICE_CATEGORIES, Category
 from attnprof.record.trace_report import BreakdownCategory, BreakdownKernel, BreakdownReport
@@ -45,7 +45,7 @@ def kernel_breakdown(trace: Trace) -> BreakdownReport:
     # Communication is a kind of kernel told apart by its name.
     kernel_ids = distinct(names[codes == 0]).tolist()
     comm_ids = [i for i in kernel_ids if decode_kernel_name(t.strings[i]).family == "nccl"]
-    codes[(codes == 0) & np.isin(names, comm_ids)] = CATEGORIES.index("communication")
+    codes[(codes == 0) & is_in(names, comm_ids)] = CATEGORIES.index("communication")
 
     total = math.fsum(durs.tolist())
     kernels = _per_name(names, codes, durs, total, t.strings.__getitem__)

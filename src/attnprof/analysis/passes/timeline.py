@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnprof.analysis.index.device_events import DEVICE_KINDS
+from attnprof.analysis.index.pairs import distinct
 from attnprof.analysis.index.views import RegionView
 from attnprof.record.trace_report import Timeline, TimelineEvent
 
@@ -54,7 +55,7 @@ def step_timeline(views: list[RegionView] | tuple[RegionView, ...]) -> Timeline 
 
 def _ops(view: RegionView, k: int) -> list[TimelineEvent]:
     ops = view.ops
-    positions = np.unique(view.instance_ops(k))
+    positions = distinct(view.instance_ops(k))
     positions = positions[ops.depth[positions] <= MAX_DEPTH]
     names = ops.trace.events.strings
     return [TimelineEvent(lane=f"CPU thread {tid}", name=names[int(sid)], kind="op",

@@ -47,7 +47,8 @@ _STEP_PASSES = (measure_cpu_time, measure_device_time, measure_attention,
 def read_rank(job: RankFile) -> RankSummary:
     """Load and summarise one rank's trace; an unreadable one is a row with its error."""
     try:
-        trace = load_trace(job.location or job.path)
+        # No kernel launch configurations, no memory records: the summary reads neither.
+        trace = load_trace(job.location or job.path, side_tables=False)
     except (UsageError, OSError, MemoryError) as exc:
         reason = _reason(exc)
         if job.location:  # name the file as the user did, wherever the worker opened it

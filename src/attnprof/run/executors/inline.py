@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from attnprof.run.executors import Job, OnDone, run_one_at_a_time
-from attnprof.run.point_runner import run_point
 
 if TYPE_CHECKING:
     from attnprof.models.loaded import LoadedModel
@@ -44,6 +43,9 @@ class InlineExecutor:
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
         """Measure ``point`` in this process."""
+        # Here, not at the top: reading a rank set (map_calls) runs no point.
+        from attnprof.run.point_runner import run_point
+
         names = point.variants
         variants = ([self._resolved[n] for n in names]
                     if all(n in self._resolved for n in names) else None)

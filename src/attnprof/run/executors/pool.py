@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, TypeVar
 
 __all__ = ["default_workers", "map_in_processes"]
@@ -85,10 +86,10 @@ def map_in_processes(fn: Callable[[T], R], items: Sequence[T], *,
             ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
             for worker in list(busy):
                 if worker.conn in ready or worker.process.sentinel in ready:
-                    outcome = _receive(worker)
+                    answer = _receive(worker)
                     index = worker.item
                     assert index is not None
-                    if outcome is None:  # it died holding the item
+                    if answer is None:  # it died holding the item
                         settle(index, failed(items[index], _death(worker.process)))
                         _stop(worker)
                         busy.remove(worker)
@@ -97,13 +98,16 @@ def map_in_processes(fn: Callable[[T], R], items: Sequence[T], *,
                             busy.append(worker)
                             hand_out(worker)
                         continue
-                    ok, value = outcome
-                    settle(index, value if ok else failed(items[index], value))
+                    # The next item first: the worker starts it while this one's result is
+                    # unpickled and heard of (a rank summary: a third of a millisecond).
                     if pending:
                         hand_out(worker)
                     else:
                         _stop(worker)
                         busy.remove(worker)
+                    said, ok, value = ForkingPickler.loads(answer)
+                    assert said == index
+                    settle(index, value if ok else failed(items[index], value))
     finally:
         for worker in busy:  # stopped early (Ctrl-C, SIGTERM): take the workers down too
             _stop(worker, at_once=True)
@@ -126,13 +130,12 @@ def _start(context: BaseContext, fn: Callable[[Any], Any]) -> _Worker:
     return _Worker(process=process, conn=mine)
 
 
-def _receive(worker: _Worker) -> tuple[bool, Any] | None:
-    """The worker's answer, or None when it died without one."""
+def _receive(worker: _Worker) -> bytes | None:
+    """The worker's answer, pickled (``(index, ok, result-or-reason)``), or None when it
+    died without one."""
     try:
         if worker.conn.poll():
-            index, ok, value = worker.conn.recv()
-            assert index == worker.item
-            return ok, value
+            return worker.conn.recv_bytes()
     except (EOFError, OSError):
         pass
     return None

@@ -32,8 +32,6 @@ from attnprof.run.executors import Job, OnDone, run_one_at_a_time
 from attnprof.run.executors.endings import Attempt, how_it_ended
 from attnprof.run.phases import limited_phase
 from attnprof.run.point import OWN_STEPS, empty_record
-from attnprof.run.rows import kept_row, planned_results, status_row
-from attnprof.variants import resolve_variants
 
 if TYPE_CHECKING:
     from attnprof.record.model import ModelRecord
@@ -97,6 +95,11 @@ class ProcessExecutor:
     def run(self, point: Point, *, progress: Progress | None = None,
             on_record: OnRecord | None = None) -> CompareRecord:
         """Measure ``point`` in workers until every variant has a row."""
+        # Here, not at the top: reading a rank set (map_calls) needs none of the point's
+        # rows and variants, and `attnprof analyze`'s start-up counts.
+        from attnprof.run.rows import planned_results, status_row
+        from attnprof.variants import resolve_variants
+
         rows: dict[str, VariantResult] = {}
         header: CompareRecord | None = None
         measured = False  # whether header came from a worker (else it is a stand-in)
@@ -321,6 +324,9 @@ def _casualties(ended: Attempt, remaining: list[str], rows: dict[str, VariantRes
     """Rows for the variants a failed worker took down: the one that was running when it
     died, keeping what its finished phases measured; all of them when it died before
     naming one."""
+    from attnprof.run.rows import kept_row, status_row
+    from attnprof.variants import resolve_variants
+
     status, how = how_it_ended(ended)
     running = ended.phase[0] if ended.phase else None
     if running in remaining and running not in rows:

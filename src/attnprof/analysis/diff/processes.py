@@ -1,0 +1,135 @@
+"""Judging latency when each side was measured in several processes (``--processes``):
+the process, not the sample, is the unit.
+
+Within one process, samples are tight; between processes, the whole process runs faster
+or slower (on the 2-core development VM, unchanged code moved every variant 4-29% at once
+between fresh processes, and single variants 10-20%), which no count of one process's
+samples can show, so a sample test of two single runs calls that noise significant
+(benchmarks/bench_diff_noise.py: 54% of unchanged rows). With several processes a side,
+each process's median is one observation of how fast the variant runs, and the test asks
+whether the new side's medians differ from the old side's by more than they differ among
+themselves: Welch's t-test on log medians (a ratio is what changes; Welch because the two
+sides' spreads need not match).
+
+Every process measures all of a record's rows in the same interleaved rounds, so much of
+what moves a process moves all its rows together. With four rows or more, each process's
+speed is estimated, for each row, as the median over the *other* rows of their log median
+against their centre over both sides, and taken out before the test: a change confined to
+one row (what a code change to one variant does) stays, the process's speed goes. What every row
+shares is reported apart (:func:`common_speed`): a machine that slowed down, or a change
+that touched every variant alike (a new torch), which one diff cannot tell apart.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from attnprof.record.compare import Latency
+from attnprof.record.diff import MetricChange, RowDiff
+
+__all__ = ["MIN_ROWS_FOR_SPEED", "common_speed", "judge_processes", "process_latency",
+           "welch_p"]
+
+#: Rows a record needs for each process's speed to be estimated from them: each row's from
+#: the three or more others, whose median one changed row does not move.
+MIN_ROWS_FOR_SPEED = 4
+
+
+def process_latency(metric: str, old: Latency, new: Latency) -> MetricChange:
+    """A latency whose sides both have several processes: medians, change, the process
+    medians; the test itself is :func:`judge_processes`'s (it needs every row)."""
+    change = new.median / old.median - 1.0 if old.median else None
+    return MetricChange(metric=metric, unit="ms", old=old.median, new=new.median,
+                        change=change, n_old=old.count, n_new=new.count, test="processes",
+                        old_processes=list(old.process_medians),
+                        new_processes=list(new.process_medians))
+
+
+def welch_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Welch's two-sided t-test p-value (1.0 when neither side varies, or too few)."""
+    from scipy.stats import ttest_ind  # scipy costs 0.1-0.3 s to import: only here
+
+    if len(a) < 2 or len(b) < 2:
+        return 1.0
+    p = float(ttest_ind(a, b, equal_var=False).pvalue)
+    return 1.0 if math.isnan(p) else min(1.0, p)
+
+
+def _tested(rows: list[RowDiff]) -> list[MetricChange]:
+    return [m for row in rows for m in row.metrics if m.test == "processes"
+            and len(m.old_processes) >= 2 and len(m.new_processes) >= 2]
+
+
+def _speeds(metrics: list[MetricChange]) -> list[tuple[list[float], list[float]]] | None:
+    """For each row of ``metrics``, each process's log speed on the old side and on the
+    new, estimated from the *other* rows (``None`` when the rows are too few, or their
+    process counts differ). Leaving the row out keeps its own noise, and its own change,
+    out of what is taken from it."""
+    if len(metrics) < MIN_ROWS_FOR_SPEED:
+        return None
+    k_old, k_new = len(metrics[0].old_processes), len(metrics[0].new_processes)
+    if any(len(m.old_processes) != k_old or len(m.new_processes) != k_new for m in metrics):
+        return None
+    centres = [statistics.median(math.log(x) for x in (*m.old_processes, *m.new_processes))
+               for m in metrics]
+    old = [[math.log(x) - c for x in m.old_processes] for m, c in zip(metrics, centres,
+                                                                      strict=True)]
+    new = [[math.log(x) - c for x in m.new_processes] for m, c in zip(metrics, centres,
+                                                                      strict=True)]
+
+    def speed(side: list[list[float]], row: int, process: int) -> float:
+        return statistics.median(d[process] for j, d in enumerate(side) if j != row)
+
+    return [([speed(old, j, p) for p in range(k_old)], [speed(new, j, p) for p in range(k_new)])
+            for j in range(len(metrics))]
+
+
+def judge_processes(rows: list[RowDiff]) -> None:
+    """Each ``processes`` latency's unadjusted p-value, spread and adjusted change (in
+    place; Holm's correction follows with every other test, in ``metrics.judge``)."""
+    metrics = _tested(rows)
+    if not metrics or any(x <= 0 for m in metrics
+                          for x in (*m.old_processes, *m.new_processes)):
+        for m in metrics:
+            m.test = None  # a non-positive median: nothing a ratio can judge
+        return
+    speeds = _speeds(metrics)
+    for j, m in enumerate(metrics):
+        old = _logs(m.old_processes, speeds[j][0] if speeds else None)
+        new = _logs(m.new_processes, speeds[j][1] if speeds else None)
+        m.p_value = welch_p(old, new)
+        m.spread = math.sqrt((statistics.variance(old) + statistics.variance(new)) / 2)
+        if speeds:
+            m.adjusted_change = math.exp(statistics.fmean(new) - statistics.fmean(old)) - 1
+
+
+def _logs(medians: list[float], speeds: list[float] | None) -> list[float]:
+    """Log medians, each process's speed taken out when known."""
+    return [math.log(x) - (speeds[p] if speeds else 0.0) for p, x in enumerate(medians)]
+
+
+def common_speed(rows: list[RowDiff], alpha: float) -> list[str]:
+    """A warning when the processes of one side ran every row faster or slower together,
+    by more than the processes of a side differ among themselves."""
+    metrics = _tested(rows)
+    if _speeds(metrics) is None:
+        return []
+    centres = [statistics.median(math.log(x) for x in (*m.old_processes, *m.new_processes))
+               for m in metrics]
+    old = [statistics.median(math.log(m.old_processes[p]) - c for m, c in
+                             zip(metrics, centres, strict=True))
+           for p in range(len(metrics[0].old_processes))]
+    new = [statistics.median(math.log(m.new_processes[p]) - c for m, c in
+                             zip(metrics, centres, strict=True))
+           for p in range(len(metrics[0].new_processes))]
+    p = welch_p(old, new)
+    change = math.exp(statistics.fmean(new) - statistics.fmean(old)) - 1
+    if p >= alpha or abs(change) < 0.03:
+        return []
+    return [f"every row ran {abs(change):.0%} {'slower' if change > 0 else 'faster'} "
+            f"together in the new run's processes (p={p:.2g}): the machine's speed, or a "
+            "change that touched every variant alike (a new torch: see the changes above), "
+            "which one diff cannot tell apart; each row is judged beside it (the "
+            "'beside speed' change)"]
