@@ -207,7 +207,8 @@ def msgspec_convert(data: dict[str, object], type_: type) -> object:
 
 
 def _tiny_limits(tiny: dict[str, object]) -> object:
-    """A limits record: one real, short search (a few probes, each in a fresh worker)."""
+    """A limits record: one real, short search (two runs, each in a fresh worker: seq 128
+    does not fit in 256 KiB, 64 does — about 300 KiB and 90 KiB)."""
     from attnprof.measure.environment import collect_environment
     from attnprof.record.limits import LimitsRecord
     from attnprof.run.limits import find_ceiling
@@ -216,9 +217,9 @@ def _tiny_limits(tiny: dict[str, object]) -> object:
 
     base = Workload(**{**tiny, "seq": 64}).validate()  # type: ignore[arg-type]
     (variant,) = resolve_variants(["naive"])
-    ceiling = find_ceiling(base, variant, "seq", 1 << 20, step=64, maximum=256)
+    ceiling = find_ceiling(base, variant, "seq", 256 << 10, step=64, maximum=128)
     return LimitsRecord(environment=collect_environment("cpu"), base=base, field="seq",
-                        budget_bytes=1 << 20, ceilings=[ceiling], status="complete")
+                        budget_bytes=256 << 10, ceilings=[ceiling], status="complete")
 
 
 def _tiny_recommend(sweep: object) -> object:

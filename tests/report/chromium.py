@@ -9,13 +9,16 @@ reaching the network.
 
 from __future__ import annotations
 
+import atexit
 import base64
+import contextlib
 import json
 import shutil
 import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,26 +103,88 @@ class _Session:
         return result.get("result", {}).get("value")
 
 
-def open_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60.0,
-              before: str = "", evaluate: dict[str, str] | None = None) -> PageView:
-    """Load ``html`` in headless Chromium, wait for every plot, and look. ``before`` is a
-    script run in the page before its own (e.g. to count ``alert`` calls); ``evaluate``
-    names expressions to evaluate in the page once it is drawn."""
-    browser = find_chromium()
-    profile = tempfile.mkdtemp(prefix="attnprof-chromium-")
-    proc = subprocess.Popen([browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        port_file = Path(profile) / "DevToolsActivePort"
+class _Browser:
+    """One headless Chromium for the whole test session (starting one takes a second or
+    more); each page opens in a browser context of its own, as fresh as a new profile:
+    no cache, storage or cookies from another page."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.profile = tempfile.mkdtemp(prefix="attnprof-chromium-")
+        self.proc = subprocess.Popen(
+            [find_chromium(), *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + timeout_s
         while not port_file.exists() or not port_file.read_text().strip():
-            if proc.poll() is not None or time.monotonic() > deadline:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
                 raise RuntimeError("chromium did not start its DevTools endpoint")
             time.sleep(0.1)
-        port = port_file.read_text().split()[0]
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as r:
-            pages = [t for t in json.load(r) if t.get("type") == "page"]
-        session = _Session(pages[0]["webSocketDebuggerUrl"])
+        self.port = port_file.read_text().split()[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/json/version",
+                                    timeout=30) as r:
+            self.session = _Session(json.load(r)["webSocketDebuggerUrl"])
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    @contextlib.contextmanager
+    def page(self) -> Iterator[_Session]:
+        """A blank page in a new browser context, closed with its context after (a
+        browser that cannot close them is closed itself: the next page starts another,
+        and what went wrong in the page is the error that is raised)."""
+        context = self.session.call("Target.createBrowserContext")["browserContextId"]
+        target = page = None
+        try:
+            target = self.session.call("Target.createTarget", url="about:blank",
+                                       browserContextId=context)["targetId"]
+            page = _Session(f"ws://127.0.0.1:{self.port}/devtools/page/{target}")
+            yield page
+        finally:
+            try:
+                if page is not None:
+                    page.ws.close()
+                if target is not None:
+                    self.session.call("Target.closeTarget", targetId=target)
+                self.session.call("Target.disposeBrowserContext", browserContextId=context)
+            except Exception:
+                self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.session.ws.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+_BROWSER: _Browser | None = None
+
+
+def _browser(timeout_s: float) -> _Browser:
+    """The session's browser, started on first use (again if it has died)."""
+    global _BROWSER
+    if _BROWSER is None or not _BROWSER.alive():
+        if _BROWSER is not None:
+            _BROWSER.close()
+        _BROWSER = _Browser(timeout_s)
+        atexit.register(_BROWSER.close)
+    return _BROWSER
+
+
+def open_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60.0,
+              before: str = "", evaluate: dict[str, str] | None = None,
+              full_page: bool = False) -> PageView:
+    """Load ``html`` in headless Chromium, wait for every plot, and look. ``before`` is a
+    script run in the page before its own (e.g. to count ``alert`` calls); ``evaluate``
+    names expressions to evaluate in the page once it is drawn. The screenshot is of the
+    first screen, or of the whole page with ``full_page`` (seconds on a long page)."""
+    deadline = time.monotonic() + timeout_s
+    with _browser(timeout_s).page() as session:
         for domain in ("Page", "Runtime", "Log", "Network"):
             session.call(f"{domain}.enable")
         if before:
@@ -134,7 +199,8 @@ def open_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60.
             raise RuntimeError(f"the plots of {html} were not drawn in {timeout_s:.0f} s")
         view = PageView(dom=json.loads(session.evaluate(_DOM)))
         view.values = {k: session.evaluate(v) for k, v in (evaluate or {}).items()}
-        shot = session.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        shot = session.call("Page.captureScreenshot", format="png",
+                            captureBeyondViewport=full_page)
         view.screenshot = base64.b64decode(shot["data"])
         if screenshot is not None:
             screenshot.write_bytes(view.screenshot)
@@ -151,13 +217,4 @@ def open_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60.
                 url = params.get("request", {}).get("url", "")
                 if not url.startswith(("file:", "data:", "blob:", "about:")):
                     view.requests.append(url)
-        session.ws.close()
         return view
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(profile, ignore_errors=True)

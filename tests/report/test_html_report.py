@@ -2,7 +2,8 @@
 
 Each report must open with no console error and no request, and its DOM must hold every
 row of the record's tables, each plot (drawn, as SVG) and each finding. A screenshot of
-each is saved beside the test's files (``ATTNPROF_SCREENSHOTS=DIR`` keeps them).
+each is saved beside the test's files (``ATTNPROF_SCREENSHOTS=DIR`` keeps them, of the
+whole page).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ def _screenshot(tmp_path: Path, name: str) -> Path:
 def open_report(record: Any, tmp_path: Path, name: str) -> PageView:
     path = tmp_path / f"{name}.html"
     write_rendered(HtmlRenderer(), record, path)
-    view = open_page(path, screenshot=_screenshot(tmp_path, name))
+    # Whole pages for a person to look at (ATTNPROF_SCREENSHOTS); else the first screen:
+    # painting a long page whole takes seconds (12 s for the A100 trace's).
+    view = open_page(path, screenshot=_screenshot(tmp_path, name),
+                     full_page=bool(os.environ.get("ATTNPROF_SCREENSHOTS")))
     assert view.console_errors == []
     assert view.requests == []
     assert view.screenshot[:8] == b"\x89PNG\r\n\x1a\n"

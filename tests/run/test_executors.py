@@ -4,6 +4,8 @@ other variants keep their results."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,6 +150,19 @@ def test_a_capped_worker_loads_torchs_compiler_before_its_cap_for_flex() -> None
     (row,) = record.results
     assert row.status == "ok", row.reason
     assert row.within_tolerance
+
+
+def test_a_worker_exits_with_its_status_after_its_atexit_hooks_with_the_collector_frozen(
+        ) -> None:
+    # With torch loaded, shutdown's full collections took half a second of every worker
+    # while its parent waited; they are skipped, and shutdown otherwise runs as usual.
+    code = ("import atexit, gc\n"
+            "from attnprof.run.executors.worker import finish\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+            "finish(3)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 3 and done.stdout.strip() == "frozen True", done.stderr
 
 
 def test_unknown_executor_is_a_usage_error() -> None:

@@ -13,7 +13,7 @@ from ceiling_search import CEILING_BASE, CEILING_SEARCH
 from attnprof.cli.main import main
 from attnprof.record.limits import Ceiling
 from attnprof.record.sweep import SweepRecord
-from attnprof.run.executors.process import ProcessExecutor
+from attnprof.run.executors.inline import InlineExecutor
 from attnprof.run.sweep import plan_sweep, run_sweep
 from attnprof.spec.grid import Axis, Grid
 from attnprof.spec.settings import Settings
@@ -33,18 +33,16 @@ def test_an_unreachable_cluster_is_a_usage_error_naming_where_the_address_came_f
         RayExecutor()._connect()
 
 
-def _outcome(record: SweepRecord) -> list[tuple[object, ...]]:
-    return [(p.index, p.coords, p.workload, [(r.variant, r.status) for r in p.results])
-            for p in record.ordered_points()]
-
-
 def test_ray_runs_the_same_points_with_the_same_statuses(
         local_ray: None, failing: Path, tiny: dict[str, int], fast: Settings,
         tmp_path: Path) -> None:
     variants = ["sdpa", "naive", f"{failing}:segv_at_32", f"{failing}:oom_always"]
+    # What does not depend on the clock, measured here: the inline executor gives the rows
+    # the process executor gives (tests/run/test_executors.py), and the failing variants'
+    # statuses in local workers are tests/sweep/test_isolation.py's.
     grid = Grid(axes=[Axis(field="seq", values=[16, 32])])
-    plan, _ = plan_sweep(grid, variants, fast, "cpu", **tiny)
-    local = run_sweep(plan, ProcessExecutor(memory_limit_bytes=1 << 30))
+    plan, _ = plan_sweep(grid, ["sdpa", "naive"], fast, "cpu", **tiny)
+    local = run_sweep(plan, InlineExecutor())
 
     path = tmp_path / "ray.json"
     argv = ["sweep", "--seq", "16,32", "--batch", "1", "--heads", "2", "--head-dim", "16",
@@ -53,9 +51,11 @@ def test_ray_runs_the_same_points_with_the_same_statuses(
     assert main(argv) == 3  # a row crashed: the exit status says so
     remote = SweepRecord.load(path)
     assert remote.executor == "ray" and remote.status == "complete"
-    # The CLI's settings differ from the library's only in the timing plan and ceilings.
-    assert [(i, c, [s for _, s in rows]) for i, c, _, rows in _outcome(remote)] == \
-        [(i, c, [s for _, s in rows]) for i, c, _, rows in _outcome(local)]
+    # The same points (the CLI's settings differ from the library's only in the timing
+    # plan and ceilings), each with every variant's row in order.
+    assert [(p.index, p.coords, p.workload) for p in remote.ordered_points()] == \
+        [(p.index, p.coords, p.workload) for p in local.ordered_points()]
+    assert [[r.variant for r in p.results] for p in remote.ordered_points()] == [variants] * 2
     statuses = [[r.status for r in p.results] for p in remote.ordered_points()]
     assert statuses == [["ok", "ok", "ok", "oom"], ["ok", "ok", "crashed", "skipped"]]
     crashed = remote.ordered_points()[1].result(f"{failing}:segv_at_32")
@@ -64,8 +64,8 @@ def test_ray_runs_the_same_points_with_the_same_statuses(
     for point in remote.points:
         assert point.node == node and point.environment is not None
         assert point.ceilings is not None  # each node measures its own
-    # Each point had the threads a local worker has (not Ray's one per task), and what
-    # does not depend on the clock agrees with the local run's.
+    # Each point had the threads a local worker has, this process's (not Ray's one per
+    # task), and what does not depend on the clock agrees with the local run's.
     for here, there in zip(local.ordered_points(), remote.ordered_points(), strict=True):
         assert here.environment is not None and there.environment is not None
         assert there.environment.threads == here.environment.threads == remote.environment.threads

@@ -22,7 +22,7 @@ import msgspec
 from attnprof.errors import UsageError
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.run.executors.endings import Attempt, how_it_ended
-from attnprof.run.executors.worker import serve, start
+from attnprof.run.executors.worker import finish, serve, start
 from attnprof.run.point import ModelPoint
 
 if TYPE_CHECKING:
@@ -120,4 +120,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    finish(main(sys.argv[1:]))
