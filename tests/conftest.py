@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,17 @@ PUBLIC_TRACES = REPO_ROOT.parent / "shared" / "traces" / "public"
 #: environment variable reaches every subprocess the tests start.
 _STORE_DIR = Path(tempfile.mkdtemp(prefix="attnprof-test-store-"))
 os.environ["ATTNPROF_STORE"] = str(_STORE_DIR / "runs.db")
+
+
+#: The suite tests what attnprof does on Ctrl-C, SIGTERM and SIGHUP. A suite started under
+#: ``nohup``, or as a background job of a script (which ignores SIGINT), would hand those
+#: signals on ignored to every attnprof it starts, and attnprof rightly keeps an ignored
+#: signal ignored (tests/cli/test_signals.py): the signal tests would wait out their
+#: timeouts. The suite starts from the dispositions a terminal gives.
+for _name, _default in (("SIGINT", signal.default_int_handler), ("SIGHUP", signal.SIG_DFL),
+                        ("SIGTERM", signal.SIG_DFL)):
+    if hasattr(signal, _name) and signal.getsignal(getattr(signal, _name)) is signal.SIG_IGN:
+        signal.signal(getattr(signal, _name), _default)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

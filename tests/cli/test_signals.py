@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,14 @@ def sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
+def under_nohup() -> None:
+    """In the child before exec: what ``nohup`` does (SIGHUP ignored)."""
+    sigint_default()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def start(tmp_path: Path, *extra: str,
+          preexec: Callable[[], None] = sigint_default) -> tuple[subprocess.Popen[str], Path]:
     (tmp_path / "waits.py").write_text(WAITS)
     marker = tmp_path / "marker"
     proc = subprocess.Popen(
@@ -49,7 +57,7 @@ def start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
          "--variants", "naive,sdpa,waits.py:waits,naive-inplace", "--json", "run.json",
          *extra],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "ATTNPROF_TEST_MARKER": str(marker)}, preexec_fn=sigint_default)
+        env={**os.environ, "ATTNPROF_TEST_MARKER": str(marker)}, preexec_fn=preexec)
     deadline = time.monotonic() + 240
     while not marker.exists():
         assert proc.poll() is None, proc.communicate()
@@ -71,6 +79,18 @@ def test_a_stop_signal_keeps_the_finished_rows(sig: signal.Signals, status: int,
     assert record["status"] == "partial"
     assert [r["variant"] for r in record["results"]] == ["naive", "sdpa"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["marker", "run.json", "waits.py"]
+
+
+def test_under_nohup_a_hangup_does_not_stop_the_run(tmp_path: Path) -> None:
+    # nohup's promise: a closed terminal does not end the run. SIGTERM still does.
+    proc, out = start(tmp_path, preexec=under_nohup)
+    proc.send_signal(signal.SIGHUP)
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert [r["variant"] for r in json.loads(out.read_text())["results"]] == ["naive", "sdpa"]
 
 
 def test_sigterm_to_the_parent_of_a_worker_keeps_the_finished_rows(tmp_path: Path) -> None:
