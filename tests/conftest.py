@@ -3,12 +3,16 @@ workloads."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -313,3 +317,41 @@ def _tiny_model_record(plan: object) -> object:
                      seq=16, implementations=("eager", "sdpa"), phases=("prefill", "decode"))
     return profile_model(spec=spec, settings=ModelSettings(plan=plan,  # type: ignore[arg-type]
                                                            trace_steps=1))
+
+
+@contextlib.contextmanager
+def _busy_cpus() -> Iterator[None]:
+    """Two spinning processes per CPU for the test's duration (ended by their own ids),
+    and one torch thread meanwhile: with more, every parallel op waits at its barrier for
+    a parked thread and a tiny model's step takes a second."""
+    import torch
+
+    from attnprof.measure.contention import cpu_wait_s
+
+    threads = torch.get_num_threads()
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(2 * (os.cpu_count() or 1))]
+    torch.set_num_threads(1)
+    try:
+        # Some kernels keep the per-thread run-queue wait at 0 (no schedstats, no delay
+        # accounting): there, a forced load shows none, and nothing here can be tested.
+        before, t0 = cpu_wait_s(), time.perf_counter()
+        while time.perf_counter() - t0 < 0.5:
+            pass
+        after = cpu_wait_s()
+        if before is None or after is None or after - before < 0.05:
+            pytest.skip("this kernel counted no run-queue wait under a forced load "
+                        f"({before} -> {after} s in /proc/self/task/*/schedstat)")
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        for p in spinners:
+            p.kill()
+        for p in spinners:
+            p.wait()
+
+
+@pytest.fixture
+def busy_cpus() -> Callable[[], contextlib.AbstractContextManager[None]]:
+    """Real contention to start where a test needs it: ``with busy_cpus(): ...``."""
+    return _busy_cpus

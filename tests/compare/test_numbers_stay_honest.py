@@ -10,16 +10,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import re
+from collections.abc import Callable
 
 import pytest
 
 from attnprof.cli.main import main
 from attnprof.errors import UsageError
-from attnprof.measure.ceilings import _matmul
+from attnprof.measure.ceilings import _matmul, measure_ceilings
 from attnprof.record.environment import Ceilings
 from attnprof.run.compare import run_point
 from attnprof.run.point import Point
+from attnprof.run.processes import merge_processes
+from attnprof.run.rows import CONTENDED_NOTE, contention_notes
 from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
 from attnprof.spec.workload import Workload
 
@@ -104,3 +109,31 @@ def test_a_share_above_the_ceiling_is_flagged_in_the_row_and_the_table() -> None
     (line,) = [ln for ln in text.splitlines() if ln.startswith("│ sdpa ")]
     assert f"({row.flops_of_ceiling:.0%})!" in line  # the share itself is marked
     assert "impossible" in line
+
+
+def test_a_variant_timed_while_other_processes_hold_the_cpus_says_so(
+        busy_cpus: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+    # Real contention: spinning processes on every CPU while the samples are taken. Their
+    # IQR can look fine (every call waits alike); the run-queue wait tells.
+    fixed = Ceilings(matmul_tflops_per_s=1.0, bandwidth_gbytes_per_s=10.0, method="fixed")
+    point = Point(workload=Workload(batch=1, heads=2, seq=64, head_dim=16).validate(),
+                  variants=("sdpa", "naive"), ceilings=fixed,
+                  settings=Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.3,
+                                                    min_warmup_calls=1)))
+    with busy_cpus():
+        record = run_point(point)
+        ceilings = measure_ceilings("cpu", "float32")
+    assert "measured while other processes held the CPUs" in ceilings.method
+    for row in record.results:
+        (note,) = [n for n in row.notes if n.startswith(CONTENDED_NOTE)]
+        found = re.search(r"waited for a CPU (\d+)%", note)
+        assert found is not None and float(found.group(1)) > 5, note
+    # Merged over processes, each process's own contention note is kept, named.
+    merged = merge_processes([record, record])
+    assert sum(n.startswith("process 2: " + CONTENDED_NOTE) for n in merged.results[0].notes) == 1
+
+
+def test_no_contention_note_below_the_threshold() -> None:
+    assert contention_notes(None) == [] and contention_notes(0.04) == []
+    (note,) = contention_notes(0.4)
+    assert note.startswith(f"{CONTENDED_NOTE} 40% of their time")

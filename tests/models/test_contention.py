@@ -6,12 +6,8 @@ The contention is real: processes spinning on every CPU while the run traces."""
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,39 +28,10 @@ STEP_FLAGS = ["--layers", "2", "--hidden", "256", "--heads", "4", "--vocab", "64
               "256", "--min-time", "0.01"]
 
 
-@contextlib.contextmanager
-def busy_cpus() -> Iterator[None]:
-    """Two spinning processes per CPU for the test's duration (ended by their own ids),
-    and one torch thread meanwhile: with more, every parallel op waits at its barrier for
-    a parked thread and a tiny model's step takes a second."""
-    import torch
-
-    threads = torch.get_num_threads()
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(2 * (os.cpu_count() or 1))]
-    torch.set_num_threads(1)
-    try:
-        # Some kernels keep the per-thread run-queue wait at 0 (no schedstats, no delay
-        # accounting): there, a forced load shows none, and nothing here can be tested.
-        before, t0 = cpu_wait_s(), time.perf_counter()
-        while time.perf_counter() - t0 < 0.5:
-            pass
-        after = cpu_wait_s()
-        if before is None or after is None or after - before < 0.05:
-            pytest.skip("this kernel counted no run-queue wait under a forced load "
-                        f"({before} -> {after} s in /proc/self/task/*/schedstat)")
-        yield
-    finally:
-        torch.set_num_threads(threads)
-        for p in spinners:
-            p.kill()
-        for p in spinners:
-            p.wait()
-
-
 @pytest.mark.slow
 def test_contended_captures_mark_the_shares_unreliable(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        busy_cpus: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
     if cpu_wait_s() is None:
         pytest.skip("this platform does not count run-queue waits")
     # transformers' modeling code imported while the CPUs are free (seconds, not a minute).

@@ -23,10 +23,13 @@ keeps how they were measured beside them.
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from attnprof.knowledge.capture_noise import contended
+from attnprof.measure.contention import cpu_wait_s, wait_fraction
 from attnprof.measure.stats import summarize
 from attnprof.measure.timer import take_samples, time_step
 from attnprof.record.environment import Ceilings as RecordCeilings
@@ -62,14 +65,20 @@ def measure_ceilings(device: str, dtype: str) -> Ceilings:
     import torch
 
     copy_bytes = (2 << 30) if device.startswith("cuda") else (256 << 20)
+    waited, t0 = cpu_wait_s(), time.perf_counter()
     with torch.no_grad():
         n, mm_rate = _matmul(device, getattr(torch, dtype))  # canonical names are torch's
         copy_ms = _copy_ms(device, copy_bytes)
+    wait = wait_fraction(waited, cpu_wait_s(), time.perf_counter() - t0)
+    # A busy machine's rates make every share look better than it is: say so beside them.
+    busy = (f"; measured while other processes held the CPUs (its threads waited for a CPU "
+            f"{wait:.0%} of the time): shares of these are too high"
+            if wait is not None and contended(wait) else "")
     return Ceilings(
         matmul_flops_per_s=mm_rate,
         bandwidth_bytes_per_s=2 * copy_bytes / (copy_ms / 1e3),
         method=(f"torch.mm {n}x{n} {dtype}, 2n^3 FLOPs, the best size up to compute-bound; "
-                f"copy of {copy_bytes >> 20} MiB, read + write; medians"),
+                f"copy of {copy_bytes >> 20} MiB, read + write; medians{busy}"),
     )
 
 

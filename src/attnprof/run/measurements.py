@@ -45,12 +45,21 @@ class Measurements:
     faulted_calls: int = 0
     #: torch's global settings the variant changed (and attnprof put back), one line each.
     state_changes: list[str] = field(default_factory=list)
+    #: Seconds the process's threads waited for a CPU while the samples were taken, and
+    #: the wall seconds those stretches lasted (``None``: the platform does not count it).
+    cpu_wait_s: float | None = 0.0
+    timed_wall_s: float = 0.0
 
     def add_samples(self, samples_ms: list[float], dispatch_ms: list[float],
-                    minor_faults: int | None) -> None:
-        """One round's samples, and the minor page faults taken while they ran."""
+                    minor_faults: int | None, *, wait_s: float | None = None,
+                    wall_s: float = 0.0) -> None:
+        """One round's samples, the minor page faults taken while they ran, and how long
+        the threads waited for a CPU meanwhile (``wait_s`` over ``wall_s``)."""
         self.samples_ms.extend(samples_ms)
         self.dispatch_ms.extend(dispatch_ms)
+        self.cpu_wait_s = None if wait_s is None or self.cpu_wait_s is None else (
+            self.cpu_wait_s + wait_s)
+        self.timed_wall_s += wall_s
         if minor_faults is None or self.minor_faults is None:
             self.minor_faults = None
         else:
@@ -62,6 +71,13 @@ class Measurements:
         if self.minor_faults is None or not self.faulted_calls:
             return None
         return self.minor_faults / self.faulted_calls
+
+    def wait_fraction(self) -> float | None:
+        """The fraction of the timed stretches' wall time the threads waited for a CPU
+        (summed over the threads; ``None`` where unknown or nothing was timed)."""
+        if self.cpu_wait_s is None or self.timed_wall_s <= 0:
+            return None
+        return self.cpu_wait_s / self.timed_wall_s
 
     def note_state_changes(self, lines: list[str]) -> None:
         """Settings of torch's the variant changed in a phase (put back after it)."""

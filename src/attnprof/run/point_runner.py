@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -30,6 +31,7 @@ from attnprof.measure.allocator import (
     settle_heap,
 )
 from attnprof.measure.capture import capture_trace, trace_file_name
+from attnprof.measure.contention import cpu_wait_s, wait_fraction
 from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
@@ -240,12 +242,15 @@ class PointRunner:
     def _slice(self, candidate: Candidate, samples: int) -> None:
         with candidate.running(self.workload):
             candidate.step()  # one untimed call: the others ran since this one did
-            before = minor_faults()
+            before, waited, t0 = minor_faults(), cpu_wait_s(), time.perf_counter()
             taken, dispatch = take_samples(candidate.step, samples,
                                            device=self.workload.device)
-            after = minor_faults()
+            wall, after = time.perf_counter() - t0, minor_faults()
+            waits = wait_fraction(waited, cpu_wait_s(), wall)
         faults = None if before is None or after is None else after - before
-        candidate.measured.add_samples(taken, dispatch, faults)
+        candidate.measured.add_samples(taken, dispatch, faults,
+                                       wait_s=None if waits is None else waits * wall,
+                                       wall_s=wall)
 
     def _finish(self, candidate: Candidate) -> VariantResult:
         """Memory, accuracy and trace of a timed variant, each a phase of its own (one

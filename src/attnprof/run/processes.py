@@ -30,7 +30,7 @@ from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.run.executors import Executor
 from attnprof.run.point import Point
 from attnprof.run.point_runner import OnRecord, Progress
-from attnprof.run.rows import latency
+from attnprof.run.rows import CONTENDED_NOTE, latency
 
 __all__ = ["merge_processes", "process_spread", "run_in_processes"]
 
@@ -95,7 +95,7 @@ def _merged_row(measured: list[tuple[int, VariantResult]], ran: int,
         index, row = failed[0]
         return msgspec.structs.replace(row, notes=[
             *row.notes, f"{row.status} in process {index + 1} {of} (this row is that "
-                        f"process's; {len(measured) - len(failed)} measured it)"])
+                        f"process's; {_measured_it(len(measured) - len(failed))})"])
     first = measured[0][1]
     if len(measured) == 1:
         return first
@@ -113,6 +113,13 @@ def _merged_row(measured: list[tuple[int, VariantResult]], ran: int,
               if r.minor_faults_per_call is not None]
     dispatch = [r.cpu_dispatch_ms for _, r in measured if r.cpu_dispatch_ms is not None]
     spread = process_spread(merged.process_medians)
+    # The first process's notes are the row's, but each process says if it ran contended.
+    contended = [f"process {i + 1}: {note}" for i, r in measured for note in r.notes
+                 if note.startswith(CONTENDED_NOTE)]
+    medians = merged.process_medians
+    said = (f"measured in {len(measured)} processes {of}: medians {min(medians):.4g}-"
+            f"{max(medians):.4g} ms" + (f" (spread {spread:.0%})" if spread is not None else ""))
+    own = [n for n in first.notes if not n.startswith(CONTENDED_NOTE)]
     return msgspec.structs.replace(
         first, latency_ms=merged,
         device_ms=merged.median if first.device_ms is not None else None,
@@ -121,7 +128,9 @@ def _merged_row(measured: list[tuple[int, VariantResult]], ran: int,
         tflops_per_s=rate(first.tflops_per_s), gbytes_per_s=rate(first.gbytes_per_s),
         flops_of_ceiling=rate(first.flops_of_ceiling),
         bandwidth_of_ceiling=rate(first.bandwidth_of_ceiling),
-        notes=[*first.notes, f"measured in {len(measured)} processes {of}: medians "
-                             f"{min(merged.process_medians):.4g}-"
-                             f"{max(merged.process_medians):.4g} ms"
-                             + (f" (spread {spread:.0%})" if spread is not None else "")])
+        notes=[*own, said, *contended])
+
+
+def _measured_it(count: int) -> str:
+    return {0: "no process measured it", 1: "1 other process measured it"}.get(
+        count, f"{count} other processes measured it")

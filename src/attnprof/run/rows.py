@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from attnprof.formatting import one_line
+from attnprof.knowledge.capture_noise import contended
 from attnprof.knowledge.sdpa_backends import refusal_of, sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.measure.deadline import TimeLimitExceeded
@@ -98,6 +99,7 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
         sdpa_backend=sdpa_backend(memory.op_names) if memory else None,
         ops=list(memory.op_names) if memory else [],
         notes=[*measured.notes, *partial, *state_notes(measured.state_changes),
+               *contention_notes(measured.wait_fraction()),
                *impossible_shares(of_matmul, of_copy)],
         warnings=list(measured.warnings), trace=measured.trace,
     )
@@ -114,6 +116,26 @@ def accuracy_verdict(error: float | None, nonfinite: int | None, tolerance: floa
         return "wrong", (f"its output is off the float64 reference by up to {error:.3g}, "
                          f"past {dtype}'s tolerance of {tolerance:.0e}")
     return "ok", ""
+
+
+#: How a row's note about other processes' load begins (a merge of processes finds it so).
+CONTENDED_NOTE = "its timed calls waited for a CPU"
+
+
+def contention_notes(wait: float | None) -> list[str]:
+    """The note of a variant whose timed calls waited for a CPU more than
+    :data:`~attnprof.knowledge.capture_noise.CONTENDED` of their time (none if not).
+
+    On the 2-core VM, one other busy process turned SDPA's 0.014 ms calls at seq 64 into
+    8 ms ones: every intra-op parallel region waited at its barrier for the thread the
+    scheduler had parked. The samples can be tight then, so the IQR does not tell.
+    """
+    if not contended(wait):
+        return []
+    assert wait is not None
+    return [f"{CONTENDED_NOTE} {wait:.0%} of their time (summed over its threads): other "
+            "processes held the CPUs, and its latency is theirs as much as its own; measure "
+            "on a quiet machine"]
 
 
 def state_notes(changes: list[str]) -> list[str]:
