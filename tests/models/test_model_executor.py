@@ -45,12 +45,15 @@ def run_in_a_worker(tmp_path: Path, source: str, *flags: str
     """``attnprof model model.py:make --attn eager,sdpa --executor process`` on the factory
     ``source``, as a user runs it; the process and where its record is."""
     (tmp_path / "model.py").write_text(source, encoding="utf-8")
-    out = tmp_path / "run.json"
+    out, tmp = tmp_path / "run.json", tmp_path / "tmp"
+    tmp.mkdir()
     proc = subprocess.run(
         [sys.executable, "-m", "attnprof", "model", "model.py:make", *FLAGS, "--attn",
          "eager,sdpa", "--executor", "process", *flags, "--json", str(out), "--no-store"],
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "COLUMNS": "200"})
+        env={**os.environ, "COLUMNS": "200", "TMPDIR": str(tmp)})
+    # The worker that died left its temporary traces: its parent removed them.
+    assert not list(tmp.glob("attnprof-*")), list(tmp.iterdir())
     return proc, out
 
 

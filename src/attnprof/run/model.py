@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -60,6 +59,7 @@ from attnprof.run.model_rows import (
     phase_row,
     relative_error,
 )
+from attnprof.scratch import scratch_dir
 from attnprof.signals import reraise_stop
 from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import CaptureSpec
@@ -188,7 +188,7 @@ def _trace_dir(folder: str | None) -> Iterator[Path]:
         Path(folder).mkdir(parents=True, exist_ok=True)
         yield Path(folder)
         return
-    with tempfile.TemporaryDirectory(prefix="attnprof-model-") as tmp:
+    with scratch_dir("attnprof-model-") as tmp:  # removed by a worker's parent if it dies
         yield Path(tmp)
 
 

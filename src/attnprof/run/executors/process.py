@@ -32,6 +32,7 @@ from attnprof.run.executors import Job, OnDone, run_one_at_a_time
 from attnprof.run.executors.endings import Attempt, how_it_ended
 from attnprof.run.phases import limited_phase
 from attnprof.run.point import OWN_STEPS, empty_record
+from attnprof.scratch import SCRATCH_ENV
 
 if TYPE_CHECKING:
     from attnprof.record.model import ModelRecord
@@ -184,14 +185,15 @@ class ProcessExecutor:
         ended = Attempt(record_type=record_type)
         read_fd, write_fd = os.pipe()
         oom_kills = _oom_kill_count()
-        with tempfile.TemporaryFile() as stderr, Connection(read_fd, writable=False) as conn:
+        with tempfile.TemporaryFile() as stderr, Connection(read_fd, writable=False) as conn, \
+                tempfile.TemporaryDirectory(prefix="attnprof-worker-") as scratch:
             limit = str(self.memory_limit_bytes) if self.memory_limit_bytes else "-"
             try:
                 proc = subprocess.Popen(
                     [sys.executable, "-m", worker, str(write_fd), limit],
                     stdin=subprocess.PIPE, stderr=stderr, pass_fds=(write_fd,),
-                    env=_worker_env(capped=self.memory_limit_bytes is not None,
-                                    threads=self.threads))
+                    env={**_worker_env(capped=self.memory_limit_bytes is not None,
+                                       threads=self.threads), SCRATCH_ENV: scratch})
             finally:
                 os.close(write_fd)
             assert proc.stdin is not None
