@@ -31,7 +31,7 @@ from attnprof.measure.allocator import (
     settle_heap,
 )
 from attnprof.measure.capture import capture_trace, trace_file_name
-from attnprof.measure.contention import cpu_wait_s, wait_fraction
+from attnprof.measure.contention import cpu_wait_s
 from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
@@ -245,12 +245,10 @@ class PointRunner:
             before, waited, t0 = minor_faults(), cpu_wait_s(), time.perf_counter()
             taken, dispatch = take_samples(candidate.step, samples,
                                            device=self.workload.device)
-            wall, after = time.perf_counter() - t0, minor_faults()
-            waits = wait_fraction(waited, cpu_wait_s(), wall)
+            wall, after, waited_after = time.perf_counter() - t0, minor_faults(), cpu_wait_s()
         faults = None if before is None or after is None else after - before
-        candidate.measured.add_samples(taken, dispatch, faults,
-                                       wait_s=None if waits is None else waits * wall,
-                                       wall_s=wall)
+        wait = None if waited is None or waited_after is None else max(waited_after - waited, 0.0)
+        candidate.measured.add_samples(taken, dispatch, faults, wait_s=wait, wall_s=wall)
 
     def _finish(self, candidate: Candidate) -> VariantResult:
         """Memory, accuracy and trace of a timed variant, each a phase of its own (one
