@@ -15,7 +15,7 @@ __all__ = ["LAYERS", "unit_of"]
 LAYERS: tuple[str, ...] = (
     # plain helpers: no project imports but each other
     "_version", "layers", "exit_codes", "errors", "signals", "torch_state", "formatting", "atomic",
-    "input_files", "outputs",
+    "scratch", "input_files", "outputs",
     # what is asked: workload, costs, settings, expectations
     "spec",
     # what we know, not what we saw: kernel names, SDPA backends, trace categories
