@@ -141,9 +141,9 @@ def _one_process(rows: list[RowDiff]) -> list[str]:
     return [f"{len(flagged)} row(s) changed significantly by their samples, but each side "
             "was measured in one process, and how far a median moves between processes "
             "is not in its samples (on a shared 2-core VM, 54% of unchanged rows were "
-            "flagged so; with --processes 10 a side, 2.5%, and a 10% slowdown was found "
-            "10 times in 10: benchmarks/README.md); measure both sides with --processes 10 "
-            "to judge against it"]
+            "flagged so; with --processes 10 a side, 1.2%, and a 10% slowdown was found "
+            "in 18 of 20 pairs: benchmarks/README.md); measure both sides with "
+            "--processes 10 to judge against it"]
 
 
 def _sample_warnings(rows: list[RowDiff], alpha: float) -> list[str]:
