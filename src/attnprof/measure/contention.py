@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["cpu_wait_s", "wait_fraction"]
+__all__ = ["cpu_wait_s", "wait_fraction", "waited_s"]
 
 _TASKS = "/proc/self/task"
 
@@ -39,9 +39,18 @@ def cpu_wait_s() -> float | None:
     return total / 1e9 if seen else None
 
 
+def waited_s(before: float | None, after: float | None) -> float | None:
+    """Seconds spent waiting for a CPU between two :func:`cpu_wait_s` readings (``None``
+    when either is unknown)."""
+    if before is None or after is None:
+        return None
+    return max(after - before, 0.0)
+
+
 def wait_fraction(before: float | None, after: float | None, wall_s: float) -> float | None:
     """The fraction of a stretch of ``wall_s`` seconds that was spent waiting for a CPU,
     from two :func:`cpu_wait_s` readings (``None`` when either is unknown)."""
-    if before is None or after is None or wall_s <= 0:
+    waited = waited_s(before, after)
+    if waited is None or wall_s <= 0:
         return None
-    return max(after - before, 0.0) / wall_s
+    return waited / wall_s

@@ -31,7 +31,7 @@ from attnprof.measure.allocator import (
     settle_heap,
 )
 from attnprof.measure.capture import capture_trace, trace_file_name
-from attnprof.measure.contention import cpu_wait_s
+from attnprof.measure.contention import cpu_wait_s, waited_s
 from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
@@ -245,9 +245,9 @@ class PointRunner:
             before, waited, t0 = minor_faults(), cpu_wait_s(), time.perf_counter()
             taken, dispatch = take_samples(candidate.step, samples,
                                            device=self.workload.device)
-            wall, after, waited_after = time.perf_counter() - t0, minor_faults(), cpu_wait_s()
+            wall, after, wait = time.perf_counter() - t0, minor_faults(), waited_s(
+                waited, cpu_wait_s())
         faults = None if before is None or after is None else after - before
-        wait = None if waited is None or waited_after is None else max(waited_after - waited, 0.0)
         candidate.measured.add_samples(taken, dispatch, faults, wait_s=wait, wall_s=wall)
 
     def _finish(self, candidate: Candidate) -> VariantResult:

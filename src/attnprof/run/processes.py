@@ -112,11 +112,11 @@ def _merged_row(measured: list[tuple[int, VariantResult]], ran: int,
     faults = [r.minor_faults_per_call for _, r in measured
               if r.minor_faults_per_call is not None]
     dispatch = [r.cpu_dispatch_ms for _, r in measured if r.cpu_dispatch_ms is not None]
-    spread = process_spread(merged.process_medians)
     # The first process's notes are the row's, but each process says if it ran contended.
     contended = [f"process {i + 1}: {note}" for i, r in measured for note in r.notes
                  if note.startswith(CONTENDED_NOTE)]
     medians = merged.process_medians
+    spread = process_spread(medians)
     said = (f"measured in {len(measured)} processes {of}: medians {min(medians):.4g}-"
             f"{max(medians):.4g} ms" + (f" (spread {spread:.0%})" if spread is not None else ""))
     own = [n for n in first.notes if not n.startswith(CONTENDED_NOTE)]

@@ -11,7 +11,7 @@ gate's verdict over a diff.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from attnprof.analysis.diff.changes import environment_changes, struct_changes
 from attnprof.analysis.diff.metrics import judge
@@ -28,6 +28,7 @@ from attnprof.record.diff import (
     Change,
     DiffRecord,
     DiffSide,
+    MetricChange,
     RowDiff,
     TraceDiff,
 )
@@ -161,25 +162,29 @@ def _sample_warnings(rows: list[RowDiff], alpha: float) -> list[str]:
     by_process = [(row, m) for row, m in weak if m.test == "processes"]
     weak = [(row, m) for row, m in weak if m.test != "processes"]
     if by_process:
-        row, m = max(by_process, key=lambda pair: pair[1].detectable_change or 0.0)
-        warnings.append(
-            f"{len(by_process)} row(s) cannot reliably show a {WATCHED_CHANGE:.0%} change: "
-            "their medians move too far between processes for the processes measured "
-            f"(e.g. {_key(row)}: {len(m.old_processes)}+{len(m.new_processes)} processes, "
-            f"spread {m.spread:.0%} between them: changes below "
-            f"±{m.detectable_change:.0%} are likely \"~\"; about {m.samples_needed} "
-            f"processes per side would find {WATCHED_CHANGE:.0%}); measure with more "
-            "--processes on a quieter machine")
+        warnings.append(_too_weak(
+            by_process, "their medians move too far between processes for the processes "
+            "measured", lambda m: f"{len(m.old_processes)}+{len(m.new_processes)} processes, "
+            f"spread {m.spread:.0%} between them", "processes",
+            "measure with more --processes on a quieter machine"))
     if weak:
-        row, m = max(weak, key=lambda pair: pair[1].detectable_change or 0.0)
-        warnings.append(
-            f"{len(weak)} row(s) cannot reliably show a {WATCHED_CHANGE:.0%} change: their "
-            f"samples are too few for their noise (e.g. {_key(row)}: n={m.n_old}+{m.n_new}, "
-            f"spread {m.spread:.0%}: changes below ±{m.detectable_change:.0%} are likely "
-            f"\"~\"; about {m.samples_needed} samples per side would find "
-            f"{WATCHED_CHANGE:.0%}); take more samples (a longer --min-time) on a quieter "
-            "machine")
+        warnings.append(_too_weak(
+            weak, "their samples are too few for their noise",
+            lambda m: f"n={m.n_old}+{m.n_new}, spread {m.spread:.0%}", "samples",
+            "take more samples (a longer --min-time) on a quieter machine"))
     return warnings
+
+
+def _too_weak(weak: list[tuple[RowDiff, MetricChange]], why: str,
+              counts: Callable[[MetricChange], str], unit: str, advice: str) -> str:
+    """The warning for rows that cannot reliably show a :data:`WATCHED_CHANGE`, naming the
+    weakest: ``counts`` says what it was measured with, ``unit`` what more of would find
+    it."""
+    row, m = max(weak, key=lambda pair: pair[1].detectable_change or 0.0)
+    return (f"{len(weak)} row(s) cannot reliably show a {WATCHED_CHANGE:.0%} change: {why} "
+            f"(e.g. {_key(row)}: {counts(m)}: changes below ±{m.detectable_change:.0%} are "
+            f"likely \"~\"; about {m.samples_needed} {unit} per side would find "
+            f"{WATCHED_CHANGE:.0%}); {advice}")
 
 
 def _common_shift(rows: list[RowDiff]) -> list[str]:
