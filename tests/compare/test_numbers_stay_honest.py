@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Callable
 
+import msgspec
 import pytest
 
 from attnprof.cli.main import main
@@ -137,3 +138,20 @@ def test_no_contention_note_below_the_threshold() -> None:
     assert contention_notes(None) == [] and contention_notes(0.04) == []
     (note,) = contention_notes(0.4)
     assert note.startswith(f"{CONTENDED_NOTE} 40% of their time")
+
+
+def test_a_run_stopped_between_processes_is_partial() -> None:
+    # The record is saved after each process; one stopped before its last planned process
+    # (SIGTERM, Ctrl-C) must not read "complete", however complete each process was.
+    point = Point(workload=Workload(batch=1, heads=2, seq=32, head_dim=16).validate(),
+                  variants=("sdpa",), ceilings=Ceilings(matmul_tflops_per_s=1.0,
+                                                        bandwidth_gbytes_per_s=10.0,
+                                                        method="fixed"),
+                  settings=Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01,
+                                                    min_warmup_calls=1)))
+    record = run_point(point)
+    assert record.status == "complete"
+    assert merge_processes([record, record], planned=3).status == "partial"
+    assert merge_processes([record, record], planned=2).status == "complete"
+    stopped = msgspec.structs.replace(record, status="partial")
+    assert merge_processes([record, stopped], planned=2).status == "partial"

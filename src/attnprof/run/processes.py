@@ -73,9 +73,12 @@ def merge_processes(records: Sequence[CompareRecord], *, planned: int | None = N
         measured = [(i, r) for i, record in enumerate(records)
                     for r in record.results if r.variant == name]
         rows.append(_merged_row(measured, len(records), planned or len(records)))
-    done = all(record.status == "complete" for record in records)
+    # Complete only when every planned process ran to its end: an interrupted run's record
+    # (saved after each process) is partial, however complete its processes were.
+    done = len(records) >= (planned or len(records)) and all(
+        record.status == "complete" for record in records)
     return msgspec.structs.replace(first, results=rows,
-                                   status="complete" if done else first.status)
+                                   status="complete" if done else "partial")
 
 
 def process_spread(medians: Sequence[float]) -> float | None:
