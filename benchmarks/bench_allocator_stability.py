@@ -20,6 +20,11 @@ times over (two by default), and the goal must hold in every set.
     python benchmarks/bench_allocator_stability.py                       # 6 processes each
     python benchmarks/bench_allocator_stability.py --states reuse --processes 6 --sets 2 \\
         --variants naive,sdpa-math,sdpa --min-time 1
+    python benchmarks/bench_allocator_stability.py --states reuse --threads 1,all ...
+
+``--threads 1,all`` makes each state two arms, ``reuse/1`` and ``reuse/all``, that take
+turns like the states (``compare --threads``; without it, attnprof's default: one thread on
+a CPU), so the thread counts are measured paired, in the same minutes.
 
 Goal: in the default state, the spread of every variant's ratio to the first at most 15%
 across 6 processes, in each of two sets (issue 21, item 10: sdpa/naive spread 21% and 16%,
@@ -56,13 +61,15 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def one_run(variants: str, state: str, min_time: float, out: Path,
+def one_run(variants: str, arm: str, min_time: float, out: Path,
             extra: list[str]) -> dict[str, Any]:
-    """One fresh ``attnprof compare``: its record's medians and page faults, and the share
-    of the machine other processes used while it ran."""
+    """One fresh ``attnprof compare`` in ``arm`` (an allocator state, and ``/N`` threads
+    when the arm names them): its record's medians and page faults, and the share of the
+    machine other processes used while it ran."""
+    state, _, threads = arm.partition("/")
     command = [sys.executable, "-m", "attnprof", "compare", "--variants", variants,
                "--min-time", str(min_time), "--cpu-allocator", state, "--json", str(out),
-               *extra]
+               *(["--threads", threads] if threads else []), *extra]
     busy, own, start = busy_cpu_s(), children_cpu_s(), time.monotonic()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.monotonic() - start
@@ -70,6 +77,7 @@ def one_run(variants: str, state: str, min_time: float, out: Path,
     record = json.loads(out.read_text())
     rows = {r["variant"]: r for r in record["results"] if r["latency_ms"]}
     return {"others_cpu": max(0.0, others) / (wall * (os.cpu_count() or 1)),
+            "threads": record["environment"]["threads"],
             "rows": {name: {"median_ms": r["latency_ms"]["median"],
                             "faults_per_call": r["minor_faults_per_call"]}
                      for name, r in rows.items()}}
@@ -85,6 +93,9 @@ def main() -> None:
     parser.add_argument("--variants", default="naive,sdpa-math,sdpa",
                         help="the first is the baseline every ratio divides by")
     parser.add_argument("--states", default="system,reuse,fresh")
+    parser.add_argument("--threads", default="",
+                        help="comma-separated --threads values to take turns with, each with "
+                             "every state (default: attnprof's own, 1 on CPU); e.g. 1,all")
     parser.add_argument("--processes", type=int, default=6, help="quiet runs per state and set")
     parser.add_argument("--sets", type=int, default=2,
                         help="independent sets of runs; the goal must hold in each")
@@ -99,7 +110,8 @@ def main() -> None:
     args = parser.parse_args()
     variants = args.variants.split(",")
     base = variants[0]
-    states = args.states.split(",")
+    states = [f"{state}/{threads}" if threads else state for state in args.states.split(",")
+              for threads in (args.threads.split(",") if args.threads else [""])]
     summary: dict[str, Any] = {}
     verdicts = []
     for number in range(1, args.sets + 1):
@@ -108,13 +120,13 @@ def main() -> None:
         summary[f"set {number}"] = figures = {}
         print(f"\nratio = variant / {base}; counted: runs in which others used at most "
               f"{args.quiet:.0%} of the machine; spread = (max - min) / median")
-        print(f"{'state':8} {'counted':>8} {'variant':>14} {'median ms':>20} {'ratio':>14} "
+        print(f"{'state':10} {'counted':>8} {'variant':>14} {'median ms':>20} {'ratio':>14} "
               f"{'spread':>7} {'faults/call':>12}")
         for state in states:
             counted = [r for r in runs[state] if r["others_cpu"] <= args.quiet]
             figures[state] = {"runs": runs[state], "spreads": {}}
             if not counted:
-                print(f"{state:8} {0:>5}/{len(runs[state]):<2} (no quiet run)")
+                print(f"{state:10} {0:>5}/{len(runs[state]):<2} (no quiet run)")
                 continue
             for name in variants:
                 ms = [r["rows"][name]["median_ms"] for r in counted]
@@ -127,17 +139,18 @@ def main() -> None:
                     figures[state]["spreads"][name] = spread(ratios)
                     ratio_text = f"{min(ratios):5.3f}..{max(ratios):<5.3f}"
                     spread_text = f"{spread(ratios):7.1%}"
-                    if state == "reuse":
-                        verdicts.append((number, name, spread(ratios)))
-                print(f"{state:8} {len(counted):>5}/{len(runs[state]):<2} {name:>14} "
+                    if state.partition("/")[0] == "reuse":
+                        verdicts.append((state, number, name, spread(ratios)))
+                print(f"{state:10} {len(counted):>5}/{len(runs[state]):<2} {name:>14} "
                       f"{min(ms):8.2f}..{max(ms):<9.2f} {ratio_text:>14} {spread_text:>7} "
                       f"{faults:12.1f}")
-    if verdicts:
-        worst = max(verdicts, key=lambda v: v[2])
-        met = all(v[2] <= args.goal for v in verdicts)
-        print(f"\ngoal (reuse, every variant, every set: spread <= {args.goal:.0%}): "
-              f"{'met' if met else 'NOT met'}; worst {worst[2]:.1%} ({worst[1]} / {base}, "
-              f"set {worst[0]})")
+    for arm in dict.fromkeys(v[0] for v in verdicts):
+        mine = [v for v in verdicts if v[0] == arm]
+        worst = max(mine, key=lambda v: v[3])
+        met = all(v[3] <= args.goal for v in mine)
+        print(f"\ngoal ({arm}, every variant, every set: spread <= {args.goal:.0%}): "
+              f"{'met' if met else 'NOT met'}; worst {worst[3]:.1%} ({worst[2]} / {base}, "
+              f"set {worst[1]})")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
 
@@ -164,7 +177,8 @@ def _one_set(args: argparse.Namespace, states: list[str]) -> dict[str, list[dict
                 cells = ", ".join(f"{name} {run['rows'][name]['median_ms']:7.2f} ms "
                                   f"({run['rows'][name]['faults_per_call']:7.1f} faults/call)"
                                   for name in variants)
-                print(f"{state:7} run {len(runs[state]):2} others {run['others_cpu']:5.1%}: "
+                print(f"{state:9} run {len(runs[state]):2} on {run['threads']} thr, "
+                      f"others {run['others_cpu']:5.1%}: "
                       f"{cells}{mark}", flush=True)
     return runs
 

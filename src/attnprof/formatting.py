@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["NAME_LIMIT", "counted", "format_bytes", "format_us", "one_line", "safe_text"]
+__all__ = ["NAME_LIMIT", "counted", "format_bytes", "format_us", "one_line", "safe_text",
+           "threads_text"]
 
 #: Characters of one string from outside that a terminal view shows; the JSON keeps all.
 #: Longer than any reason or evidence line attnprof writes (``one_line`` cuts at 400),
@@ -47,6 +48,17 @@ def format_us(us: float | None, missing: str = "—") -> str:
 def counted(n: float, noun: str, plural: str | None = None) -> str:
     """``counted(1, "kernel")`` -> ``"1 kernel"``; ``2`` or ``0.5`` -> ``"... kernels"``."""
     return f"{n:g} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def threads_text(threads: int, cpus: int | None) -> str:
+    """The threads a run measured on, and the CPUs it left idle where it did:
+    ``"1 thread (2 CPUs: --threads all uses every one)"``."""
+    text = counted(threads, "thread")
+    if cpus is not None and threads < cpus:
+        text += f" ({counted(cpus, 'CPU')}: --threads all uses every one)"
+    elif cpus is not None and threads > cpus:
+        text += f" (more than the {counted(cpus, 'CPU')}: they take turns)"
+    return text
 
 
 def one_line(text: str, limit: int = 400) -> str:

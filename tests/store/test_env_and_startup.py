@@ -67,6 +67,21 @@ def test_compare_reuses_the_cached_ceilings(cached: Path) -> None:
     assert json.loads((cached / "own.json").read_text())["ceilings"]["measured"] is None
 
 
+def test_ceilings_are_reused_on_their_own_thread_count_only(cached: Path) -> None:
+    # env measured on the default (one thread on a CPU); a matmul on every core would read
+    # a share of a one-thread ceiling up to twice too high, so --threads all measures its own.
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: every thread count is the same")
+    (profile,) = json.loads(attnprof("env", "--store", "s.db", "--json", cwd=cached).stdout)
+    assert profile["environment"]["threads"] == 1
+    done = attnprof("compare", "--variants", "sdpa", *TINY, "--threads", "all", "--store",
+                    "s.db", "--json", "all.json", cwd=cached)
+    assert done.returncode == 0, done.stderr
+    record = json.loads((cached / "all.json").read_text())
+    assert record["environment"]["threads"] > 1
+    assert record["ceilings"]["measured"] is None  # measured in the run, on its threads
+
+
 def test_history_commands_import_no_torch(cached: Path, public_traces: Path) -> None:
     done = attnprof("compare", "--variants", "sdpa", *TINY, "--store", "s.db", "--label",
                     "x", cwd=cached)

@@ -30,6 +30,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dtypes", type=csv_list, metavar="LIST",
                    help=f"dtypes to measure (default {','.join(DEFAULT_DTYPES)})")
     p.add_argument("--json", action="store_true", help="print the profile(s) as JSON")
+    p.add_argument("--threads", metavar="N|all", default=None,
+                   help="intra-op threads to measure the ceilings on (default: as compare "
+                        "measures, 1 on CPU); a comparison reuses ceilings measured on its "
+                        "own thread count only")
     add_store_arguments(p, saving=False)
     p.set_defaults(run=run)
 
@@ -41,17 +45,19 @@ def run(args: argparse.Namespace) -> int:
 
     from attnprof.render.env_view import render_machine
     from attnprof.render.terminal import make_console
+    from attnprof.spec.settings import parse_threads
     from attnprof.spec.workload import canonical_dtype
     from attnprof.store import open_store, store_path
 
     dtypes = [canonical_dtype(d) for d in (args.dtypes or DEFAULT_DTYPES)]  # before any work
+    threads = None if args.threads is None else parse_threads(args.threads)
     path = store_path(args.store)
     assert path is not None
     host = platform.node() or "unknown"
     with open_store(path, create=False) as store:  # checked now; made only to save into
         profiles = [] if args.refresh else store.machines(host, args.device)
     if not profiles:
-        profile = _measure(args.device, dtypes)
+        profile = _measure(args.device, dtypes, args.threads is not None, threads)
         with open_store(path, create=True) as store:
             store.save_machine(host, profile.environment.device, profile)
         profiles = [profile]
@@ -64,14 +70,20 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _measure(device: str | None, dtypes: list[str]) -> Any:
+def _measure(device: str | None, dtypes: list[str], threads_given: bool,
+             threads: int | None) -> Any:
     from attnprof.measure.device import check_device, check_dtype, default_device
     from attnprof.measure.machine import measure_machine
+    from attnprof.measure.threads import measuring_threads
+    from attnprof.spec.settings import default_threads
 
     device = device or default_device()
+    if not threads_given:
+        threads = default_threads(device)
     check_device(device)
     for dtype in dtypes:
         check_dtype(device, dtype)
     print(f"attnprof: measuring this machine's ceilings on {device} "
           f"({', '.join(dtypes)}) …", file=sys.stderr)
-    return measure_machine(device, dtypes)
+    with measuring_threads(threads):
+        return measure_machine(device, dtypes)

@@ -64,7 +64,8 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
         record.save(json_path)
         saved.append(True)
 
-    ceilings = cached_ceilings(args, workload) if settings.measure_ceilings else None
+    ceilings = (cached_ceilings(args, workload, settings.threads) if settings.measure_ceilings
+                else None)
     with ComparisonProgress(console, [v.name for v in chosen]) as progress:
         try:
             return compare(workload, chosen, settings=settings, progress=progress.update,

@@ -123,10 +123,12 @@ def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
         return store.load(run.run_id), run
 
 
-def cached_ceilings(args: argparse.Namespace, workload: Workload) -> Ceilings | None:
+def cached_ceilings(args: argparse.Namespace, workload: Workload,
+                    threads: int | None = None) -> Ceilings | None:
     """The ceilings ``attnprof env`` cached for this host, the workload's device and dtype,
-    measured with this torch; ``None`` (measure them in the run) otherwise, or with
-    ``--no-store``."""
+    measured with this torch on the run's ``threads`` (``None``: as many as torch has now);
+    ``None`` (measure them in the run) otherwise, or with ``--no-store``. A matmul's
+    ceiling on one thread is half of it on two: a share of the other would be wrong."""
     import platform
 
     import torch  # the caller is about to measure: torch is loaded already
@@ -140,5 +142,7 @@ def cached_ceilings(args: argparse.Namespace, workload: Workload) -> Ceilings | 
     with open_store(path, create=False) as store:
         profile = store.machine(platform.node() or "unknown", workload.device)
     if profile is None or profile.environment.torch != str(torch.__version__):
+        return None
+    if profile.environment.threads != (threads or torch.get_num_threads()):
         return None
     return profile.ceilings.get(workload.dtype)

@@ -15,6 +15,7 @@ import msgspec
 
 from attnprof.cli.flags import given_flags
 from attnprof.cli.parser import csv_list
+from attnprof.cli.workload_args import add_threads_argument, threads_from_args
 from attnprof.errors import UsageError
 from attnprof.spec.grid import INTEGER_FIELDS, Axis, Grid, flag_of, parse_axis, parse_choices
 from attnprof.spec.quantities import parse_bytes, parse_seconds
@@ -62,6 +63,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=None, metavar="N",
                         help="interleaved timing rounds per point (default 5)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the inputs (default 0)")
+    add_threads_argument(parser)
     parser.add_argument("--executor", choices=("process", "inline", "ray"), default=None,
                         help="where each point runs: a fresh worker process (default; a crash, "
                              "OOM or hang is that point's status), this process (no "
@@ -157,7 +159,10 @@ def _settings(args: argparse.Namespace, device: str, recorded: Settings | None,
     plan = msgspec.structs.replace(
         base.plan, min_time_s=min_time,
         rounds=args.rounds if args.rounds is not None else base.plan.rounds)
-    settings = base.replace(plan=plan, seed=args.seed if args.seed is not None else base.seed)
+    threads = (threads_from_args(args, device) if recorded is None or args.threads is not None
+               else recorded.threads)
+    settings = base.replace(plan=plan, seed=args.seed if args.seed is not None else base.seed,
+                            threads=threads)
     if recorded is None and limits.worker_memory_bytes is not None \
             and not device.startswith("cuda"):
         # A worker's memory cap counts address space: a reuse heap keeps every block it

@@ -14,6 +14,8 @@ from attnprof.spec.settings import (
     TimingPlan,
     check_seconds,
     default_min_time,
+    default_threads,
+    parse_threads,
 )
 from attnprof.spec.workload import MODES, Workload
 
@@ -44,8 +46,8 @@ def workload_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--min-time``, ``--rounds``, ``--seed``, ``--executor``, ``--cpu-allocator`` and
-    ``--variant-timeout``: how a measuring command samples."""
+    """``--min-time``, ``--rounds``, ``--seed``, ``--threads``, ``--executor``,
+    ``--cpu-allocator`` and ``--variant-timeout``: how a measuring command samples."""
     parser.add_argument("--min-time", type=float, default=None, metavar="S",
                         help="seconds of sampling per variant (default 0.4 on CPU, 1.0 on CUDA)")
     parser.add_argument("--rounds", type=int, default=5, metavar="N",
@@ -58,6 +60,7 @@ def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
                              "median moves between runs, which attnprof diff then judges "
                              "against (5 or more for a diff)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the inputs")
+    add_threads_argument(parser)
     parser.add_argument("--executor", choices=("inline", "process"), default="inline",
                         help="where the variants run: in this process (default), or in a "
                              "worker process, so a variant that crashes or hangs becomes a "
@@ -77,6 +80,21 @@ def add_timing_arguments(parser: argparse.ArgumentParser) -> None:
                              "native ones (the worker is killed)")
 
 
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+    """``--threads N|all``: the intra-op threads variants are measured on."""
+    parser.add_argument("--threads", metavar="N|all", default=None,
+                        help="intra-op threads the variants run on (default 1 on CPU, as "
+                             "torch.utils.benchmark: a parallel op's time depends on what "
+                             "else the cores do; 'all' = one per core, as your program runs "
+                             "by default; on CUDA as torch found them)")
+
+
+def threads_from_args(args: argparse.Namespace, device: str) -> int | None:
+    """The threads ``--threads`` asks for, else the device's default."""
+    text = args.threads
+    return default_threads(device) if text is None else parse_threads(text)
+
+
 def settings_from_args(args: argparse.Namespace, workload: Workload, *,
                        trace_dir: str | None = None, trace_steps: int = 3) -> Settings:
     """The run's :class:`Settings` from the timing flags (not yet validated)."""
@@ -89,4 +107,5 @@ def settings_from_args(args: argparse.Namespace, workload: Workload, *,
     return Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds,
                                     processes=args.processes), seed=args.seed,
                     trace_dir=trace_dir, trace=CaptureSpec(steps=trace_steps),
-                    cpu_allocator=args.cpu_allocator, variant_timeout_s=timeout or None)
+                    cpu_allocator=args.cpu_allocator, variant_timeout_s=timeout or None,
+                    threads=threads_from_args(args, workload.device_type))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 
@@ -38,4 +39,13 @@ def collect_environment(device: str) -> Environment:
         threads=torch.get_num_threads(),
         numpy=numpy_version,
         host=platform.node() or None,
+        cpus=_usable_cpus(),
     )
+
+
+def _usable_cpus() -> int | None:
+    """CPUs this process may run on: its affinity where the platform has one."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()

@@ -27,6 +27,8 @@ class Environment(msgspec.Struct, kw_only=True):
     numpy: str | None = None
     #: The host (``platform.node()``), so points measured on several machines stay apart.
     host: str | None = None
+    #: CPUs this process may run on (its affinity), beside the ``threads`` it measured on.
+    cpus: int | None = None
 
 
 class Ceilings(msgspec.Struct, kw_only=True):

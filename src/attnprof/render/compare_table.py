@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import counted, format_bytes
+from attnprof.formatting import format_bytes, threads_text
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.render.styles import SEVERITY_STYLE, STATUS_STYLE, error_text
 from attnprof.variants.base import Variant
@@ -80,7 +80,7 @@ def render_compare(record: CompareRecord, console: Console) -> None:
     cuda = any(r.timing == "cuda-events" for r in record.results)
     # Titles and captions are parsed as markup unless they are Text: the environment is data.
     table = Table(title=Text(f"attnprof compare — {workload.describe()}"), title_justify="left",
-                  caption=Text(f"{env.device_name} · {counted(env.threads, 'thread')} · torch "
+                  caption=Text(f"{env.device_name} · {threads_text(env.threads, env.cpus)} · torch "
                                f"{env.torch} · attnprof {env.attnprof}"),
                   caption_justify="left")
     table.add_column("variant", style="bold", no_wrap=True)

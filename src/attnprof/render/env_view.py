@@ -23,7 +23,7 @@ def render_machine(profile: MachineProfile, console: Console, *, cached: bool) -
     table = Table(show_header=False)
     table.add_column("")
     table.add_column("")
-    for name in ("host", "cpu_model", "threads", "platform", "python", "torch", "cuda",
+    for name in ("host", "cpu_model", "threads", "cpus", "platform", "python", "torch", "cuda",
                  "cudnn", "numpy", "attnprof"):
         value = getattr(env, name)
         if value is not None:

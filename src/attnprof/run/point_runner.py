@@ -35,6 +35,7 @@ from attnprof.measure.contention import cpu_wait_s, waited_s
 from attnprof.measure.deadline import TimeLimitExceeded, time_limit
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.memory import profile_step
+from attnprof.measure.threads import measuring_threads
 from attnprof.measure.timer import (
     Warmup,
     interleaved_rounds,
@@ -119,7 +120,14 @@ class PointRunner:
                 before_variants: Callable[[], None] | None = None) -> CompareRecord:
         """Measure every variant (the point's, resolved by name when ``None``); the
         record goes to ``on_record`` after every variant (see
-        :func:`attnprof.run.compare.run_point` for ``before_variants``)."""
+        :func:`attnprof.run.compare.run_point` for ``before_variants``). Everything,
+        the ceilings and the environment's thread count included, runs on the settings'
+        intra-op threads."""
+        with measuring_threads(self.settings.threads):
+            return self._measure(variants, on_record, before_variants=before_variants)
+
+    def _measure(self, variants: Sequence[Variant] | None, on_record: OnRecord | None, *,
+                 before_variants: Callable[[], None] | None) -> CompareRecord:
         workload, settings = self.workload, self.settings
         chosen = list(variants) if variants is not None else resolve_variants(
             self.point.variants)

@@ -18,8 +18,9 @@ import msgspec
 
 from attnprof.errors import UsageError
 
-__all__ = ["CPU_ALLOCATOR_STATES", "DEFAULT_VARIANT_TIMEOUT_S", "CaptureSpec", "CpuAllocator",
-           "Settings", "TimingPlan", "check_seconds", "default_min_time"]
+__all__ = ["CPU_ALLOCATOR_STATES", "DEFAULT_CPU_THREADS", "DEFAULT_VARIANT_TIMEOUT_S",
+           "MAX_THREADS", "CaptureSpec", "CpuAllocator", "Settings", "TimingPlan",
+           "check_seconds", "default_min_time", "default_threads", "parse_threads"]
 
 #: The state of the host's allocator (glibc malloc) while CPU variants are measured; see
 #: :mod:`attnprof.measure.allocator`. ``reuse``: freed memory is kept and reused, as CUDA's
@@ -36,6 +37,15 @@ DEFAULT_VARIANT_TIMEOUT_S = 900.0
 _INT_LIMIT = 2**63
 #: The most processes one comparison is measured in.
 MAX_PROCESSES = 100
+#: Intra-op threads CPU variants are timed on unless ``--threads`` says otherwise. One, as
+#: ``torch.utils.benchmark.Timer`` does (its ``num_threads=1``): a parallel op waits for its
+#: slowest thread, so with a thread on every core its time depends on whatever else the
+#: cores do, and on a VM on where the host places the vCPUs. Measured on the 2-vCPU
+#: development VM, six fresh processes a set: the sdpa/naive ratio spread 21-47% on both
+#: threads and 4.5-8.2% on one (benchmarks/README.md, "Threads").
+DEFAULT_CPU_THREADS = 1
+#: More intra-op threads than this is a typo, not a machine.
+MAX_THREADS = 4096
 
 
 class TimingPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -91,6 +101,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     #: (see :mod:`attnprof.measure.deadline`); the process executor also kills a worker
     #: whose variant does not stop (see :mod:`attnprof.run.phases`).
     variant_timeout_s: float | None = DEFAULT_VARIANT_TIMEOUT_S
+    #: Intra-op threads the variants run on (``torch.set_num_threads``) while measured;
+    #: ``None``: as many as torch found (``--threads all``; every record before the setting).
+    #: The environment's ``threads`` is what the run really had.
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         # A folder may be given as a Path; the record keeps the text.
@@ -120,6 +134,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if self.cpu_allocator not in CPU_ALLOCATOR_STATES:
             raise UsageError(f"--cpu-allocator {self.cpu_allocator!r} is not one of "
                              f"{', '.join(CPU_ALLOCATOR_STATES)}")
+        if self.threads is not None:
+            if not isinstance(self.threads, int) or isinstance(self.threads, bool) \
+                    or self.threads < 1:
+                raise UsageError(f"--threads must be a positive number of threads or 'all', "
+                                 f"got {self.threads!r}")
+            if self.threads > MAX_THREADS:
+                raise UsageError(f"--threads {self.threads} is more than any machine has; give "
+                                 "the cores to use, or all")
         if plan.processes > MAX_PROCESSES:
             raise UsageError(f"--processes {plan.processes} is more than attnprof runs "
                              f"({MAX_PROCESSES}); 5 to 10 show the spread between runs")
@@ -144,6 +166,27 @@ def default_min_time(device: str) -> float:
     """Seconds of samples per variant when ``--min-time`` is not given: a GPU's short,
     steady calls want more samples per round than a CPU's long ones can afford."""
     return 1.0 if device.startswith("cuda") else 0.4
+
+
+def default_threads(device: str) -> int | None:
+    """Intra-op threads when ``--threads`` is not given: :data:`DEFAULT_CPU_THREADS` on a
+    CPU; on a GPU the host threads only launch kernels, so as torch found them."""
+    return None if device.startswith("cuda") else DEFAULT_CPU_THREADS
+
+
+def parse_threads(text: str) -> int | None:
+    """``--threads``: a count of intra-op threads, or ``all`` (``None``: as torch found
+    them, one per core); anything else is a :class:`UsageError` naming it."""
+    word = text.strip().lower()
+    if word == "all":
+        return None
+    try:
+        count = int(word, 10)
+    except ValueError:
+        raise UsageError(f"--threads must be a positive number of threads or 'all', got "
+                         f"{text!r}") from None
+    Settings(threads=count).validate()
+    return count
 
 
 def check_seconds(flag: str, value: float, *, allow_zero: bool = False) -> None:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from attnprof.formatting import counted, format_bytes
+from attnprof.formatting import counted, format_bytes, threads_text
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.check import CheckRecord, CheckRow
@@ -50,7 +50,8 @@ def _environment(env: Environment | None) -> list[tuple[str, str]]:
     if env is None:
         return []
     return [("device", f"{env.device_name} ({env.device})"), ("CPU", env.cpu_model),
-            ("threads", str(env.threads)), ("torch", env.torch), ("CUDA", env.cuda or "—"),
+            ("threads", threads_text(env.threads, env.cpus)), ("torch", env.torch),
+            ("CUDA", env.cuda or "—"),
             ("python", env.python), ("platform", env.platform), ("host", env.host or "—")]
 
 

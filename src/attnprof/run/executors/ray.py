@@ -6,12 +6,13 @@ Only JSON crosses the wire: the point goes out, the comparison record comes back
 node it ran on; the record's environment is that node's, threads included.
 
 A task asks for one GPU on CUDA (Ray sets ``CUDA_VISIBLE_DEVICES``, so the point sees its
-GPU as ``cuda``) and, on CPU, as many CPUs as the point's worker runs threads: by default
-the threads this process's torch uses (as the process executor's workers here do), at most
-a node's CPUs. The worker is given exactly that many threads (``OMP_NUM_THREADS``), so a
-point measures the same on Ray as in a local worker, and each point's environment records
-the threads it really had. CPU points that share a node share its cores and disturb each
-other's timings: for CPU timings, give each node room for one point.
+GPU as ``cuda``) and, on CPU, as many CPUs as the point's worker runs threads: the
+sweep's ``--threads`` (1 by default on CPU), else (``--threads all``) the threads this
+process's torch uses, at most a node's CPUs. The worker is given exactly that many
+threads (``OMP_NUM_THREADS``), so a point measures the same on Ray as in a local worker,
+and each point's environment records the threads it really had. CPU points that share a
+node share its cores and disturb each other's timings: for CPU timings, give each node
+room for one point.
 
 Ray does not retry a point (``max_retries=0``): a task whose worker or node dies is
 ``crashed`` with Ray's reason, once, and ``--resume`` runs it again — a silent retry would
@@ -110,13 +111,15 @@ class RayExecutor:
         ray = self._connect()
         # No retries: a point whose task dies is reported once, as it ended.
         task = ray.remote(max_retries=0, retry_exceptions=False)(_run_point_task)
-        threads = _threads(ray, self.threads)
+        threads = 0  # known once the first point says its settings
         limit = self.max_in_flight or 0  # known once the first point says its device
         in_flight: dict[Any, tuple[int, Point, float]] = {}
         try:
             while True:
                 while (len(in_flight) < limit or not limit) and (job := next_job()) is not None:
                     index, point = job
+                    # A sweep's points share their settings: its --threads sizes each task.
+                    threads = threads or _threads(ray, self.threads or point.settings.threads)
                     limit = limit or _slots(ray, point.workload.device_type, threads)
                     sent = _for_task(point)
                     cpu = sent.workload.device_type != "cuda"
