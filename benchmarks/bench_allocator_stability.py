@@ -29,7 +29,9 @@ a CPU), so the thread counts are measured paired, in the same minutes.
 Goal: in the default state, the spread of every variant's ratio to the first at most 15%
 across 6 processes, in each of two sets (issue 21, item 10: sdpa/naive spread 21% and 16%,
 sdpa-math/naive 2.1% and 15.9%, before the heap was settled before the timing rounds and
-each round started one variant further on). Run it under ``flock /tmp/attnprof-cpu.lock``
+each round started one variant further on). Met on one thread (attnprof's CPU default)
+with ``-- --processes 5``; one process a run meets it in about half the sets on this VM
+(benchmarks/README.md, "Threads"). Run it under ``flock /tmp/attnprof-cpu.lock``
 on a shared machine.
 """
 
@@ -170,7 +172,7 @@ def _one_set(args: argparse.Namespace, states: list[str]) -> dict[str, list[dict
             for state in states:  # take turns: drift reaches every state alike
                 if len(quiet(state)) >= args.processes or len(runs[state]) >= args.max_runs:
                     continue
-                out = Path(tmp) / f"{state}-{len(runs[state])}.json"
+                out = Path(tmp) / f"{state.replace('/', '-')}-{len(runs[state])}.json"
                 run = one_run(args.variants, state, args.min_time, out, args.extra)
                 runs[state].append(run)
                 mark = "" if run["others_cpu"] <= args.quiet else "  (busy: not counted)"

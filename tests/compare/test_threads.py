@@ -1,4 +1,5 @@
-"""The intra-op threads variants are measured on (``--threads``): one on a CPU unless asked,
+"""The intra-op threads variants are measured on (``--threads``): one on a CPU unless asked
+(compare, profile, sweep, model; tests/models/test_model_cli.py checks model's),
 recorded as asked (settings) and as had (environment), the same in a worker process, put
 back after the run, and every mistake one line with exit status 2."""
 

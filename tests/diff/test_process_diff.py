@@ -119,7 +119,7 @@ def test_one_process_a_side_says_its_samples_cannot_see_between_processes(
     diff = diff_records(old, new, *SIDES)
     assert all(m.test == "samples" and m.significant  # type: ignore[attr-defined]
                for m in _latencies(diff).values())
-    assert any("--processes 10" in w for w in diff.warnings), diff.warnings
+    assert any("--processes 5" in w for w in diff.warnings), diff.warnings
 
 
 def _render(diff: DiffRecord) -> str:

@@ -44,6 +44,8 @@ def test_a_run_prints_the_table_and_writes_json_csv_and_traces(
     assert len(lines) == 8  # 4 runs × 2 layers
     assert {x["layer"] for x in lines} == {"model.layers.0", "model.layers.1"}
     assert all(float(x["core_cpu_us"]) > 0 for x in lines)
+    # Measured on one intra-op thread (the CPU default, as compare), and put back after.
+    assert record.settings.threads == 1 and record.environment.threads == 1
     trace = record.run("sdpa", "prefill").trace
     assert trace is not None and Path(trace).is_file()
     # The same attribution from the saved trace alone, without the run.

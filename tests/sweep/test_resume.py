@@ -80,6 +80,13 @@ def test_resume_refuses_other_settings_or_another_environment(
     assert main([*ARGS, "--min-time", "0.02", "--resume", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert "--resume: this command's settings differ" in err and "\n" not in err
+    # Points measured on one thread (the CPU default) are not resumed on every core.
+    assert uninterrupted.settings.threads == 1
+    assert all(p.environment is not None and p.environment.threads == 1
+               for p in uninterrupted.points)
+    assert main([*ARGS, "--threads", "all", "--resume", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--resume: this command's settings differ" in err and "\n" not in err
     assert main(["sweep", "--seq", "16,128", "--resume", str(path)]) == 2
     assert "this command's grid differs from the record's" in capsys.readouterr().err
     data = json.loads(path.read_text())

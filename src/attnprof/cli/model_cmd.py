@@ -22,6 +22,7 @@ from typing import Any
 from attnprof.cli.outcome import Finished, print_written, rows_status
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.workload_args import add_threads_argument, threads_from_args
 from attnprof.exit_codes import ExitCode
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
 
@@ -85,6 +86,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cpu-allocator", choices=CPU_ALLOCATOR_STATES, default="reuse",
                    help="the C allocator's state on CPU: reuse (default: freed memory is "
                         "reused), fresh (new pages every call) or system (left as found)")
+    add_threads_argument(p)
     p.add_argument("--executor", choices=("inline", "process"), default="inline",
                    help="where the implementations run: in this process (default), or in "
                         "a worker process, so one that segfaults, hangs or runs out of "
@@ -144,7 +146,8 @@ def run(args: argparse.Namespace) -> Finished:
                                              min_samples=4, max_samples=200,
                                              min_warmup_calls=1, rounds=args.rounds),
                              seed=args.seed, trace_steps=args.trace_steps, trace_dir=traces,
-                             cpu_allocator=args.cpu_allocator)
+                             cpu_allocator=args.cpu_allocator,
+                             threads=threads_from_args(args, spec.device))
     console = make_console()
     prepared = prepare_model(spec, seed=args.seed)  # every user mistake fails here
 

@@ -227,6 +227,9 @@ class ModelSettings(msgspec.Struct, frozen=True, kw_only=True):
     #: ``reuse`` an eager core's score matrix reuses freed memory instead of paying
     #: first-touch page faults that land in whichever op allocates next.
     cpu_allocator: CpuAllocator = "reuse"
+    #: Intra-op threads the model runs on while measured (``--threads``; ``None``: as torch
+    #: found them, as every record before the setting); see :mod:`attnprof.measure.threads`.
+    threads: int | None = None
 
 
 _MODEL_RUN = ("implementation", "phase", "status", "median_ms", "tokens_per_s",

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import counted, format_bytes, format_us
+from attnprof.formatting import format_bytes, format_us, threads_text
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.render.model_attribution import (
     render_attribution,
@@ -61,7 +61,7 @@ def _summary(record: ModelRecord, console: Console) -> None:
     positions = ("" if m.positions is None else f"; positions: up to {m.max_positions:,} "
                  f"({m.positions})" if m.max_positions is not None
                  else f"; positions: {m.positions}")
-    text.append(f"\n{m.dtype} on {env.device_name} ({counted(env.threads, 'thread')}){shape}"
+    text.append(f"\n{m.dtype} on {env.device_name} ({threads_text(env.threads, env.cpus)}){shape}"
                 + (f"; built with attn_implementation {m.default_implementation}"
                    if m.default_implementation else "") + positions, style="dim")
     console.print(text)

@@ -31,6 +31,7 @@ from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.device import check_device, check_dtype
 from attnprof.measure.environment import collect_environment
 from attnprof.measure.memory import profile_step
+from attnprof.measure.threads import measuring_threads
 from attnprof.measure.timer import interleaved_rounds, round_sizes, take_samples, warm_up
 from attnprof.models.implementations import (
     Refused,
@@ -130,32 +131,35 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
         if spec is None:
             raise UsageError("profile_model needs a model and its inputs, or a spec")
         spec, loaded, located = prepare_model(spec.replace(**options), seed=settings.seed)
-    # Before anything is measured, as compare does: freed memory reused (by default), so
-    # where page faults land does not decide which component a millisecond goes to.
-    set_cpu_allocator(settings.cpu_allocator)
-    release_free_memory()  # what building the model freed: not what the runs should reuse
-    default = default_implementation(loaded)
-    impls = list(spec.implementations) or [default]
-    record = ModelRecord(environment=collect_environment(loaded.device), spec=spec,
-                         model=model_info(loaded, default if loaded.is_transformers else None),
-                         settings=settings, attention=attention_rows(located))
-    if on_record is not None:  # the header, before any run: a worker's parent needs it
-        on_record(record)
-    restore = snapshot(loaded)
-    try:
-        with _trace_dir(settings.trace_dir) as folder:
-            reference, ref_out = _reference(loaded, located, impls)
-            for impl in impls if only is None else [i for i in impls if i in only]:
-                _run_implementation(loaded, located, spec, settings, impl, folder, record,
-                                    (reference, ref_out), progress, on_record)
-    finally:
-        restore()
-    drop_lost_reference(record.runs, reference)
-    record.deltas = layer_deltas(record.runs, reference)
-    record.status = "complete"
-    if on_record is not None:
-        on_record(record)
-    return record
+    # The settings' intra-op threads for everything measured, the environment included
+    # (one on a CPU from the command line: see attnprof.measure.threads).
+    with measuring_threads(settings.threads):
+        # Before anything is measured, as compare does: freed memory reused (by default), so
+        # where page faults land does not decide which component a millisecond goes to.
+        set_cpu_allocator(settings.cpu_allocator)
+        release_free_memory()  # what building the model freed: not what the runs should reuse
+        default = default_implementation(loaded)
+        impls = list(spec.implementations) or [default]
+        record = ModelRecord(environment=collect_environment(loaded.device), spec=spec,
+                             model=model_info(loaded, default if loaded.is_transformers else None),
+                             settings=settings, attention=attention_rows(located))
+        if on_record is not None:  # the header, before any run: a worker's parent needs it
+            on_record(record)
+        restore = snapshot(loaded)
+        try:
+            with _trace_dir(settings.trace_dir) as folder:
+                reference, ref_out = _reference(loaded, located, impls)
+                for impl in impls if only is None else [i for i in impls if i in only]:
+                    _run_implementation(loaded, located, spec, settings, impl, folder, record,
+                                        (reference, ref_out), progress, on_record)
+        finally:
+            restore()
+        drop_lost_reference(record.runs, reference)
+        record.deltas = layer_deltas(record.runs, reference)
+        record.status = "complete"
+        if on_record is not None:
+            on_record(record)
+        return record
 
 
 def _given(model: Any, inputs: Any) -> LoadedModel:

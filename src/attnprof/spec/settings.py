@@ -41,8 +41,8 @@ MAX_PROCESSES = 100
 #: ``torch.utils.benchmark.Timer`` does (its ``num_threads=1``): a parallel op waits for its
 #: slowest thread, so with a thread on every core its time depends on whatever else the
 #: cores do, and on a VM on where the host places the vCPUs. Measured on the 2-vCPU
-#: development VM, six fresh processes a set: the sdpa/naive ratio spread 21-47% on both
-#: threads and 4.5-8.2% on one (benchmarks/README.md, "Threads").
+#: development VM, six fresh processes a set: the ratios to naive spread within 15% in no
+#: set on both threads (up to 47%), in 7 of 12 on one (benchmarks/README.md, "Threads").
 DEFAULT_CPU_THREADS = 1
 #: More intra-op threads than this is a typo, not a machine.
 MAX_THREADS = 4096

@@ -141,10 +141,10 @@ def _one_process(rows: list[RowDiff]) -> list[str]:
         return []
     return [f"{len(flagged)} row(s) changed significantly by their samples, but each side "
             "was measured in one process, and how far a median moves between processes "
-            "is not in its samples (on a shared 2-core VM, 54% of unchanged rows were "
-            "flagged so; with --processes 10 a side, 1.2%, and a 10% slowdown was found "
-            "in 18 of 20 pairs: benchmarks/README.md); measure both sides with "
-            "--processes 10 to judge against it"]
+            "is not in its samples (on a shared 2-core VM, on one thread, 41% of unchanged "
+            "rows were flagged so; with --processes 5 a side, 0.6%, and a 10% slowdown was "
+            "found in 37 of 40 pairs: benchmarks/README.md); measure both sides with "
+            "--processes 5 to judge against it"]
 
 
 def _sample_warnings(rows: list[RowDiff], alpha: float) -> list[str]:
