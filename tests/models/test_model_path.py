@@ -3,6 +3,7 @@ the built-ins, encoder-decoders included — with its weights when the folder ha
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,31 @@ def test_weights_in_the_folder_are_used(tmp_path: Path) -> None:
     ids = loaded.kwargs["input_ids"]
     with torch.no_grad():
         assert torch.equal(loaded.model(ids).logits, saved.eval()(ids).logits)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dangling", "shard-fifo"])
+def test_weights_that_are_not_a_file_are_named_not_taken_for_none(kind: str,
+                                                                   tmp_path: Path) -> None:
+    # A FIFO, a folder or a dangling link where the weights are read as "no weights" by a
+    # plain is_file(): the model ran on random weights without a word (a FIFO shard would
+    # block transformers' read). Each is refused in one line naming the file and what it is.
+    from attnprof.errors import UsageError
+
+    folder = tmp_path / "g"
+    transformers.GPT2Config(n_layer=1, n_embd=16, n_head=2, n_positions=32,
+                            vocab_size=64).save_pretrained(folder)
+    name = "model-00001-of-00002.safetensors" if kind == "shard-fifo" else "model.safetensors"
+    weights = folder / name
+    if kind in ("fifo", "shard-fifo"):
+        os.mkfifo(weights)
+    elif kind == "folder":
+        weights.mkdir()
+    else:
+        weights.symlink_to(tmp_path / "gone.safetensors")
+    said = {"fifo": "it is a FIFO", "shard-fifo": "it is a FIFO", "folder": "it is a directory",
+            "dangling": "does not exist"}[kind]
+    with pytest.raises(UsageError) as caught:
+        prepare_model(ModelSpec(model_path=str(folder), seq=8))
+    message = str(caught.value)
+    assert f"the weights file {name!r}" in message and said in message, message
+    assert "\n" not in message

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 from ceiling_search import CEILING_BASE, CEILING_SEARCH
 
 from attnprof.cli.main import main
+from attnprof.formatting import threads_text
 from attnprof.record.limits import Ceiling
 from attnprof.run.compare import compare
 from attnprof.run.limits import analytic_ceiling, find_ceiling, probe_budget, search_range
@@ -85,3 +88,45 @@ def test_limits_takes_its_executor_from_the_request(
     assert main(["limits", "--variants", "naive", "--max", "512", "--executor", "process",
                  "--ray-address", "127.0.0.1:1"]) == 2
     assert "--ray-address is for --executor ray" in capsys.readouterr().err
+
+
+# A variant that fails unless it runs on the intra-op threads the environment names.
+_THREADS_CHECK = """import os
+import torch
+import torch.nn.functional as F
+
+def attn(q, k, v, **kw):
+    wanted = int(os.environ["ATTNPROF_TEST_THREADS"])
+    if torch.get_num_threads() != wanted:
+        raise RuntimeError(f"ran on {torch.get_num_threads()} threads, not {wanted}")
+    return F.scaled_dot_product_attention(q, k, v, **kw)
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_limits_probes_and_confirms_on_the_threads_asked(
+        threads: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Every probe and the confirming run are timed on the threads compare would use (one on
+    # a CPU unless --threads says), in their worker: the variant refuses any other count.
+    variant = tmp_path / "threads_check.py"
+    variant.write_text(_THREADS_CHECK)
+    monkeypatch.setenv("ATTNPROF_TEST_THREADS", threads)
+    out = tmp_path / "limits.json"
+    argv = ["limits", "--variants", f"{variant}:attn", "--batch", "1", "--heads", "2",
+            "--head-dim", "16", "--step", "64", "--max", "128", "--memory-budget", "1GiB",
+            "--min-time", "0.01", "--mode", "forward", "--json", str(out), "--no-store"]
+    assert main(argv + ([] if threads == "1" else ["--threads", threads])) == 0
+    record = json.loads(out.read_text())
+    (ceiling,) = record["ceilings"]
+    assert ceiling["largest"] == 128 and ceiling["confirmed"]["status"] == "ok", ceiling
+    assert all(p["status"] == "ok" for p in ceiling["probes"])
+    assert record["environment"]["threads"] == int(threads)
+    shown = " ".join(capsys.readouterr().out.split())
+    assert threads_text(int(threads), record["environment"]["cpus"]) in shown, shown
+
+
+def test_limits_refuses_a_bad_thread_count(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["limits", "--variants", "naive", "--max", "128", "--threads", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--threads" in err and "got 0" in err and "\n" not in err

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
-from attnprof.cli.workload_args import add_workload_arguments
+from attnprof.cli.workload_args import add_threads_argument, add_workload_arguments
 from attnprof.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--ray-address", metavar="ADDRESS",
                    help="Ray cluster to run on (default: RAY_ADDRESS, else a local one)")
     add_workload_arguments(p)
+    add_threads_argument(p)
     p.add_argument("--json", metavar="PATH", help="write the limits record (JSON) to PATH")
     add_report_arguments(p)
     p.set_defaults(run=run)
@@ -60,10 +61,11 @@ def run(args: argparse.Namespace) -> Finished:
     from rich.console import Console
 
     from attnprof.cli.outcome import UNMEASURED_EXIT, Finished, print_written
-    from attnprof.cli.workload_args import workload_fields
+    from attnprof.cli.workload_args import threads_from_args, workload_fields
     from attnprof.errors import UsageError
     from attnprof.measure.device import memory_capacity_bytes
     from attnprof.measure.environment import collect_environment
+    from attnprof.measure.threads import measuring_threads
     from attnprof.outputs import Output, check_outputs
     from attnprof.record.limits import LimitsRecord
     from attnprof.render.limits_table import describe_probe
@@ -91,9 +93,12 @@ def run(args: argparse.Namespace) -> Finished:
               else memory_capacity_bytes(base.device))
     timeout = (parse_seconds("--probe-timeout", args.probe_timeout) if args.probe_timeout
                else 60.0 if base.device_type == "cuda" else 120.0)
+    # The confirming run is timed on the threads compare would use (one on a CPU unless
+    # --threads says), so its latency reads as compare's does.
+    threads = threads_from_args(args, base.device_type)
     confirm = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=args.min_time, min_samples=3,
                                        rounds=1),
-                       check_accuracy=False, measure_ceilings=False)
+                       check_accuracy=False, measure_ceilings=False, threads=threads)
     if args.ray_address and args.executor != "ray":
         raise UsageError("--ray-address is for --executor ray; add it or drop the address")
     executor_options = {"address": args.ray_address} if args.executor == "ray" else {}
@@ -110,7 +115,9 @@ def run(args: argparse.Namespace) -> Finished:
                 base.replace(mode=mode), variant, args.field, budget, step=step,
                 maximum=args.max, probe_timeout_s=timeout, confirm=confirm, on_probe=show,
                 executor=args.executor, executor_options=executor_options))
-    record = LimitsRecord(environment=collect_environment(base.device), base=base,
+    with measuring_threads(threads):  # the environment states the threads it measured on
+        environment = collect_environment(base.device)
+    record = LimitsRecord(environment=environment, base=base,
                           field=args.field, budget_bytes=budget, ceilings=ceilings,
                           status="complete")
     console = make_console()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
-from attnprof.input_files import CONFIG, check_folder, read_input
+from attnprof.input_files import CONFIG, check_folder, check_input, read_input
 from attnprof.models.sizes import check_config_sizes
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ __all__ = ["INSTALL_HINT", "family_of", "from_config_dir", "model_inputs",
 INSTALL_HINT = "pip install 'attnprof[hf]'"
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
             "pytorch_model.bin.index.json")
+#: How save_pretrained names the shards of sharded weights (``model-00001-of-00002...``).
+_SHARDS = ("model-", "pytorch_model-")
 
 
 def require_transformers(what: str) -> ModuleType:
@@ -103,14 +105,34 @@ def from_config_dir(path: str, *, seed: int,
         check(cls, config)
     import torch
 
+    loads = _weights_files(folder, where)
     torch.manual_seed(seed)
     try:
-        if any((folder / w).is_file() for w in _WEIGHTS):
+        if loads:
             return cls.from_pretrained(str(folder), local_files_only=True), "loaded"
         return cls.from_config(config), "random"
     except Exception as exc:
         raise UsageError(f"{where}: transformers could not build {cls.__name__} "
                          f"({type(exc).__name__}: {_cut(str(exc))})") from None
+
+
+def _weights_files(folder: Path, where: str) -> bool:
+    """Whether ``folder`` holds weights (a name save_pretrained writes), after checking
+    each weights file there, shards included, is a regular file, else :class:`UsageError`
+    saying what it is: a FIFO, a folder or a dangling link would otherwise read as "no
+    weights", and the model would run on random ones without a word (or block on a read)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as exc:
+        raise UsageError(f"{where}: its folder cannot be listed ({exc.strerror or exc})"
+                         ) from None
+    found = [n for n in names if n in _WEIGHTS or (
+        n.startswith(_SHARDS) and n.endswith((".safetensors", ".bin")))]
+    for name in found:
+        check_input(folder / name, f"the weights file {name!r} of {where}",
+                    fix="give the file save_pretrained wrote, or remove it to run on "
+                        "random weights")
+    return any(n in _WEIGHTS for n in found)
 
 
 def _check_model_type(raw: dict[str, Any], where: str, transformers: ModuleType) -> None:

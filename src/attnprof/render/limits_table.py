@@ -25,9 +25,11 @@ def describe_probe(variant: str, mode: str, field: str, probe: Probe) -> Text:
     return line.append(probe.status, style="magenta")
 
 
-def render_limits(ceilings: list[Ceiling], base: Workload, console: Console) -> None:
+def render_limits(ceilings: list[Ceiling], base: Workload, console: Console, *,
+                  threads: str | None = None) -> None:
     """One row per variant and mode: the ceiling, what failed above it, the confirming
-    run, and the textbook estimate with how far off it is."""
+    run, and the textbook estimate with how far off it is; ``threads`` says what the runs
+    had (:func:`attnprof.formatting.threads_text`)."""
     if not ceilings:
         return
     field, budget = ceilings[0].field, ceilings[0].budget_bytes
@@ -37,7 +39,8 @@ def render_limits(ceilings: list[Ceiling], base: Workload, console: Console) -> 
     table = Table(title=f"attnprof limits — largest {field} that fits {format_bytes(budget)} "
                         f"· {others}", title_justify="left",
                   caption=f"{DEFINITION}; each probe is a real step in a fresh worker; "
-                          "the largest size is confirmed by a final measured run",
+                          "the largest size is confirmed by a final measured run"
+                          + (f" · {threads}" if threads else ""),
                   caption_justify="left")
     table.add_column("variant", style="bold", no_wrap=True)
     table.add_column("mode", no_wrap=True)

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from rich.console import Console
 from rich.text import Text
 
+from attnprof.formatting import threads_text
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.check import CheckRecord
@@ -150,7 +151,9 @@ def _check(record: CheckRecord, console: Console, top: int) -> None:
 def _limits(record: LimitsRecord, console: Console, top: int) -> None:
     from attnprof.render.limits_table import render_limits
 
-    render_limits(record.ceilings, record.base, console)
+    env = record.environment
+    render_limits(record.ceilings, record.base, console,
+                  threads=threads_text(env.threads, env.cpus))
 
 
 def _model(record: ModelRecord, console: Console, top: int) -> None:

@@ -120,8 +120,12 @@ def find_ceiling(base: Workload, variant: Variant, field_name: str, budget: int,
         (row,) = runner.run(point).results
         return row
 
+    # Probes run on the confirming run's threads: a step's peak can depend on the pool
+    # (per-thread buffers), and the ceiling must be what that run, and compare, measure.
+    probing = PROBE if confirm is None else PROBE.replace(threads=confirm.threads)
+
     def probe(size: int) -> Probe:
-        result = probe_of(size, run(size, PROBE), budget)
+        result = probe_of(size, run(size, probing), budget)
         ceiling.probes.append(result)
         if on_probe is not None:
             on_probe(result)
