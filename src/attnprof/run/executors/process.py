@@ -32,7 +32,7 @@ from attnprof.run.executors import Job, OnDone, run_one_at_a_time
 from attnprof.run.executors.endings import Attempt, how_it_ended
 from attnprof.run.phases import limited_phase
 from attnprof.run.point import OWN_STEPS, empty_record
-from attnprof.scratch import SCRATCH_ENV
+from attnprof.scratch import SCRATCH_ENV, worker_scratch
 
 if TYPE_CHECKING:
     from attnprof.record.model import ModelRecord
@@ -186,7 +186,7 @@ class ProcessExecutor:
         read_fd, write_fd = os.pipe()
         oom_kills = _oom_kill_count()
         with tempfile.TemporaryFile() as stderr, Connection(read_fd, writable=False) as conn, \
-                tempfile.TemporaryDirectory(prefix="attnprof-worker-") as scratch:
+                worker_scratch() as scratch:
             limit = str(self.memory_limit_bytes) if self.memory_limit_bytes else "-"
             try:
                 proc = subprocess.Popen(
