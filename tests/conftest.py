@@ -73,9 +73,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def local_ray() -> Iterator[None]:
     """One in-process local Ray instance (CPU only) for every test that runs Ray tasks:
     starting one takes seconds. (No `ray start`: in Ray 2.60 that turns on token
-    authentication, which tests/sweep/test_ray_cluster.py covers.) Two CPU slots: two
-    points at once on one thread each (the CPU default), one at a time on two. No usage
-    statistics: the test machine has no network to send them over.
+    authentication, which tests/sweep/test_ray_cluster.py covers.) Two CPU slots, the
+    threads of this machine's torch, which a CPU point reserves whatever its --threads:
+    one point at a time. No usage statistics: the test machine has no network to send them over.
     ray.init sets RAY_AUTH_MODE for a local instance: put back with the rest after."""
     ray = pytest.importorskip("ray")
     names = ("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")

@@ -40,19 +40,17 @@ def test_ray_runs_the_same_points_with_the_same_statuses(
     # What does not depend on the clock, measured here: the inline executor gives the rows
     # the process executor gives (tests/run/test_executors.py), and the failing variants'
     # statuses in local workers are tests/sweep/test_isolation.py's.
-    # Two threads a point on the fixture's two CPU slots: one point at a time, so the second
-    # point knows the first's out-of-memory and infers it, as a local run does. (On one
-    # thread both points run at once, and the second measures its own `oom`, as
-    # docs/scale.md says: a point already running is measured rather than inferred.)
+    # One thread a point, the CPU default, as the CLI run below: each task still reserves
+    # the fixture's two CPU slots (a point on every thread), so the points run one at a
+    # time and the second infers the first's out-of-memory, as a local run does.
     grid = Grid(axes=[Axis(field="seq", values=[16, 32])])
-    plan, _ = plan_sweep(grid, ["sdpa", "naive"], fast.replace(threads=2), "cpu", **tiny)
+    plan, _ = plan_sweep(grid, ["sdpa", "naive"], fast.replace(threads=1), "cpu", **tiny)
     local = run_sweep(plan, InlineExecutor())
 
     path = tmp_path / "ray.json"
     argv = ["sweep", "--seq", "16,32", "--batch", "1", "--heads", "2", "--head-dim", "16",
             "--variants", ",".join(variants), "--min-time", "0.01", "--rounds", "2",
-            "--executor", "ray", "--worker-memory", "1GiB", "--threads", "2",
-            "--json", str(path)]
+            "--executor", "ray", "--worker-memory", "1GiB", "--json", str(path)]
     assert main(argv) == 3  # a row crashed: the exit status says so
     remote = SweepRecord.load(path)
     assert remote.executor == "ray" and remote.status == "complete"
@@ -69,11 +67,11 @@ def test_ray_runs_the_same_points_with_the_same_statuses(
     for point in remote.points:
         assert point.node == node and point.environment is not None
         assert point.ceilings is not None  # each node measures its own
-    # Each point had the threads a local worker has, this process's (not Ray's one per
-    # task), and what does not depend on the clock agrees with the local run's.
+    # Each point had the threads a local run has (the sweep's, one), and what does not
+    # depend on the clock agrees with the local run's.
     for here, there in zip(local.ordered_points(), remote.ordered_points(), strict=True):
         assert here.environment is not None and there.environment is not None
-        assert there.environment.threads == here.environment.threads == remote.environment.threads
+        assert there.environment.threads == here.environment.threads == 1
         for name in ("sdpa", "naive"):
             mine, theirs = here.result(name), there.result(name)
             assert mine is not None and theirs is not None

@@ -6,13 +6,15 @@ Only JSON crosses the wire: the point goes out, the comparison record comes back
 node it ran on; the record's environment is that node's, threads included.
 
 A task asks for one GPU on CUDA (Ray sets ``CUDA_VISIBLE_DEVICES``, so the point sees its
-GPU as ``cuda``) and, on CPU, as many CPUs as the point's worker runs threads: the
-sweep's ``--threads`` (1 by default on CPU), else (``--threads all``) the threads this
-process's torch uses, at most a node's CPUs. The worker is given exactly that many
-threads (``OMP_NUM_THREADS``), so a point measures the same on Ray as in a local worker,
-and each point's environment records the threads it really had. CPU points that share a
-node share its cores and disturb each other's timings: for CPU timings, give each node
-room for one point.
+GPU as ``cuda``) and, on CPU, the CPUs a point would use on every thread: the threads this
+process's torch uses (or the sweep's ``--threads``, if more), at most a node's CPUs. Its
+worker runs the sweep's ``--threads`` (1 by default on CPU; ``all``: torch's count), given
+exactly that many (``OMP_NUM_THREADS``), so a point measures the same on Ray as in a local
+worker, and each point's environment records the threads it really had. Reserving the
+whole count even for one thread keeps two points off a node that would hold only one
+before ``--threads`` defaulted to 1: points that share a node share its memory bandwidth
+and caches and disturb each other's timings. For CPU timings, give each node room for one
+point.
 
 Ray does not retry a point (``max_retries=0``): a task whose worker or node dies is
 ``crashed`` with Ray's reason, once, and ``--resume`` runs it again — a silent retry would
@@ -111,7 +113,7 @@ class RayExecutor:
         ray = self._connect()
         # No retries: a point whose task dies is reported once, as it ended.
         task = ray.remote(max_retries=0, retry_exceptions=False)(_run_point_task)
-        threads = 0  # known once the first point says its settings
+        threads = reserve = 0  # known once the first point says its settings
         limit = self.max_in_flight or 0  # known once the first point says its device
         in_flight: dict[Any, tuple[int, Point, float]] = {}
         try:
@@ -120,10 +122,13 @@ class RayExecutor:
                     index, point = job
                     # A sweep's points share their settings: its --threads sizes each task.
                     threads = threads or _threads(ray, self.threads or point.settings.threads)
-                    limit = limit or _slots(ray, point.workload.device_type, threads)
+                    # ... and each reserves the CPUs of a point on every thread, so one-thread
+                    # points do not share a node's memory bandwidth and caches unasked.
+                    reserve = reserve or max(threads, _threads(ray, None))
+                    limit = limit or _slots(ray, point.workload.device_type, reserve)
                     sent = _for_task(point)
                     cpu = sent.workload.device_type != "cuda"
-                    ref = task.options(**_resources(sent, threads)).remote(
+                    ref = task.options(**_resources(sent, reserve)).remote(
                         msgspec.json.encode(sent), self.timeout_s, self.idle_timeout_s,
                         self.memory_limit_bytes, threads if cpu else None)
                     in_flight[ref] = (index, point, time.monotonic())
