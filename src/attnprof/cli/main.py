@@ -9,6 +9,7 @@ Commands import torch only when they run attention, so trace commands start fast
 from __future__ import annotations
 
 import gc
+import io
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -100,7 +101,14 @@ def console_main() -> NoReturn:
     looking for garbage in a process that is about to end. Outputs are written and closed
     by then; shutdown itself (atexit hooks, flushing stdout) runs as usual. Not in
     :func:`main`, which tests and programs call in a process that goes on.
+
+    A terminal or pipe whose encoding cannot hold a character attnprof prints (``·``,
+    ``µ``, a kernel's name) shows it as an escape (``\\xb7``) instead of ending a finished
+    run in a UnicodeEncodeError traceback: ``PYTHONIOENCODING=ascii``, a Latin-1 locale.
     """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
     status = main()
     gc.freeze()
     sys.exit(status)
