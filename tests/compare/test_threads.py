@@ -107,3 +107,27 @@ def test_defaults_per_device_and_how_the_caption_says_it() -> None:
     assert threads_text(1, 2) == "1 thread (2 CPUs: --threads all uses every one)"
     assert threads_text(2, 2) == "2 threads" and threads_text(1, None) == "1 thread"
     assert threads_text(4, 2) == "4 threads (more than the 2 CPUs: they take turns)"
+
+
+def test_more_threads_than_cpus_is_the_runs_own_wait_not_other_processes() -> None:
+    # --threads 8 on 2 CPUs: the threads take turns and wait for a CPU 200-400% of the
+    # time. The note said "other processes held the CPUs", with none running: it must name
+    # the run's own threads and the fix instead, in the rows and beside the ceilings.
+    from attnprof.measure.ceilings import measure_ceilings
+    from attnprof.measure.contention import cpu_wait_s
+    from attnprof.measure.threads import measuring_threads
+    from attnprof.run.rows import contention_notes
+
+    if cpu_wait_s() is None:
+        pytest.skip("this kernel does not count run-queue waits (no schedstat)")
+    cpus = len(os.sched_getaffinity(0))
+    with measuring_threads(cpus * 4):
+        (note,) = contention_notes(3.5)
+        ceilings = measure_ceilings("cpu", "float32")
+    assert f"its {cpus * 4} intra-op threads outnumber the {cpus} CPUs" in note, note
+    assert f"use --threads {cpus} or fewer" in note and "other processes" not in note
+    assert f"measured while its {cpus * 4} threads took turns on {cpus} CPUs" in \
+        ceilings.method, ceilings.method
+    with measuring_threads(1):  # within the CPUs, a wait is other processes' load
+        (note,) = contention_notes(0.5)
+    assert "other processes held the CPUs" in note

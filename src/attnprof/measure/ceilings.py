@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnprof.knowledge.capture_noise import contended
-from attnprof.measure.contention import cpu_wait_s, wait_fraction
+from attnprof.measure.contention import cpu_wait_s, oversubscribed, wait_fraction
 from attnprof.measure.stats import summarize
 from attnprof.measure.timer import take_samples, time_step
 from attnprof.record.environment import Ceilings as RecordCeilings
@@ -71,9 +71,13 @@ def measure_ceilings(device: str, dtype: str) -> Ceilings:
         copy_ms = _copy_ms(device, copy_bytes)
     wait = wait_fraction(waited, cpu_wait_s(), time.perf_counter() - t0)
     # A busy machine's rates make every share look better than it is: say so beside them.
-    busy = (f"; measured while other processes held the CPUs (its threads waited for a CPU "
-            f"{wait:.0%} of the time): shares of these are too high"
-            if wait is not None and contended(wait) else "")
+    busy = ""
+    if wait is not None and contended(wait):
+        own = oversubscribed()
+        who = (f"its {own[0]} threads took turns on {own[1]} CPUs" if own is not None
+               else "other processes held the CPUs")
+        busy = (f"; measured while {who} (its threads waited for a CPU {wait:.0%} of the "
+                "time): shares of these are too high")
     return Ceilings(
         matmul_flops_per_s=mm_rate,
         bandwidth_bytes_per_s=2 * copy_bytes / (copy_ms / 1e3),

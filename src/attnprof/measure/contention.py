@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["cpu_wait_s", "wait_fraction", "waited_s"]
+__all__ = ["cpu_wait_s", "oversubscribed", "wait_fraction", "waited_s"]
 
 _TASKS = "/proc/self/task"
 
@@ -54,3 +54,17 @@ def wait_fraction(before: float | None, after: float | None, wall_s: float) -> f
     if waited is None or wall_s <= 0:
         return None
     return waited / wall_s
+
+
+def oversubscribed() -> tuple[int, int] | None:
+    """``(threads, cpus)`` when torch runs more intra-op threads than this process may use
+    CPUs (``--threads 8`` on 2): then a wait for a CPU is the run's own threads taking
+    turns, not other processes' load, and a note must not blame them. ``None`` otherwise."""
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or threads
+    return (threads, cpus) if threads > cpus else None

@@ -17,6 +17,7 @@ from attnprof.formatting import one_line
 from attnprof.knowledge.capture_noise import contended
 from attnprof.knowledge.sdpa_backends import refusal_of, sdpa_backend
 from attnprof.measure.accuracy import TOLERANCE
+from attnprof.measure.contention import oversubscribed
 from attnprof.measure.deadline import TimeLimitExceeded
 from attnprof.measure.device import memory_shortfall
 from attnprof.measure.stats import Summary, summarize
@@ -133,6 +134,12 @@ def contention_notes(wait: float | None) -> list[str]:
     if not contended(wait):
         return []
     assert wait is not None
+    own = oversubscribed()
+    if own is not None:  # more threads than CPUs: the wait is the run's own
+        return [f"{CONTENDED_NOTE} {wait:.0%} of their time (summed over its threads): its "
+                f"{own[0]} intra-op threads outnumber the {own[1]} CPUs it may use and take "
+                f"turns, and its latency includes their waits; use --threads {own[1]} or "
+                "fewer"]
     return [f"{CONTENDED_NOTE} {wait:.0%} of their time (summed over its threads): other "
             "processes held the CPUs, and its latency is theirs as much as its own; measure "
             "on a quiet machine"]
