@@ -164,3 +164,31 @@ def test_the_reserve_never_takes_more_than_a_quarter_of_free_memory(
     assert asked == [100 << 20]
     monkeypatch.setattr(allocator, "_free_bytes", lambda: 0)
     assert allocator.reserve_heap(1 << 30) is False and asked == [100 << 20]
+
+
+def test_more_threads_than_cpus_is_named_as_the_captures_own_wait() -> None:
+    # Eight threads a CPU: the traced steps wait for a CPU several times their wall time.
+    # The finding said "other processes were using the CPUs", with none running; it now
+    # names the run's own threads and the count to use, from the trace's own block.
+    import os
+
+    import msgspec
+
+    from attnprof.analysis.attribution.capture_noise import own_threads
+
+    if cpu_wait_s() is None:
+        pytest.skip("this kernel does not count run-queue waits (no schedstat)")
+    cpus = len(os.sched_getaffinity(0))
+    spec = ModelSpec(source="llama", **TINY, implementations=("eager",), phases=("prefill",))
+    record = profile_model(spec=spec, settings=msgspec.structs.replace(FAST,
+                                                                       threads=cpus * 8))
+    att = record.runs[0].attribution
+    assert att is not None
+    (finding,) = [f for f in att.findings if f.rule == "contended-trace"]
+    said = " ".join(finding.evidence)
+    assert f"its {cpus * 8} intra-op threads outnumber the {cpus} CPUs" in said, said
+    assert "other processes" not in said and finding.fix == f"run with --threads {cpus} or fewer"
+    # The block's entry is read only as it was written: two positive counts, more threads.
+    assert own_threads({"oversubscribed": [8, 2]}) == (8, 2)
+    for bad in ([2, 8], [8], ["8", "2"], [True, 1], [8, 0], None, "8x2"):
+        assert own_threads({"oversubscribed": bad}) is None

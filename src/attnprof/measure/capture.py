@@ -9,7 +9,9 @@ The block also says, per recorded step, how noisy the moment was
 (:mod:`attnprof.knowledge.capture_noise`): ``cpu_wait``, the fraction of its wall time the
 process's threads waited for a CPU (:mod:`attnprof.measure.contention`), and
 ``page_faults``, the minor page faults it took (``page_size`` bytes each; with
-``page_faults_untraced``, those of one untraced call, when asked for).
+``page_faults_untraced``, those of one untraced call, when asked for). It also says when
+the run had more intra-op threads than CPUs (``oversubscribed``: ``[threads, cpus]``), so a
+wait is put down to the run's own threads, not to other processes.
 The Chrome trace is written gzip'd, atomically.
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 from attnprof.atomic import atomic_path
 from attnprof.knowledge.annotations import region_name
 from attnprof.measure.allocator import minor_faults, page_size
-from attnprof.measure.contention import cpu_wait_s, wait_fraction
+from attnprof.measure.contention import cpu_wait_s, oversubscribed, wait_fraction
 from attnprof.measure.memory import filtered_kineto_stderr
 from attnprof.spec.settings import CaptureSpec
 
@@ -90,6 +92,8 @@ def capture_trace(
         )
         info: dict[str, Any] = {"variant": variant, "region": label, "steps": spec.steps,
                                 **(metadata or {})}
+        if (own := oversubscribed()) is not None:
+            info["oversubscribed"] = list(own)
         if untraced_faults:
             # One untraced call first: the page faults a step pays without the profiler.
             faults = minor_faults()

@@ -23,6 +23,7 @@ from attnprof.analysis.attribution.booking import ATTENTION_GROUP, Booking, book
 from attnprof.analysis.attribution.capture_noise import (
     capture_noise,
     capture_noise_findings,
+    own_threads,
     unreliable_reason,
 )
 from attnprof.analysis.attribution.implementation import (
@@ -94,7 +95,8 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
     found = implementation_findings(requested, [(lay.name, lay.actual) for lay in layers])
     wait, extra_faults = capture_noise(ops.trace.meta.attnprof)
     found += layer_findings(ops, devices, view.trace_device, breakdown)
-    found += capture_noise_findings(wait, extra_faults, view.name)
+    found += capture_noise_findings(wait, extra_faults, view.name,
+                                    own=own_threads(ops.trace.meta.attnprof))
     known = [s for s in shares if s is not None]
     return ModelAttribution(
         region=view.name, steps=len(bookings), time_basis=basis,  # type: ignore[arg-type]

@@ -20,7 +20,8 @@ from attnprof.knowledge.capture_noise import (
 )
 from attnprof.record.finding import Finding
 
-__all__ = ["capture_noise", "capture_noise_findings", "median", "unreliable_reason"]
+__all__ = ["capture_noise", "capture_noise_findings", "median", "own_threads",
+           "unreliable_reason"]
 
 
 def capture_noise(block: dict[str, Any] | None) -> tuple[float | None, float | None]:
@@ -37,6 +38,17 @@ def capture_noise(block: dict[str, Any] | None) -> tuple[float | None, float | N
     return (median(waits) if waits else None), extra
 
 
+def own_threads(block: dict[str, Any] | None) -> tuple[int, int] | None:
+    """``(threads, cpus)`` when the capture ran more intra-op threads than CPUs (its
+    ``oversubscribed`` entry), else ``None``."""
+    found = (block or {}).get("oversubscribed")
+    if (isinstance(found, list) and len(found) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in found)
+            and found[0] > found[1]):
+        return found[0], found[1]
+    return None
+
+
 def _numbers(values: Any) -> list[float]:
     if not isinstance(values, list):
         return []
@@ -44,11 +56,27 @@ def _numbers(values: Any) -> list[float]:
 
 
 def capture_noise_findings(cpu_wait: float | None, extra_fault_bytes: float | None,
-                           region: str) -> list[Finding]:
+                           region: str, *, own: tuple[int, int] | None = None
+                           ) -> list[Finding]:
     """A warning for a contended trace and one for a trace whose steps faulted pages that
-    an untraced step does not."""
+    an untraced step does not. ``own``: the capture's ``(threads, cpus)`` when it ran more
+    threads than CPUs (:func:`own_threads`), whose wait is its own, not other processes'."""
     found = []
-    if contended(cpu_wait):
+    if contended(cpu_wait) and own is not None:
+        assert cpu_wait is not None
+        found.append(Finding(
+            rule="contended-trace", severity="warning", region=region,
+            title=f"the traced steps waited for a CPU {cpu_wait:.0%} of their time",
+            evidence=[f"the process's threads were runnable but not running for "
+                      f"{cpu_wait:.0%} of each traced step's wall time (median; quiet is "
+                      f"under {CONTENDED:.0%}): its {own[0]} intra-op threads outnumber "
+                      f"the {own[1]} CPUs it may use and take turns",
+                      "every parallel op then waits for its parked threads, so ops with "
+                      "many short parallel regions grow more than long matmuls: the shares "
+                      "are those of an oversubscribed step"],
+            fix=f"run with --threads {own[1]} or fewer",
+            data={"cpu_wait": cpu_wait, "threads": own[0], "cpus": own[1]}))
+    elif contended(cpu_wait):
         assert cpu_wait is not None
         found.append(Finding(
             rule="contended-trace", severity="warning", region=region,
