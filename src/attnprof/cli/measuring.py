@@ -37,12 +37,9 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
     — the record, ``other_outputs``, the trace folder and each trace it will hold — is
     checked before anything runs, against each other and against the user's variant files.
     """
-    from attnprof.formatting import safe_text
     from attnprof.measure.capture import trace_file_name
     from attnprof.outputs import Output, check_outputs, create_folders
-    from attnprof.render.progress import ComparisonProgress
-    from attnprof.run.compare import compare, prepare
-    from attnprof.run.executors import get_executor
+    from attnprof.spec.workload import Workload, check_given
 
     names = _variant_names(variants)
     outputs = [*([Output("--json", json_path)] if json_path is not None else []),
@@ -51,7 +48,18 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
         outputs.append(Output(trace_flag, trace_dir, folder=True,
                               files=tuple(trace_file_name(n) for n in names)))
     check_outputs(outputs, inputs=variant_files(names))
-    workload, chosen = prepare(None, variants, **workload_fields(args))
+    # A mistake in the flags themselves is said before torch is imported (2 s of a typo's
+    # answer): the workload's values the user gave, and the timing flags.
+    fields = workload_fields(args)
+    check_given(**fields)
+    settings_from_args(args, Workload(device=fields.get("device") or "cpu")).validate()
+
+    from attnprof.formatting import safe_text
+    from attnprof.render.progress import ComparisonProgress
+    from attnprof.run.compare import compare, prepare
+    from attnprof.run.executors import get_executor
+
+    workload, chosen = prepare(None, variants, **fields)
     settings = settings_from_args(args, workload, trace_dir=trace_dir,
                                   trace_steps=trace_steps).validate()
     create_folders(outputs)  # only now: a mistake found above leaves nothing behind

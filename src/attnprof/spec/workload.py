@@ -148,23 +148,58 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
             _positive("kv_heads", self.kv_heads)
         if self.kv_seq is not None:
             _positive("kv_seq", self.kv_seq)
-        if self.heads % self.num_kv_heads:
-            divisors = [d for d in range(1, self.heads + 1) if self.heads % d == 0]
-            raise UsageError(
-                f"--kv-heads {self.num_kv_heads} does not divide --heads {self.heads}; "
-                f"use one of {', '.join(map(str, divisors))} (1 = MQA, {self.heads} = MHA)")
-        if self.mode not in MODES:
-            raise UsageError(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
+        _check_divides(self.heads, self.num_kv_heads)
+        _check_mode(self.mode)
         dtype = canonical_dtype(self.dtype)
-        if self.head_dim > 512:
-            raise UsageError(f"--head-dim {self.head_dim} is larger than any attention kernel "
-                             "supports; use a head dim of 512 or less (typically 64 or 128)")
+        _check_head_dim(self.head_dim)
         if self.causal and self.mode != "decode" and self.k_len != self.seq:
             raise UsageError(
                 f"causal attention with --seq {self.seq} != --kv-seq {self.k_len} is ambiguous "
                 "(PyTorch aligns the mask top-left, FlashAttention bottom-right); "
                 "use equal lengths, --no-causal, or --mode decode for a KV cache")
         return self.replace(dtype=dtype, device=self.device.strip().lower())
+
+
+def check_given(**fields: Any) -> None:
+    """The checks of :meth:`Workload.validate` that the given ``fields`` decide alone,
+    whatever a device's defaults fill in around them: the CLI runs them before importing
+    torch, so a mistake in a flag is said at once (``--seq 0`` took 2 s, torch's import,
+    to be refused). :meth:`Workload.validate` still checks the whole workload."""
+    given = {name: value for name, value in fields.items() if value is not None}
+    for name in ("batch", "heads", "seq", "head_dim", "window", "kv_heads", "kv_seq"):
+        if name in given:
+            _positive(name, given[name])
+    if "heads" in given and "kv_heads" in given:
+        _check_divides(given["heads"], given["kv_heads"])
+    if "mode" in given:
+        _check_mode(given["mode"])
+    if "dtype" in given:
+        canonical_dtype(given["dtype"])
+    if "head_dim" in given:
+        _check_head_dim(given["head_dim"])
+
+
+#: Head counts up to which a refusal lists every divisor (a count of 10**12 took forever).
+_LISTED_HEADS = 1 << 16
+
+
+def _check_divides(heads: int, kv_heads: int) -> None:
+    if heads % kv_heads:
+        choices = ("one of " + ", ".join(str(d) for d in range(1, heads + 1) if heads % d == 0)
+                   if heads <= _LISTED_HEADS else f"a divisor of {heads}")
+        raise UsageError(f"--kv-heads {kv_heads} does not divide --heads {heads}; use "
+                         f"{choices} (1 = MQA, {heads} = MHA)")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+
+
+def _check_head_dim(head_dim: int) -> None:
+    if head_dim > 512:
+        raise UsageError(f"--head-dim {head_dim} is larger than any attention kernel "
+                         "supports; use a head dim of 512 or less (typically 64 or 128)")
 
 
 def _positive(name: str, value: object) -> None:
