@@ -29,6 +29,7 @@ MISTAKES = [
     (["compare", "--min-time", "nan"], "--min-time must be positive"),
     (["profile", "sdpa", "--dtype", "fp8"], "unknown dtype"),
     (["compare", "--threads", "0"], "--threads must be"),
+    (["sweep", "--seq", "16,32", "--rounds", "0"], "--rounds must be a positive integer"),
 ]
 
 

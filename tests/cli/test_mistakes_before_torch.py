@@ -1,7 +1,7 @@
 """A mistake in a measuring command's own flags is said before torch is imported: the
-answer to ``compare --seq 0`` took 2 s, all of it torch's import, and now takes a tenth of
-that. (Mistakes only torch can judge, such as ``--device cuda`` without CUDA or an unknown
-variant name, still import it.)"""
+answer to ``compare --seq 0`` (or ``sweep --rounds 0``) took 2 s, all of it torch's import,
+and now takes a tenth of that. (Mistakes only torch can judge, such as ``--device cuda``
+without CUDA or an unknown variant name, still import it.)"""
 
 from __future__ import annotations
 
@@ -37,6 +37,25 @@ def test_a_flag_mistake_is_said_without_importing_torch(command: str, flags: lis
     argv = [command, *flags, "--no-store", *extra]
     done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True,
                           text=True, timeout=120, check=False)
+    assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr)
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("attnprof: error:") and said in line, line
+
+
+@pytest.mark.parametrize("command", ["sweep", "recommend"])
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--seq", "16,32", "--heads", "8", "--kv-heads", "3"], "--kv-heads 3 does not divide"),
+    (["--seq", "16", "--dtype", "fp8"], "unknown dtype 'fp8'"),
+    (["--seq", "16", "--rounds", "0"], "--rounds must be a positive integer, got 0"),
+    (["--seq", "16", "--min-time", "inf"], "--min-time must be positive"),
+    (["--seq", "16", "--threads", "abc"], "--threads must be a positive number"),
+    (["--seq", "16", "--point-timeout", "abc"], "--point-timeout 'abc' is not a duration"),
+])
+def test_a_sweeps_flag_mistake_is_said_without_importing_torch(command: str,
+                                                               flags: list[str],
+                                                               said: str) -> None:
+    done = subprocess.run([sys.executable, "-c", _PROBE, command, *flags, "--no-store"],
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr)
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("attnprof: error:") and said in line, line

@@ -106,17 +106,26 @@ def plan_from_args(args: argparse.Namespace, resume: SweepRecord | None = None
                    ) -> SweepPlan:
     """The sweep the flags ask for; with ``resume``, what the flags leave out comes from
     the record (and what they give must agree with it, checked by the caller)."""
-    from attnprof.measure.device import default_device
-    from attnprof.run.sweep import plan_sweep
+    from attnprof.spec.workload import check_given
 
     grid, fixed = grid_from_args(args)
     if resume is not None:
         grid = grid if grid.axes else resume.grid
         fixed = {**resume.fields, **fixed}
         fixed.setdefault("device", resume.base.device)
-    device = fixed.pop("device", None) or default_device()
     variants = args.variants or (resume.variants if resume else list(DEFAULT_VARIANTS))
     executor = args.executor or (resume.executor if resume else "process")
+    # A mistake in the flags themselves is said before torch is imported (see
+    # attnprof.cli.measuring): the fixed values, and the limits and timing flags.
+    check_given(**fixed)
+    guess = fixed.get("device") or "cpu"
+    _settings(args, guess, resume.settings if resume else None,
+              _limits(args, executor, guess, resume)).validate()
+
+    from attnprof.measure.device import default_device
+    from attnprof.run.sweep import plan_sweep
+
+    device = fixed.pop("device", None) or default_device()
     limits = _limits(args, executor, device, resume)
     settings = _settings(args, device, resume.settings if resume else None, limits)
     plan, _ = plan_sweep(grid, variants, settings, device, executor=executor, limits=limits,
