@@ -50,14 +50,15 @@ def run(args: argparse.Namespace) -> int:
     from attnprof.store import open_store, store_path
 
     dtypes = [canonical_dtype(d) for d in (args.dtypes or DEFAULT_DTYPES)]  # before any work
-    threads = None if args.threads is None else parse_threads(args.threads)
+    if args.threads is not None:
+        parse_threads(args.threads)  # before any work
     path = store_path(args.store)
     assert path is not None
     host = platform.node() or "unknown"
     with open_store(path, create=False) as store:  # checked now; made only to save into
         profiles = [] if args.refresh else store.machines(host, args.device)
     if not profiles:
-        profile = _measure(args.device, dtypes, args.threads is not None, threads)
+        profile = _measure(args, dtypes)
         with open_store(path, create=True) as store:
             store.save_machine(host, profile.environment.device, profile)
         profiles = [profile]
@@ -70,16 +71,14 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _measure(device: str | None, dtypes: list[str], threads_given: bool,
-             threads: int | None) -> Any:
+def _measure(args: argparse.Namespace, dtypes: list[str]) -> Any:
+    from attnprof.cli.workload_args import threads_from_args
     from attnprof.measure.device import check_device, check_dtype, default_device
     from attnprof.measure.machine import measure_machine
     from attnprof.measure.threads import measuring_threads
-    from attnprof.spec.settings import default_threads
 
-    device = device or default_device()
-    if not threads_given:
-        threads = default_threads(device)
+    device = args.device or default_device()
+    threads = threads_from_args(args, device)
     check_device(device)
     for dtype in dtypes:
         check_dtype(device, dtype)

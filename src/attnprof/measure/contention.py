@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from attnprof.measure.threads import usable_cpus
+
 __all__ = ["cpu_wait_s", "oversubscribed", "wait_fraction", "waited_s"]
 
 _TASKS = "/proc/self/task"
@@ -62,9 +64,5 @@ def oversubscribed() -> tuple[int, int] | None:
     turns, not other processes' load, and a note must not blame them. ``None`` otherwise."""
     import torch
 
-    threads = torch.get_num_threads()
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cpus = os.cpu_count() or threads
+    threads, cpus = torch.get_num_threads(), usable_cpus()
     return (threads, cpus) if threads > cpus else None

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import sys
 
 from attnprof._version import __version__
 from attnprof.measure import device as device_mod
+from attnprof.measure.threads import usable_cpus
 from attnprof.record.environment import Environment
 
 
@@ -39,13 +39,5 @@ def collect_environment(device: str) -> Environment:
         threads=torch.get_num_threads(),
         numpy=numpy_version,
         host=platform.node() or None,
-        cpus=_usable_cpus(),
+        cpus=usable_cpus(),
     )
-
-
-def _usable_cpus() -> int | None:
-    """CPUs this process may run on: its affinity where the platform has one."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count()

@@ -13,9 +13,19 @@ the user asks for more, and the pool is put back as it was afterwards.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
-__all__ = ["measuring_threads"]
+__all__ = ["measuring_threads", "usable_cpus"]
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity where the platform has one (a
+    container's or ``taskset``'s limit, not the machine's count), else the machine's."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 @contextlib.contextmanager

@@ -105,10 +105,10 @@ def from_config_dir(path: str, *, seed: int,
         check(cls, config)
     import torch
 
-    loads = _weights_files(folder, where)
+    has_weights = _holds_weights(folder, where)
     torch.manual_seed(seed)
     try:
-        if loads:
+        if has_weights:
             return cls.from_pretrained(str(folder), local_files_only=True), "loaded"
         return cls.from_config(config), "random"
     except Exception as exc:
@@ -116,7 +116,7 @@ def from_config_dir(path: str, *, seed: int,
                          f"({type(exc).__name__}: {_cut(str(exc))})") from None
 
 
-def _weights_files(folder: Path, where: str) -> bool:
+def _holds_weights(folder: Path, where: str) -> bool:
     """Whether ``folder`` holds weights (a name save_pretrained writes), after checking
     each weights file there, shards included, is a regular file, else :class:`UsageError`
     saying what it is: a FIFO, a folder or a dangling link would otherwise read as "no

@@ -62,34 +62,30 @@ def capture_noise_findings(cpu_wait: float | None, extra_fault_bytes: float | No
     an untraced step does not. ``own``: the capture's ``(threads, cpus)`` when it ran more
     threads than CPUs (:func:`own_threads`), whose wait is its own, not other processes'."""
     found = []
-    if contended(cpu_wait) and own is not None:
+    if contended(cpu_wait):
         assert cpu_wait is not None
+        if own is None:  # other processes' load
+            cause, waits, kind = ("other processes were using the CPUs", "under contention "
+                                  "every parallel op waits", "a contended")
+            fix = ("re-run when the machine is quiet, or give the run cores of its own "
+                   "(taskset, or fewer torch threads than idle cores)")
+            data: dict[str, float] = {"cpu_wait": cpu_wait}
+        else:  # more threads than CPUs: the run's own
+            cause = (f"its {own[0]} intra-op threads outnumber the {own[1]} CPUs it may use "
+                     "and take turns")
+            waits, kind = "every parallel op then waits", "an oversubscribed"
+            fix = f"run with --threads {own[1]} or fewer"
+            data = {"cpu_wait": cpu_wait, "threads": own[0], "cpus": own[1]}
         found.append(Finding(
             rule="contended-trace", severity="warning", region=region,
             title=f"the traced steps waited for a CPU {cpu_wait:.0%} of their time",
             evidence=[f"the process's threads were runnable but not running for "
                       f"{cpu_wait:.0%} of each traced step's wall time (median; quiet is "
-                      f"under {CONTENDED:.0%}): its {own[0]} intra-op threads outnumber "
-                      f"the {own[1]} CPUs it may use and take turns",
-                      "every parallel op then waits for its parked threads, so ops with "
-                      "many short parallel regions grow more than long matmuls: the shares "
-                      "are those of an oversubscribed step"],
-            fix=f"run with --threads {own[1]} or fewer",
-            data={"cpu_wait": cpu_wait, "threads": own[0], "cpus": own[1]}))
-    elif contended(cpu_wait):
-        assert cpu_wait is not None
-        found.append(Finding(
-            rule="contended-trace", severity="warning", region=region,
-            title=f"the traced steps waited for a CPU {cpu_wait:.0%} of their time",
-            evidence=[f"the process's threads were runnable but not running for "
-                      f"{cpu_wait:.0%} of each traced step's wall time (median; quiet is "
-                      f"under {CONTENDED:.0%}): other processes were using the CPUs",
-                      "under contention every parallel op waits for its parked threads, so "
-                      "ops with many short parallel regions grow more than long matmuls: "
-                      "the shares are those of a contended step"],
-            fix="re-run when the machine is quiet, or give the run cores of its own "
-                "(taskset, or fewer torch threads than idle cores)",
-            data={"cpu_wait": cpu_wait}))
+                      f"under {CONTENDED:.0%}): {cause}",
+                      f"{waits} for its parked threads, so ops with many short parallel "
+                      f"regions grow more than long matmuls: the shares are those of {kind} "
+                      "step"],
+            fix=fix, data=data))
     if faulted(extra_fault_bytes):
         assert extra_fault_bytes is not None
         mib = extra_fault_bytes / 2**20

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import os
 import signal
 import sys
 import threading
@@ -32,6 +31,8 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, TypeVar
 
+from attnprof.measure.threads import usable_cpus
+
 __all__ = ["default_workers", "map_in_processes"]
 
 T = TypeVar("T")
@@ -43,10 +44,7 @@ _LEAVE_S = 2.0
 
 def default_workers() -> int:
     """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 @dataclass
