@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 PUBLIC = (
-    Path(__file__).resolve().parents[1].parent / "shared/traces/public/v100_training_large.json.gz"
+    Path(__file__).resolve().parents[1] / "examples/traces/v100_training_large.json.gz"
 )
 ID_ARGS = ("External id", "correlation", "Sequence number", "Record function id", "Ev Idx")
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_TRACE = (
-    Path(__file__).resolve().parents[1].parent / "shared/traces/public/v100_training_large.json.gz"
+    Path(__file__).resolve().parents[1] / "examples/traces/v100_training_large.json.gz"
 )
 GOAL_SECONDS = 0.40
 GOAL_SPEEDUP = 9.0

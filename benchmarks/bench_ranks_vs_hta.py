@@ -5,7 +5,7 @@ Usage::
     pip install traceinsight -c constraints.txt      # HTA, imported as ``hta``
     python benchmarks/bench_ranks_vs_hta.py [--ranks 64] [--repeat 3] [--keep DIR]
 
-The set is made from the public two-rank GPU set (``shared/traces/public/sampled_ranks``,
+The set is made from the public two-rank GPU set (``examples/traces/sampled_ranks``,
 two ranks of a 128-rank NCCL job): rank r is a copy of rank-(r % 2) whose
 ``distributedInfo`` says rank r of ``--ranks``, and whose timings are perturbed — every
 event's start and end stretched by a factor drawn per rank from [0.9, 1.1] around the
@@ -53,7 +53,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load_vs_hta import _child_env, _timed  # the same timing as the one-trace bench
 
-SAMPLED = Path(__file__).resolve().parents[1].parent / "shared/traces/public/sampled_ranks"
+SAMPLED = Path(__file__).resolve().parents[1] / "examples/traces/sampled_ranks"
 GOAL_SECONDS = 15.0
 GOAL_PEAK_MIB = 1024.0
 GOAL_SPEEDUP = 8.0

@@ -2,7 +2,7 @@
 and removed, and how long does each take?
 
 On HTA's own trace-diff pair (``a100_trace_control`` against ``v100_trace_diff_test``, in
-``../shared/traces/public``): HTA's ``TraceDiff.ops_diff`` (its defaults: the first
+``examples/traces``): HTA's ``TraceDiff.ops_diff`` (its defaults: the first
 iteration of the first rank, CPU ops and GPU kernels) against the ``added`` and
 ``removed`` kernels and ops of attnprof's diff of the ``ProfilerStep`` region, compared on
 the names both model (HTA also counts every CUDA runtime call; attnprof diffs the calls
@@ -10,7 +10,7 @@ that launched device work, listed apart). Both sides are timed whole-process, im
 included.
 
     pip install -c constraints.txt -e '.[bench]'
-    python benchmarks/bench_trace_diff_vs_hta.py [--traces ../shared/traces/public]
+    python benchmarks/bench_trace_diff_vs_hta.py [--traces examples/traces]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ json.dump({"added": d["added"], "deleted": d["deleted"], "cats": cats}, open(sys
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = Path(__file__).resolve().parents[2] / "shared" / "traces" / "public"
+    default = Path(__file__).resolve().parents[1] / "examples" / "traces"
     parser.add_argument("--traces", type=Path, default=default)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="attnprof-bench-tracediff-"))

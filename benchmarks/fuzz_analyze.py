@@ -10,7 +10,7 @@ the wrong type, numbers past float range, control characters in names, JSON nest
 thousands deep, missing keys, events that are not objects, reordered or negative times,
 odd header blocks, cut-off files, byte noise, runs of bytes written twice (ids grown huge),
 bit flips, swapped values and events, damaged gzip streams. The sources are the
-small public traces (``../shared/traces/public``) and, unless ``--no-capture``, a CPU
+small public traces (``examples/traces``) and, unless ``--no-capture``, a CPU
 capture of naive attention made here with torch.profiler.
 
 Each mutant is written to a file and analysed with ``attnprof analyze FILE --json OUT``:
@@ -44,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PUBLIC = REPO.parent / "shared" / "traces" / "public"
+PUBLIC = REPO / "examples" / "traces"
 SMALL = ["cpu_only.json.gz", "mi250_rocm_minitoy.json.gz", "triton_example.json.gz",
          "a100_alexnet_inference.json.gz", "cupti_counters.json.gz"]
 sys.path.insert(0, str(REPO / "tests" / "trace"))

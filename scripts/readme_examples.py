@@ -96,10 +96,9 @@ def read_examples(text: str) -> list[Example]:
     return found
 
 
-#: What an example may read, linked into its folder: the repository's examples, and two
-#: ranks of a 128-rank NCCL job from the public traces beside the repository (when there).
-LINKS = {"examples": REPO / "examples",
-         "sampled_ranks": REPO.parent / "shared" / "traces" / "public" / "sampled_ranks"}
+#: What an example may read, linked into its folder: the repository's examples (with the
+#: public traces in examples/traces, as a clone has them).
+LINKS = {"examples": REPO / "examples"}
 
 
 def link_inputs(folder: Path) -> None:

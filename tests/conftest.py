@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from attnprof.spec.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: Real torch.profiler traces shipped beside the repository (never copied into it).
-PUBLIC_TRACES = REPO_ROOT.parent / "shared" / "traces" / "public"
+#: Real torch.profiler traces (Holistic Trace Analysis, MIT), kept in the repository so a
+#: clone needs nothing beside it: examples/traces/README.md says where each comes from.
+PUBLIC_TRACES = REPO_ROOT / "examples" / "traces"
 
 
 #: Every command a test runs saves its record to the results store: to a store of the test

@@ -1,7 +1,7 @@
 """Kernel-name decoding, tested on real kernel names only.
 
 Three sources: every kernel/memcpy/memset name in the public traces (A100, V100, MI250 ROCm,
-Triton, NCCL; read from ../shared/traces/public, skipped when absent), the names the product
+Triton, NCCL; read from examples/traces), the names the product
 brief records from A100/H100 runs, and names as printed in public profiler reports (H100,
 B200, nsys tables) for the Hopper-era kernels the public traces predate.
 """
@@ -28,7 +28,7 @@ from attnprof.knowledge.kernel_names import (
     decode_kernel_name,
 )
 
-PUBLIC_TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "public"
+PUBLIC_TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 _DEVICE_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 
 

@@ -42,7 +42,7 @@ W = Workload(batch=2, heads=4, kv_heads=2, seq=64, head_dim=16, device="cpu")
 STEPS = 2
 RULES = ("looped-attention", "layout-copy")
 
-PUBLIC = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "public"
+PUBLIC = Path(__file__).resolve().parents[2] / "examples" / "traces"
 PUBLIC_NAMES = sorted(p.name for p in PUBLIC.glob("*.json.gz")) if PUBLIC.is_dir() else []
 
 

@@ -21,7 +21,7 @@ from attnprof.trace import load_trace
 
 # Listed at collection time for parametrization; the ``public_traces`` fixture skips the
 # tests cleanly when the folder is absent.
-PUBLIC = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "public"
+PUBLIC = Path(__file__).resolve().parents[2] / "examples" / "traces"
 PUBLIC_NAMES = sorted(p.name for p in PUBLIC.glob("*.json.gz")) if PUBLIC.is_dir() else []
 
 
