@@ -20,14 +20,16 @@ TINY = ["--batch", "1", "--heads", "2", "--seq", "32", "--head-dim", "16", "--mi
         "0.05"]
 
 
-def _attnprof_reader_leaves(args: list[str], cwd: Path, *,
-                            read_a_line: bool = True) -> tuple[int, bytes, str]:
+def _attnprof_reader_leaves(args: list[str], cwd: Path, *, read_a_line: bool = True,
+                            merged: bool = False) -> tuple[int, bytes, str]:
     """Run ``attnprof ARGS`` with stdout a 4 KiB pipe whose reader reads one line (or
-    none) and closes it; its exit status, the line read and its stderr."""
+    none) and closes it; its exit status, the line read and its stderr (``merged``:
+    stderr goes into the same pipe, as ``2>&1 | head -1``)."""
     read, write = os.pipe()
     fcntl.fcntl(write, F_SETPIPE_SZ, 4096)
     proc = subprocess.Popen([sys.executable, "-m", "attnprof", *args], cwd=cwd,
-                            stdout=write, stderr=subprocess.PIPE, text=True)
+                            stdout=write, stderr=write if merged else subprocess.PIPE,
+                            text=True)
     os.close(write)
     line = b""
     if read_a_line:
@@ -38,7 +40,7 @@ def _attnprof_reader_leaves(args: list[str], cwd: Path, *,
             line += byte
     os.close(read)  # the reader is gone
     _, err = proc.communicate(timeout=600)
-    return proc.returncode, line, err
+    return proc.returncode, line, err or ""
 
 
 def _stored(store: Path) -> list[dict]:
@@ -61,6 +63,22 @@ def test_analyze_into_a_closed_pipe(tmp_path: Path, public_traces: Path) -> None
     assert code == 0, err  # analyze's own status: every file read (1 would say unreadable)
     _quiet(err)
     (run,) = _stored(store)  # stored after its view stopped being read
+    assert run["kind"] == "analyze"
+
+
+def test_analyze_with_stderr_into_the_same_closed_pipe(tmp_path: Path,
+                                                       public_traces: Path) -> None:
+    """``2>&1 | head -1``, on a folder whose note goes to stderr after the view."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "t.json.gz").symlink_to(public_traces / "a100_alexnet_inference.json.gz")
+    (folder / "README.txt").write_text("not a trace\n")
+    store = tmp_path / "runs.db"
+    code, line, _ = _attnprof_reader_leaves(["analyze", str(folder), "--store", str(store)],
+                                            tmp_path, merged=True)
+    assert line
+    assert code == 0
+    (run,) = _stored(store)
     assert run["kind"] == "analyze"
 
 

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import sys
+from typing import TextIO
 
 __all__ = ["json_for_terminal", "quiet_when_reader_leaves"]
 
@@ -39,23 +40,29 @@ class _PipeEnd(io.FileIO):
 
 
 def quiet_when_reader_leaves() -> None:
-    """Make ``sys.stdout``, when it is a pipe or a socket, one whose closing by the reader
-    drops the rest of the output instead of raising (see :class:`_PipeEnd`). Called once,
-    by the ``attnprof`` command, before anything is printed."""
-    stream = sys.stdout
+    """Make ``sys.stdout`` and ``sys.stderr``, where they are a pipe or a socket, streams
+    whose closing by the reader drops the rest of the output instead of raising (see
+    :class:`_PipeEnd`): ``| head -1`` and ``2>&1 | head -1`` alike. Called once, by the
+    ``attnprof`` command, before anything is printed."""
+    sys.stdout = _quiet(sys.stdout)
+    sys.stderr = _quiet(sys.stderr)
+
+
+def _quiet(stream: TextIO) -> TextIO:
     if not isinstance(stream, io.TextIOWrapper):
-        return  # a test's capture, or an embedding program's own stream
+        return stream  # a test's capture, or an embedding program's own stream
     try:
         fd = stream.fileno()
         mode = os.fstat(fd).st_mode
     except (OSError, ValueError):
-        return
+        return stream
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-        return  # a terminal or a file: no reader to leave
+        return stream  # a terminal or a file: no reader to leave
     stream.flush()
     raw = _PipeEnd(fd, "w", closefd=False)
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
-                                  errors=stream.errors, line_buffering=stream.line_buffering)
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                            errors=stream.errors, line_buffering=stream.line_buffering,
+                            write_through=stream.write_through)
 
 
 #: What a terminal does not show as a glyph, outside the C0 controls JSON escapes already:
