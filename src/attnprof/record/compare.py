@@ -19,8 +19,8 @@ from attnprof.record.trace_report import TraceReport
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["STATUSES", "CompareRecord", "Latency", "ProfileRecord", "RunRecord", "Status",
-           "VariantResult"]
+__all__ = ["STATUSES", "Bytes", "CompareRecord", "Latency", "Milliseconds", "ProfileRecord",
+           "RunRecord", "Status", "VariantResult"]
 
 #: ``ok``: measured. ``wrong``: measured, but its output is off the float64 reference by
 #: more than the dtype's tolerance, or holds NaN or ±Inf (never recommended; fails every
