@@ -23,6 +23,9 @@ class ExitCode(IntEnum):
     USAGE = 2
     #: Finished and everything kept, but some of it is not an answer to read as one.
     UNMEASURED = 3
+    #: Finished, but the store could not take the run after it: its record is kept in a
+    #: file instead, said where (the same status as UNMEASURED: kept, not where expected).
+    UNSTORED = 3
     #: Stopped by a signal: 128 + the signal, whatever finished kept (:func:`stopped`).
     SIGHUP = 129  # 128 + 1
     SIGINT = 130  # 128 + 2: Ctrl-C
@@ -35,6 +38,9 @@ def stopped(signum: int) -> int:
 
 
 _MISTAKE = "a user mistake"
+#: Status 3 of every command that stores its run, beside its own meaning of 3.
+_UNSTORED = ("the run finished but the store could not take it: its record is kept in "
+             "`attnprof-unsaved-RUN.json`, said where")
 #: Per command (several may share a row), what each of 0-3 means; ``—``: never returned.
 TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
     (("compare",), {
@@ -42,36 +48,40 @@ TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
         ExitCode.FAILED: "a budget failed (`--budgets`)",
         ExitCode.USAGE: "a user mistake: one line, nothing written",
         ExitCode.UNMEASURED: "a row crashed, erred or timed out (its reason in the table and "
-                             "the record; the other rows are answers)"}),
-    (("profile",), {ExitCode.OK: "done", ExitCode.USAGE: _MISTAKE}),
+                             f"the record; the other rows are answers); or {_UNSTORED}"}),
+    (("profile",), {ExitCode.OK: "done", ExitCode.USAGE: _MISTAKE,
+                    ExitCode.UNSTORED: _UNSTORED}),
     (("analyze",), {
         ExitCode.OK: "every file read",
         ExitCode.FAILED: "some files could not be read as traces (skipped, named; the rest "
                          "analysed and written)",
-        ExitCode.USAGE: "a user mistake, or no file could be read"}),
+        ExitCode.USAGE: "a user mistake, or no file could be read",
+        ExitCode.UNSTORED: _UNSTORED}),
     (("check",), {ExitCode.OK: "every expectation holds",
-                  ExitCode.FAILED: "an expectation failed", ExitCode.USAGE: _MISTAKE}),
+                  ExitCode.FAILED: "an expectation failed", ExitCode.USAGE: _MISTAKE,
+                  ExitCode.UNSTORED: _UNSTORED}),
     (("model",), {
         ExitCode.OK: "done", ExitCode.USAGE: _MISTAKE,
         ExitCode.UNMEASURED: "an implementation's run crashed, erred or timed out, or the "
                              "shares are marked unreliable (every capture was noisy, or its "
-                             "steps disagree); everything is kept, with why"}),
+                             f"steps disagree); everything is kept, with why; or {_UNSTORED}"}),
     (("sweep",), {
         ExitCode.OK: "every row is an answer: `ok`, `wrong` (measured, off the reference), "
                      "`unsupported`, `oom`, `skipped`",
         ExitCode.FAILED: "a budget failed (`--budgets`)",
         ExitCode.USAGE: "a user mistake (a resume that disagrees with its record included)",
         ExitCode.UNMEASURED: "a row crashed, erred or timed out; every result is in the "
-                             "record, `--resume` reruns the timed-out and killed ones"}),
+                             "record, `--resume` reruns the timed-out and killed ones; or "
+                             f"{_UNSTORED}"}),
     (("limits",), {
         ExitCode.OK: "done (a probe past `--probe-timeout` counts as not fitting in time)",
         ExitCode.USAGE: _MISTAKE,
         ExitCode.UNMEASURED: "a probe crashed or erred: the ceiling leans on a run that says "
-                             "nothing about memory"}),
+                             f"nothing about memory; or {_UNSTORED}"}),
     (("recommend",), {
         ExitCode.OK: "done", ExitCode.USAGE: _MISTAKE,
         ExitCode.UNMEASURED: "a row of its sweep or of the larger batches crashed, erred or "
-                             "timed out"}),
+                             f"timed out; or {_UNSTORED}"}),
     (("runs", "show"), {
         ExitCode.OK: "done",
         ExitCode.USAGE: "a user mistake (an unknown run, an ambiguous prefix, an unusable "

@@ -124,8 +124,13 @@ def test_analyze_imports_only_what_reading_needs(sampled: Path) -> None:
 
 
 def test_two_steps_that_disagree_call_no_straggler(record: RanksRecord) -> None:
-    # Rank 1 waited least in step 551, rank 0 in step 552: nobody is late in most steps.
-    assert [s.straggler for s in record.steps] == [1, 0]
+    # Rank 1 waited least in step 551 (27.3 ms), rank 0 in step 552 (10.2 ms): neither by
+    # more than the noise (twice the 16.8 ms IQR of the step times, 5% of the 613 ms step),
+    # so no step names a straggler (issue 30), and no rank is late in most steps.
+    assert [s.straggler for s in record.steps] == [None, None]
+    assert [round(s.extra_us / 1e3, 1) for s in record.steps] == [27.3, 10.2]
+    assert any(n.startswith("no rank was later than the noise in any step")
+               for n in record.notes)
     assert not [f for f in record.findings if f.rule == "straggler"]
     # Sharded embeddings: the ranks run different kernel counts, a warning that says why.
     counts = [f for f in record.findings if f.rule == "kernel-count"]

@@ -1,9 +1,15 @@
 """Which files a trace argument names: a file as given, a folder as the traces in it, a
-pattern as the files it matches."""
+pattern as the files it matches; and what a folder holds that is not read, and why."""
 
 from __future__ import annotations
 
-__all__ = ["expand_trace_paths"]
+import errno
+import os
+import stat
+
+__all__ = ["expand_trace_paths", "skipped_note"]
+
+_TRACE_ENDINGS = (".json", ".json.gz")
 
 
 def expand_trace_paths(given: str) -> list[str]:
@@ -31,7 +37,7 @@ def expand_trace_paths(given: str) -> list[str]:
 
     try:
         found = sorted(str(p) for p in path.iterdir()
-                       if p.is_file() and p.name.endswith((".json", ".json.gz"))
+                       if p.is_file() and p.name.endswith(_TRACE_ENDINGS)
                        and not is_record_file(p))
     except OSError as exc:
         raise UsageError(f"cannot list folder {given} ({exc.strerror or exc}); check its "
@@ -40,3 +46,53 @@ def expand_trace_paths(given: str) -> list[str]:
         raise UsageError(f"{given} is a folder with no .json or .json.gz trace in it; pass "
                          "trace files or a folder of them")
     return found
+
+
+def skipped_note(given: str) -> str | None:
+    """When ``given`` is a folder, one line naming every entry of it that
+    :func:`expand_trace_paths` leaves out, each with why (a FIFO named ``rank-2.json``, a
+    loop of links, a folder, a file that is not a trace); ``None`` when it leaves none
+    out, or ``given`` is not a folder. A rank missing from a set is then explained, not
+    only counted."""
+    from attnprof.formatting import safe_text
+
+    if not os.path.isdir(given):
+        return None
+    try:
+        with os.scandir(given) as entries:
+            found = sorted((entry.name, entry.path) for entry in entries)
+    except OSError:
+        return None  # expand_trace_paths has said why the folder cannot be listed
+    skipped = [(name, why) for name, path in found
+               if (why := _why_skipped(path, name)) is not None]
+    if not skipped:
+        return None
+    named = "; ".join(f"{safe_text(name)} ({why})" for name, why in skipped)
+    return f"not read in {safe_text(given)}: {named}"
+
+
+def _why_skipped(path: str, name: str) -> str | None:
+    """Why the folder entry at ``path`` is not read as a trace; ``None`` when it is."""
+    from attnprof.atomic import describe_mode
+    from attnprof.record.family import is_record_file
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a loop of symbolic links"
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            return "a link to nothing: its target is missing"
+        return f"cannot be reached: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return "a folder: the traces in it are read only when it is given itself"
+    if not stat.S_ISREG(mode):
+        return f"{describe_mode(mode)}, not a regular file"
+    if not name.endswith(_TRACE_ENDINGS):
+        return "not a .json or .json.gz file"
+    try:
+        if is_record_file(path):
+            return "an attnprof record, not a trace"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return None

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> Finished:
 
     set_cpu_allocator("reuse")  # elsewhere than glibc it says why; analyze runs on regardless
 
-    from attnprof.analysis.trace_files import expand_trace_paths
+    from attnprof.analysis.trace_files import expand_trace_paths, skipped_note
     from attnprof.errors import UsageError
     from attnprof.outputs import Output, check_outputs
     from attnprof.record.ranks import RanksRecord
@@ -109,8 +109,12 @@ def run(args: argparse.Namespace) -> Finished:
     request = AnalyzeRequest(paths=tuple(paths), optional=frozenset(in_folders),
                              region=args.region, ranks="each" if args.each else "auto",
                              executor=args.executor, workers=args.workers,
-                             ray_address=args.ray_address)
+                             ray_address=args.ray_address,
+                             notes=tuple(n for g in args.traces if (n := skipped_note(g))))
     record = _with_progress(request, analyze)
+    if not isinstance(record, RanksRecord):  # a rank set's record (and view) holds them
+        for note in request.notes:
+            print(f"attnprof: note: {note}", file=sys.stderr)
     if isinstance(record, RanksRecord):
         return _show(record, args, unreadable=[(r.source, r.error) for r in record.unreadable
                                                if r.error is not None])

@@ -2,7 +2,8 @@
 
 Every :class:`~attnprof.errors.UsageError` ends here as one line on stderr and exit status 2.
 A stop — Ctrl-C, SIGTERM, SIGHUP (see :mod:`attnprof.signals`) — ends here too, after the
-command kept what had finished: exit status 130, 143 or 129 (128 + the signal).
+command kept what had finished: exit status 130, 143 or 129 (128 + the signal). A run whose
+record the store could not take after all is kept in a file, said where, exit status 3.
 Commands import torch only when they run attention, so trace commands start fast.
 """
 
@@ -12,7 +13,7 @@ import gc
 import io
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from attnprof._version import __version__
 from attnprof.cli import (
@@ -32,11 +33,20 @@ from attnprof.cli import (
 )
 from attnprof.cli.outcome import Finished
 from attnprof.cli.parser import Parser
-from attnprof.cli.storing import add_store_arguments, open_for_saving, save_record
+from attnprof.cli.printing import quiet_when_reader_leaves
+from attnprof.cli.storing import (
+    add_store_arguments,
+    keep_unsaved,
+    open_for_saving,
+    save_record,
+)
 from attnprof.errors import UsageError
 from attnprof.exit_codes import ExitCode
 from attnprof.formatting import safe_text
 from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
+
+if TYPE_CHECKING:
+    from attnprof.store import Store
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
 COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, model_cmd, sweep_cmd,
@@ -77,7 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not isinstance(outcome, Finished):
                     return int(outcome or ExitCode.OK)
                 if store is not None and outcome.record is not None:
-                    save_record(store, outcome.record, args, args_list, outcome.prepared)
+                    try:
+                        save_record(store, outcome.record, args, args_list, outcome.prepared)
+                    except UsageError as exc:  # after the run: the run is kept, not lost
+                        return _unsaved(store, outcome, exc)
                 return outcome.status
             finally:
                 if store is not None:
@@ -90,6 +103,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"attnprof: {exc if isinstance(exc, Terminated) else 'interrupted'}",
                   file=sys.stderr)
             return exit_status(exc)
+
+
+def _unsaved(store: Store, outcome: Finished, exc: UsageError) -> int:
+    """Keep the record the store refused at the save in a file, say so in one line;
+    exit status 3 (the run finished, its storage did not), unless a gate failed (1)."""
+    assert outcome.record is not None
+    kept = keep_unsaved(store, outcome.record)
+    where = (f"its record is kept in {safe_text(kept)} (attnprof show reads it)" if kept
+             else "no folder would take its record either: the run is lost")
+    print(f"attnprof: error: {safe_text(str(exc), limit=None)}; the run finished but is not "
+          f"stored: {where}", file=sys.stderr)
+    return outcome.status if outcome.status == ExitCode.FAILED else ExitCode.UNSTORED
 
 
 def console_main() -> NoReturn:
@@ -105,10 +130,13 @@ def console_main() -> NoReturn:
     A terminal or pipe whose encoding cannot hold a character attnprof prints (``·``,
     ``µ``, a kernel's name) shows it as an escape (``\\xb7``) instead of ending a finished
     run in a UnicodeEncodeError traceback: ``PYTHONIOENCODING=ascii``, a Latin-1 locale.
+    A pipe whose reader leaves early ends the printing quietly, not the run
+    (:func:`~attnprof.cli.printing.quiet_when_reader_leaves`).
     """
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")
+    quiet_when_reader_leaves()  # `attnprof show RUN | head -1`: the run goes on
     status = main()
     gc.freeze()
     sys.exit(status)

@@ -11,6 +11,10 @@ from attnprof.cli.storing import add_store_arguments
 from attnprof.exit_codes import ExitCode
 
 NAME = "runs"
+#: The kinds of record the store holds: every kind a command saves (``diff`` saves none).
+#: tests/store/test_store_hardening.py holds this to the record family.
+STORED_KINDS = ("compare", "profile", "analyze", "check", "model", "sweep", "limits",
+                "recommend", "ranks")
 
 
 def add_parser(sub: Any) -> None:
@@ -18,9 +22,7 @@ def add_parser(sub: Any) -> None:
                        description="List the stored runs, newest first (every command that "
                                    "makes a record stores it), filtered by kind, variant, "
                                    "model, device, label or date.")
-    p.add_argument("--kind", choices=("compare", "profile", "analyze", "model", "sweep",
-                                      "ranks"),
-                   help="runs of this kind")
+    p.add_argument("--kind", choices=STORED_KINDS, help="runs of this kind")
     p.add_argument("--variant", help="runs that measured this variant (or implementation)")
     p.add_argument("--model", help="model runs of this model (gpt2, llama, file.py:factory …)")
     p.add_argument("--device", help="cpu, cuda (any cuda:N) or cuda:N")
@@ -41,6 +43,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import msgspec
 
+    from attnprof.cli.printing import json_for_terminal
     from attnprof.cli.storing import open_for_reading
     from attnprof.errors import UsageError
     from attnprof.render.runs_table import render_runs
@@ -52,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--limit must be 0 (all) or a positive integer, got {args.limit}")
     query = RunQuery(kind=args.kind, variant=args.variant, model=args.model,
                      device=args.device, label=args.label,
-                     since=parse_when("--since", args.since) if args.since else None,
-                     until=parse_when("--until", args.until) if args.until else None,
+                     since=None if args.since is None else parse_when("--since", args.since),
+                     until=None if args.until is None else parse_when("--until", args.until),
                      limit=args.limit or None)
     with open_for_reading(args) as store:
         if args.rm is not None:
@@ -63,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
             return ExitCode.OK
         runs = store.runs(query)
         if args.json:
-            sys.stdout.write(msgspec.json.format(msgspec.json.encode(runs)).decode() + "\n")
+            text = msgspec.json.format(msgspec.json.encode(runs)).decode()
+            sys.stdout.write(json_for_terminal(text) + "\n")
         else:
             render_runs(runs, store.shown, make_console())
     return ExitCode.OK

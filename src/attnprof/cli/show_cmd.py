@@ -28,6 +28,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attnprof.cli.printing import json_for_terminal
     from attnprof.cli.storing import load_target
     from attnprof.errors import UsageError
     from attnprof.render import JsonRenderer, TerminalRenderer
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
     record, stored = load_target(args, args.target)
     if args.json:
-        sys.stdout.write(JsonRenderer().render(record))
+        sys.stdout.write(json_for_terminal(JsonRenderer().render(record)))
         return ExitCode.OK
     if stored is not None:
         from rich.text import Text

@@ -3,7 +3,9 @@
 A command that makes a record says so with ``SAVES_RECORDS = True`` and returns
 :class:`~attnprof.cli.outcome.Finished` with its record; :func:`attnprof.cli.main.main`
 opens the store before the command runs (a bad ``--store`` fails before anything is
-measured) and saves the record after it, here. Commands never save it themselves.
+measured) and saves the record after it, here. Commands never save it themselves. A save
+that still fails after the run (a lock taken meanwhile, a full disk) does not lose the run:
+:func:`keep_unsaved` writes its record to ``attnprof-unsaved-RUN.json``.
 """
 
 from __future__ import annotations
@@ -23,8 +25,12 @@ if TYPE_CHECKING:
     from attnprof.spec.workload import Workload
     from attnprof.store import PreparedRun, Store
 
-__all__ = ["add_store_arguments", "cached_ceilings", "load_target", "open_for_reading",
-           "open_for_saving", "prepare_saving", "save_record"]
+__all__ = ["UNSAVED_FILE", "add_store_arguments", "cached_ceilings", "keep_unsaved",
+           "load_target", "open_for_reading", "open_for_saving", "prepare_saving",
+           "save_record"]
+
+#: The file a run's record is kept in when the store could not take it, ``{run}`` its id.
+UNSAVED_FILE = "attnprof-unsaved-{run}.json"
 
 
 def add_store_arguments(p: Any, *, saving: bool) -> None:
@@ -48,8 +54,9 @@ def open_for_saving(args: argparse.Namespace) -> Store | None:
     from attnprof.store import STORE_ENV, open_store, store_path
 
     label = SharedFlags.of(args).label
-    if label is not None and (not label.strip() or any(ord(c) < 32 for c in label)):
-        raise UsageError(f"--label {label!r} must be non-empty text on one line")
+    if label is not None and (not label.strip() or any(_unsafe_in_label(c) for c in label)):
+        raise UsageError(f"--label {label!r} must be non-empty text on one line, without "
+                         "control or bidi characters")
     path = store_path(args.store, no_store=args.no_store)
     if path is None:
         return None
@@ -63,6 +70,20 @@ def open_for_saving(args: argparse.Namespace) -> Store | None:
         print(f"attnprof: warning: {exc}; this run is not stored (choose one with --store, "
               "or --no-store)", file=sys.stderr)
         return None
+
+
+#: The bidi marks, embeddings, overrides and isolates: they reorder what a terminal shows
+#: after them, so a label holding U+202E can make a listing say what it does not.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                  "\u2066\u2067\u2068\u2069")
+
+
+def _unsafe_in_label(char: str) -> bool:
+    """A C0 or C1 control (newline, ESC, CSI ...), a line or paragraph separator, or a
+    bidi character: what a label, shown in listings, may not hold."""
+    import unicodedata
+
+    return char in _BIDI or unicodedata.category(char) in ("Cc", "Zl", "Zp")
 
 
 def open_for_reading(args: argparse.Namespace) -> Store:
@@ -100,6 +121,28 @@ def save_record(store: Store, record: RecordBase, args: argparse.Namespace,
                      cwd=os.getcwd(), prepared=prepared)
     make_console().print(Text(f"stored as run {safe_text(run.run_id)} in {store.shown} "
                               f"(attnprof show {safe_text(run.run_id)})", style="dim"))
+
+
+def keep_unsaved(store: Store, record: RecordBase) -> str | None:
+    """Write ``record``, which ``store`` could not take, to :data:`UNSAVED_FILE` (atomically)
+    in the current folder, else beside the store, else in the temporary folder; the path
+    written, or ``None`` when no folder would take it."""
+    import tempfile
+    from pathlib import Path
+
+    from attnprof.atomic import write_atomic
+    from attnprof.errors import UsageError
+
+    name = UNSAVED_FILE.format(run=record.run_id)
+    data = record.to_json()
+    for folder in (Path(os.getcwd()), store.path.parent, Path(tempfile.gettempdir())):
+        path = folder / name
+        try:
+            write_atomic(path, data)
+        except (UsageError, OSError):
+            continue
+        return str(path if folder != Path(os.getcwd()) else Path(name))
+    return None
 
 
 def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:

@@ -8,7 +8,7 @@ kept. ``attnprof profile`` writes the same shape as kind ``profile``
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -19,8 +19,8 @@ from attnprof.record.trace_report import TraceReport
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
-__all__ = ["STATUSES", "CompareRecord", "Latency", "ProfileRecord", "RunRecord", "Status",
-           "VariantResult"]
+__all__ = ["STATUSES", "Bytes", "CompareRecord", "Latency", "Milliseconds", "ProfileRecord",
+           "RunRecord", "Status", "VariantResult"]
 
 #: ``ok``: measured. ``wrong``: measured, but its output is off the float64 reference by
 #: more than the dtype's tolerance, or holds NaN or ±Inf (never recommended; fails every
@@ -33,24 +33,28 @@ __all__ = ["STATUSES", "CompareRecord", "Latency", "ProfileRecord", "RunRecord",
 Status = Literal["ok", "wrong", "unsupported", "error", "oom", "crashed", "timeout",
                  "skipped"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+#: A duration or a size, never below zero: a record (hand-edited, say) with a negative
+#: one is refused when it is read, not diffed into "-11146340%".
+Milliseconds = Annotated[float, msgspec.Meta(ge=0)]
+Bytes = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class Latency(msgspec.Struct, kw_only=True):
     """Summary of raw latency samples in milliseconds, with the samples themselves."""
 
-    median: float
-    iqr: float
-    q1: float
-    q3: float
-    min: float
-    max: float
+    median: Milliseconds
+    iqr: Milliseconds
+    q1: Milliseconds
+    q3: Milliseconds
+    min: Milliseconds
+    max: Milliseconds
     count: int
     noisy: bool
-    samples: list[float]
+    samples: list[Milliseconds]
     #: Each process's own median, in the order the processes ran, when the comparison was
     #: measured in several (``--processes``; empty: one). ``samples`` are all of theirs,
     #: and the statistics above summarise them together.
-    process_medians: list[float] = msgspec.field(default_factory=list)
+    process_medians: list[Milliseconds] = msgspec.field(default_factory=list)
 
 
 class VariantResult(msgspec.Struct, kw_only=True):
@@ -64,11 +68,11 @@ class VariantResult(msgspec.Struct, kw_only=True):
     latency_ms: Latency | None = None
     #: "wall" (CPU: perf_counter around the call) or "cuda-events" (device time).
     timing: str | None = None
-    cpu_dispatch_ms: float | None = None
-    device_ms: float | None = None
+    cpu_dispatch_ms: Milliseconds | None = None
+    device_ms: Milliseconds | None = None
     compile_time_s: float | None = None
     first_call_s: float | None = None
-    peak_memory_bytes: int | None = None
+    peak_memory_bytes: Bytes | None = None
     peak_memory_method: str | None = None
     #: Minor page faults per timed call (getrusage around the samples): memory touched for
     #: the first time each call, which depends on the allocator state (settings).

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from attnprof.record.base import RecordBase
-from attnprof.record.compare import VariantResult
+from attnprof.record.compare import Bytes, VariantResult
 from attnprof.record.environment import Environment
 from attnprof.spec.workload import Workload
 
@@ -23,7 +23,7 @@ class Probe(msgspec.Struct, frozen=True):
     size: int
     status: str
     reason: str = ""
-    peak_memory_bytes: int | None = None
+    peak_memory_bytes: Bytes | None = None
     fits: bool = False
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from attnprof.record.base import RecordBase
-from attnprof.record.compare import Latency, Status
+from attnprof.record.compare import Bytes, Latency, Status
 from attnprof.record.environment import Environment
 from attnprof.record.model_attribution import (
     ATTENTION_COMPONENTS,
@@ -177,7 +177,7 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     instrumented_ms: float | None = None
     instrumentation_overhead: float | None = None
     instrumentation_overhead_range: list[float] | None = None
-    peak_memory_bytes: int | None = None
+    peak_memory_bytes: Bytes | None = None
     peak_memory_method: str | None = None
     attention_share: float | None = None
     core_share: float | None = None

@@ -130,10 +130,12 @@ class StepStraggler(msgspec.Struct, kw_only=True):
     The straggler is the rank that spent the least time in collectives: it arrived last,
     so it barely waited while the others waited for it. ``extra_us`` is the median of the
     other ranks' collective time minus the straggler's: what its lateness cost the rest.
+    ``straggler`` is ``None`` when that is within the noise (no rank was late); the
+    figures are then the least-waiting rank's.
     """
 
     step: int
-    straggler: int
+    straggler: int | None
     straggler_collective_us: float
     others_collective_us: float  # median over the other ranks
     extra_us: float

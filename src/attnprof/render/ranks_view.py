@@ -115,7 +115,8 @@ def _straggler_table(record: RanksRecord, console: Console, top: int) -> None:
     for name in ("step", "straggler", "its collectives", "others' (median)", "extra"):
         table.add_column(name, justify="right")
     for s in record.steps[:max(top, 1) * 2]:
-        table.add_row(str(s.step), f"rank {s.straggler}",
+        table.add_row(str(s.step), "none (noise)" if s.straggler is None
+                      else f"rank {s.straggler}",
                       format_us(s.straggler_collective_us), format_us(s.others_collective_us),
                       format_us(s.extra_us))
     console.print(table)

@@ -43,5 +43,7 @@ def render_runs(runs: Sequence[StoredRun], store: str, console: Console) -> None
                  r.status, r.device or "", r.summary, names, commit]
         table.add_row(*(Text(safe_text(c)) for c in cells))
     console.print(table)
-    console.print(Text("* the working tree had uncommitted changes; show one with attnprof "
-                       "show RUN, compare two with attnprof diff A B", style="dim"))
+    hint = "show one with attnprof show RUN, compare two with attnprof diff A B"
+    if any(r.git_dirty for r in runs):  # the mark is explained where a row carries it
+        hint = f"* the working tree had uncommitted changes; {hint}"
+    console.print(Text(hint, style="dim"))

@@ -51,6 +51,9 @@ class AnalyzeRequest(msgspec.Struct, frozen=True, kw_only=True):
     #: Ranks read at once (default: the cores; Ray: the cluster's CPUs).
     workers: int | None = None
     ray_address: str | None = None
+    #: What the caller found while expanding folders (entries not read, and why): notes of
+    #: a rank set's record.
+    notes: tuple[str, ...] = ()
 
 
 def analyze(request: AnalyzeRequest, *, on_rank: OnRank | None = None,
@@ -112,5 +115,6 @@ def read_rank_set(found: RankSet, request: AnalyzeRequest, *,
     ranks = order_ranks(summaries)
     judged = judge_ranks(ranks, found.world_size)
     return RanksRecord(world_size=found.world_size, ranks=ranks, steps=judged.steps,
-                       findings=judged.findings, notes=[*found.notes, *judged.notes],
+                       findings=judged.findings,
+                       notes=[*request.notes, *found.notes, *judged.notes],
                        executor=request.executor, workers=workers, status="complete")

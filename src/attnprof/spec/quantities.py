@@ -22,7 +22,7 @@ _BYTES = re.compile(r"^\s*(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*"
 _TIME = re.compile(r"^\s*(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*"
                    r"(?P<unit>us|µs|ms|s|min)?\s*$", re.IGNORECASE)
 _TIME_MS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "min": 60e3}
-_PERCENT = re.compile(r"^\s*(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*%?\s*$",
+_PERCENT = re.compile(r"^\s*(?P<sign>[-+]?)(?P<number>[0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*%?\s*$",
                       re.IGNORECASE)
 
 
@@ -30,10 +30,12 @@ def parse_percent(flag: str, text: str) -> float:
     """``"5"`` or ``"5%"`` -> ``5.0``: a finite percentage, zero or more."""
     match = _PERCENT.match(text)
     value = float(match["number"]) if match else math.nan
+    if match and match["sign"] == "-" and value != 0:
+        value = math.nan  # "-0" is zero, as "zero or more" says; "-5" is not a percentage
     if not math.isfinite(value):
         raise UsageError(f"{flag} {text!r} is not a percentage; write e.g. 5 or 5% (zero "
                          "or more)")
-    return value
+    return abs(value)  # -0.0 prints as "-0"
 
 
 def parse_bytes(flag: str, text: str) -> int:

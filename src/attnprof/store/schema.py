@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "migrate"]
+
+#: ``PRAGMA application_id`` of an attnprof store ("atnp"): set when a store is made or
+#: migrated, so that another program's database is told apart whatever its tables.
+#: Stores made before it was set hold 0 and are told by their runs table.
+APPLICATION_ID = 0x61746E70
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the runs. ``variants`` holds the names each between \x1f marks, so a filter is one
@@ -68,6 +73,7 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
                 if statement.strip():
                     conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

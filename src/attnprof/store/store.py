@@ -5,7 +5,9 @@ Every write is one ``BEGIN IMMEDIATE`` transaction, so a writer killed at any in
 readers go on while another process writes. A file that is not an attnprof store — a
 folder, a FIFO, any file that is not SQLite, someone else's SQLite database, a store from a
 newer attnprof, a damaged one — is one :class:`UsageError` naming it, found before anything
-is written to it.
+is written to it. A store opened to save into is also checked, before the command runs, for
+what would only fail at the save: a file or folder this user may not write, and a lock
+another process holds past the busy timeout.
 """
 
 from __future__ import annotations
@@ -32,17 +34,21 @@ from attnprof.record.base import RecordBase
 from attnprof.record.family import Record, decode_record
 from attnprof.record.machine import MachineProfile
 from attnprof.store.git import git_state
-from attnprof.store.schema import SCHEMA_VERSION, migrate
+from attnprof.store.schema import APPLICATION_ID, SCHEMA_VERSION, migrate
 from attnprof.store.summary import join_names, split_names, summarize_record
 
 __all__ = ["PreparedRun", "RunQuery", "Store", "StoredRun", "open_store"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-#: How long a writer waits for another one before giving up (ms).
+#: How long a writer waits for another one before giving up (ms); read at each use, so a
+#: test may shorten it.
 BUSY_TIMEOUT_MS = 60_000
 _COLUMNS = ("run_id", "kind", "created", "status", "label", "device", "device_name", "host",
             "torch", "variants", "model", "summary", "git_commit", "git_dirty", "cwd",
             "command", "attnprof", "saved")
+#: The runs table's columns since schema 1: what tells a store an older attnprof made
+#: (before the application id) from another program's database with a ``runs`` table.
+_RUN_COLUMNS = frozenset({*_COLUMNS, "record"})
 
 
 class StoredRun(msgspec.Struct, kw_only=True):
@@ -105,7 +111,14 @@ def open_store(path: str | os.PathLike[str], *, create: bool) -> Store:
             raise UsageError(f"cannot create the folder of store {shown} ({exc.strerror}); "
                              "pass --store with a writable path, or --no-store") from None
     writable = found is None or os.access(p, os.W_OK)
+    if create:  # to save into: refused now if it could only fail at the save, after the run
+        _check_writable(p, writable, shown)
     mode = "rwc" if create and found is None else ("rw" if writable else "ro")
+    if not create and not _may_journal(p, writable):
+        # Only reading, and SQLite could not make (or would leave behind) the -wal and -shm
+        # files a WAL store is read through: read the file as it is. No one may be writing
+        # it: a writer needs the -wal file, and there is none.
+        mode += "&immutable=1"
     try:
         conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode={mode}", uri=True,
                                isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -116,6 +129,8 @@ def open_store(path: str | os.PathLike[str], *, create: bool) -> Store:
     store = Store(p, conn)
     try:
         store._check(create=create and writable)
+        if create:
+            store._check_lock()
     except BaseException:
         conn.close()
         raise
@@ -130,6 +145,25 @@ def _stat(p: Path, shown: str) -> os.stat_result | None:
     except OSError as exc:
         raise UsageError(f"cannot reach store {shown} ({exc.strerror}); pass --store with "
                          "another path") from None
+
+
+def _check_writable(p: Path, writable: bool, shown: str) -> None:
+    """Refuse a store this user may not write, or whose folder SQLite may not make its
+    journal in, before a connection leaves a -wal or -shm file beside it."""
+    fix = "pass --store with a writable path, or --no-store"
+    if not writable:
+        raise UsageError(f"store {shown} is read-only (this user may not write it); {fix}")
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        raise UsageError(f"the folder of store {shown} is read-only (SQLite keeps its journal "
+                         f"beside the store); {fix}")
+
+
+def _may_journal(p: Path, writable: bool) -> bool:
+    """Whether a connection may use ``p``'s -wal and -shm files: they are there already,
+    or this user may write the store and make them in its folder."""
+    if os.path.exists(f"{p}-wal"):
+        return True
+    return writable and os.access(p.parent, os.W_OK | os.X_OK)
 
 
 def _check_file(p: Path, found: os.stat_result, shown: str) -> None:
@@ -175,13 +209,20 @@ class Store:
             # can lose the last runs saved, never leave a damaged store.
             conn.execute("PRAGMA synchronous = NORMAL")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
+            application = conn.execute("PRAGMA application_id").fetchone()[0]
             tables = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+        if application not in (0, APPLICATION_ID):
+            raise UsageError(f"store {self.shown} is an SQLite database of another "
+                             f"application (application_id {application:#x}); pass another "
+                             "--store path")
         if version > SCHEMA_VERSION:
             raise UsageError(f"store {self.shown} has schema version {version}, made by a "
                              f"newer attnprof (this one reads up to {SCHEMA_VERSION}); "
                              "upgrade attnprof or pass another --store")
-        if (version == 0 and tables) or (version > 0 and "runs" not in tables):
+        # Stores made before the application id was set are told by their runs table.
+        if (version == 0 and tables) or (version > 0 and not _RUN_COLUMNS <= columns):
             raise UsageError(f"store {self.shown} is an SQLite database but not an attnprof "
                              "store; pass another --store path")
         if create and version < SCHEMA_VERSION:
@@ -189,6 +230,12 @@ class Store:
                 if version == 0:  # new: WAL lets readers go on while a writer commits
                     conn.execute("PRAGMA journal_mode = WAL")
                 migrate(conn, version)
+
+    def _check_lock(self) -> None:
+        """Take the write lock and let it go: a store another process holds locked past
+        the busy timeout is refused now, before the run, not at the save after it."""
+        with self._write():
+            pass
 
     def _require(self) -> sqlite3.Connection:
         assert self._conn is not None
@@ -202,7 +249,7 @@ class Store:
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise UsageError(f"store {self.shown} stayed locked by another process for "
-                                 f"{BUSY_TIMEOUT_MS // 1000} s; try again") from None
+                                 f"{BUSY_TIMEOUT_MS / 1000:g} s; try again") from None
             raise UsageError(f"store {self.shown} cannot be used ({exc}); pass another "
                              "--store, or --no-store") from None
         except sqlite3.DatabaseError as exc:

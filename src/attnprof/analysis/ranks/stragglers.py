@@ -5,7 +5,8 @@ last spends the least time in it and the others spend the difference waiting. Pe
 every rank ran (matched by ``ProfilerStep#N``), the *straggler* is the rank with the least
 collective time, and its *extra* time is the median of the other ranks' collective time
 minus its own. Waiting time compares across machines; clocks do not, so no timestamp of
-one rank is compared with another's.
+one rank is compared with another's. A step whose latest rank was not later than the noise
+(the rule below: two ranks alike to the microsecond, say) names no straggler.
 
 A finding names a rank when it is the straggler in most steps (more than half, and at
 least two) and its extra time, the median over those steps, stands out of the noise: at
@@ -51,17 +52,34 @@ def find_stragglers(ranks: list[RankSummary]
             notes.append("the ranks share no ProfilerStep number: no step can be compared "
                          "across them (were they profiled over different steps?)")
         return [], [], notes
-    table = [t for t in (_straggler_of(step, ranks) for step in steps) if t is not None]
+    noise = _noise(ranks, steps)
+    table = [t for t in (_straggler_of(step, ranks, noise) for step in steps) if t is not None]
     if len(table) < len(steps):
         notes.append(f"{len(steps) - len(table)} of {len(steps)} steps have no collective "
                      "on some rank: no straggler can be told in them")
     if not table:
         return [], [], notes
-    finding, note = _judge(table, ranks, steps)
+    finding, note = _judge(table, noise)
     return table, [finding] if finding else [], notes + ([note] if note else [])
 
 
-def _straggler_of(step: int, ranks: list[RankSummary]) -> StepStraggler | None:
+def _noise(ranks: list[RankSummary], steps: list[int]) -> tuple[float, float]:
+    """How much step times vary with nothing planted: the IQR of every rank's times of
+    ``steps``, and their median."""
+    durations = [s.dur_us for r in ranks for s in r.steps if s.step in set(steps)]
+    quartiles = statistics.quantiles(durations, n=4) if len(durations) >= 2 else [0, 0, 0]
+    return quartiles[2] - quartiles[0], statistics.median(durations)
+
+
+def _within_noise(extra: float, noise: tuple[float, float]) -> bool:
+    """Whether ``extra`` time per step is within the noise: at most :data:`NOISE_FACTOR`
+    step-time IQRs, or under :data:`MIN_SHARE` of the median step."""
+    iqr, step = noise
+    return extra <= NOISE_FACTOR * iqr or extra < MIN_SHARE * step
+
+
+def _straggler_of(step: int, ranks: list[RankSummary],
+                  noise: tuple[float, float]) -> StepStraggler | None:
     spent: dict[int, float] = {}
     for r in ranks:
         mine = next(s for s in r.steps if s.step == step)
@@ -71,28 +89,34 @@ def _straggler_of(step: int, ranks: list[RankSummary]) -> StepStraggler | None:
     # Least time waiting: the last to arrive (ties go to the lower rank, named first).
     straggler = min(spent, key=lambda rank: (spent[rank], rank))
     others = statistics.median(v for k, v in spent.items() if k != straggler)
-    return StepStraggler(step=step, straggler=straggler,
+    late = not _within_noise(others - spent[straggler], noise)
+    return StepStraggler(step=step, straggler=straggler if late else None,
                          straggler_collective_us=spent[straggler],
                          others_collective_us=others, extra_us=others - spent[straggler],
                          ranks=list(spent), collective_us=list(spent.values()))
 
 
-def _judge(table: list[StepStraggler], ranks: list[RankSummary], steps: list[int]
+def _judge(table: list[StepStraggler], noise: tuple[float, float]
            ) -> tuple[Finding | None, str | None]:
     counts: dict[int, int] = {}
     for t in table:
-        counts[t.straggler] = counts.get(t.straggler, 0) + 1
+        if t.straggler is not None:
+            counts[t.straggler] = counts.get(t.straggler, 0) + 1
+    iqr, step = noise
+    if not counts:
+        most = max(t.extra_us for t in table)
+        return None, (f"no rank was later than the noise in any step (the last to join the "
+                      f"collectives at most {format_us(most)} after the others; step times "
+                      f"vary by {format_us(iqr)}, IQR over every rank and step; median step "
+                      f"{format_us(step)}), so no straggler is named")
     rank, times = max(counts.items(), key=lambda kv: (kv[1], -kv[0]))
     if times * 2 <= len(table) or times < 2:
         return None, None
     mine = [t for t in table if t.straggler == rank]
     extra = statistics.median(t.extra_us for t in mine)
-    durations = [s.dur_us for r in ranks for s in r.steps if s.step in set(steps)]
-    quartiles = statistics.quantiles(durations, n=4) if len(durations) >= 2 else [0, 0, 0]
-    iqr, step = quartiles[2] - quartiles[0], statistics.median(durations)
     said = (f"rank {rank} was the last to join the collectives in {times} of {len(table)} "
             f"steps, {format_us(extra)} per step after the others")
-    if extra <= NOISE_FACTOR * iqr or extra < MIN_SHARE * step:
+    if _within_noise(extra, noise):
         return None, (f"{said}: within the noise (step times vary by {format_us(iqr)}, IQR over "
                       f"every rank and step; median step {format_us(step)}), so it is not called "
                       "a straggler")

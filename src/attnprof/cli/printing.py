@@ -1,0 +1,87 @@
+"""What the command line prints to stdout, made safe for where it goes: a reader that leaves
+early (``attnprof show RUN | head -1``), and a terminal shown text from a record.
+
+A closed pipe ends the printing, never the run: the command goes on, stores its record and
+exits with its own status (issue 30). A record's JSON printed to a terminal has control and
+bidi characters escaped (``\\u202e``): the same JSON, which no longer reorders or hides
+what the terminal shows.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import sys
+from typing import TextIO
+
+__all__ = ["json_for_terminal", "quiet_when_reader_leaves"]
+
+
+class _PipeEnd(io.FileIO):
+    """stdout's descriptor, written to by its buffer; once the reader has gone, /dev/null.
+
+    Python's recipe for a closed pipe (the library reference's "Note on SIGPIPE": point
+    stdout at /dev/null, so that what is still printed, and the flush at exit, go nowhere
+    without a ``BrokenPipeError``), taken where the error is raised: a command that is
+    printing its view when the reader leaves goes on to store its run."""
+
+    def write(self, data: object) -> int:
+        try:
+            return super().write(data)  # type: ignore[arg-type]
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self.fileno())
+            finally:
+                os.close(devnull)
+            return len(memoryview(data))  # type: ignore[arg-type]  # dropped, as read
+
+
+def quiet_when_reader_leaves() -> None:
+    """Make ``sys.stdout`` and ``sys.stderr``, where they are a pipe or a socket, streams
+    whose closing by the reader drops the rest of the output instead of raising (see
+    :class:`_PipeEnd`): ``| head -1`` and ``2>&1 | head -1`` alike. Called once, by the
+    ``attnprof`` command, before anything is printed."""
+    sys.stdout = _quiet(sys.stdout)
+    sys.stderr = _quiet(sys.stderr)
+
+
+def _quiet(stream: TextIO) -> TextIO:
+    if not isinstance(stream, io.TextIOWrapper):
+        return stream  # a test's capture, or an embedding program's own stream
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError):
+        return stream
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return stream  # a terminal or a file: no reader to leave
+    stream.flush()
+    raw = _PipeEnd(fd, "w", closefd=False)
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                            errors=stream.errors, line_buffering=stream.line_buffering,
+                            write_through=stream.write_through)
+
+
+#: What a terminal does not show as a glyph, outside the C0 controls JSON escapes already:
+#: DEL and the C1 controls, the soft hyphen, the Arabic letter mark, the zero-width and bidi
+#: marks, embeddings, overrides and isolates, the line and paragraph separators, the
+#: invisible operators, the byte-order mark, the interlinear annotations and the tag
+#: characters (Unicode's Cc, Cf, Zl and Zp outside ASCII).
+_HIDDEN = re.compile("[\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+                     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]")
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text with every :data:`_HIDDEN` character written as its ``\\uXXXX`` escape:
+    the same JSON to a parser (such characters only occur inside strings). Records saved
+    by older versions may hold labels with them."""
+    return _HIDDEN.sub(lambda m: "".join(f"\\u{u:04x}" for u in _utf16(m[0])), text)
+
+
+def _utf16(char: str) -> list[int]:
+    """The UTF-16 code units JSON writes an escape of ``char`` with (two above U+FFFF)."""
+    data = char.encode("utf-16-be")
+    return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
