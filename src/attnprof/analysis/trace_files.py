@@ -15,7 +15,25 @@ _TRACE_ENDINGS = (".json", ".json.gz")
 def expand_trace_paths(given: str) -> list[str]:
     """A file as given; a folder as the ``.json``/``.json.gz`` files in it, by name,
     attnprof's own records left out; a pattern that names no file itself (``rank-*.json``,
-    quoted so that the shell left it) as the files it matches, by name."""
+    quoted so that the shell left it) as the files it matches, by name. A path that is not
+    UTF-8 is refused (its record, JSON, could not name it)."""
+    return [_utf8(path, given) for path in _expand(given)]
+
+
+def _utf8(path: str, given: str) -> str:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        from attnprof.errors import UsageError
+
+        where = "" if path == given else f", found in {ascii(given)}"
+        raise UsageError(f"trace {ascii(path)}{where} has a name that is not UTF-8 (bytes of "
+                         "another encoding), which a record cannot hold; rename it to "
+                         "UTF-8 or move it away") from None
+    return path
+
+
+def _expand(given: str) -> list[str]:
     import glob
     from pathlib import Path
 

@@ -68,8 +68,17 @@ class Label(NamedTuple):
 
 
 def region_name(variant: str) -> str:
-    """The ``record_function`` label of one step of ``variant``."""
-    return f"{REGION_PREFIX}{variant}"
+    """The ``record_function`` label of one step of ``variant``, as the trace holds it.
+
+    Kineto writes any name with a character outside printable ASCII as ``unknown`` (so
+    a variant in ``café/attn.py`` would lose its region) and every ``\\`` as ``/``: such
+    characters are written as ``%XX`` escapes of their UTF-8 bytes instead."""
+    return REGION_PREFIX + "".join(c if " " <= c <= "~" and c != "\\" else _percent(c)
+                                   for c in variant)
+
+
+def _percent(char: str) -> str:
+    return "".join(f"%{b:02X}" for b in char.encode("utf-8", "surrogatepass"))
 
 
 def module_label(role: str, path: str) -> str:

@@ -12,24 +12,24 @@ process's threads waited for a CPU (:mod:`attnprof.measure.contention`), and
 ``page_faults_untraced``, those of one untraced call, when asked for). It also says when
 the run had more intra-op threads than CPUs (``oversubscribed``: ``[threads, cpus]``), so a
 wait is put down to the run's own threads, not to other processes.
-The Chrome trace is written gzip'd, atomically.
+The Chrome trace is written gzip'd, atomically, and valid JSON whatever the names in it
+(:mod:`attnprof.measure.trace_export`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnprof.atomic import atomic_path
 from attnprof.knowledge.annotations import region_name
 from attnprof.measure.allocator import minor_faults, page_size
 from attnprof.measure.contention import cpu_wait_s, oversubscribed, wait_fraction
 from attnprof.measure.memory import filtered_kineto_stderr
+from attnprof.measure.trace_export import metadata_token, write_chrome_trace
 from attnprof.spec.settings import CaptureSpec
 
 #: Characters of a variant's name kept in its trace's file name (file names stop at 255
@@ -102,6 +102,7 @@ def capture_trace(
             after = minor_faults()
             info["page_faults_untraced"] = (None if faults is None or after is None
                                             else after - faults)
+        token = metadata_token()  # the block itself is written in after kineto's export
         first = spec.wait + spec.warmup + settling
         total = first + spec.steps
         waits: list[float | None] = []
@@ -128,9 +129,8 @@ def capture_trace(
                     # so the block goes in before the last step() stops it: once every
                     # recorded step's waits and faults are known.
                     info.update(cpu_wait=waits, page_faults=faulted, page_size=page_size())
-                    prof.add_metadata_json("attnprof", json.dumps(info))
+                    prof.add_metadata_json("attnprof", token)
                 prof.step()
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path, suffix=".json.gz") as tmp:
-            prof.export_chrome_trace(str(tmp))
+        write_chrome_trace(prof, path, token, info)
     return path

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.measure.accuracy import output_error, reference_output
 from attnprof.measure.allocator import (
@@ -433,12 +434,16 @@ def _capture(candidate: Candidate, workload: Workload, settings: Settings) -> st
 
 
 def _attach_analysis(row: VariantResult, workload: Workload) -> None:
-    """Explain the trace just written, with the row's warnings as evidence."""
+    """Explain the trace just written, with the row's warnings as evidence. A trace the
+    loader refuses costs its analysis, never the row or the variants after it."""
     from attnprof.analysis.analyze import analyze_trace
     from attnprof.trace import load_trace
 
     assert row.trace is not None
-    row.analysis = analyze_trace(load_trace(row.trace), result=row, workload=workload)
+    try:
+        row.analysis = analyze_trace(load_trace(row.trace), result=row, workload=workload)
+    except UsageError as exc:
+        row.notes.append(f"trace not analysed: {one_line(str(exc), 200)}")
 
 
 def _ceilings(workload: Workload) -> Ceilings:

@@ -3,12 +3,14 @@ figures' specs, each embedded so that no ``</script>`` inside a value can end it
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 
 import msgspec
 
 from attnprof.errors import UsageError
 from attnprof.record.family import Record
+from attnprof.render.html.links import link_traces
 from attnprof.render.html.sections import section_of
 from attnprof.render.safe import terminal_safe
 
@@ -42,6 +44,7 @@ def build_page(records: Sequence[Record]) -> str:
         # Shown text: control characters as escapes; the embedded JSON keeps the record.
         sections.append(section_of(terminal_safe(record), anchor=f"r{i}"))
         blobs.append(Markup(script_json(record.to_json())))
+    link_traces(sections, records)  # hrefs from the records' own paths, never shown text
     specs = {f"{s.anchor}-{f.name}": Markup(script_json(msgspec.json.encode(f.standalone())))
              for s in sections for f in s.figures}
     title = sections[0].title if len(sections) == 1 else (
@@ -49,7 +52,10 @@ def build_page(records: Sequence[Record]) -> str:
     page = env.get_template("report.html.j2").render(
         title=title, sections=sections, blobs=blobs, specs=specs,
         vega=Markup(vega_script()), page_script=Markup(_asset(env, "report.js")),
-        style=Markup(_asset(env, "report.css")))
+        style=Markup(_asset(env, "report.css")),
+        # The page's own two scripts carry it; no other script, inline handler or
+        # javascript: URL runs (the policy has no 'unsafe-inline'). Fresh per page.
+        nonce=secrets.token_urlsafe(18))
     return page if page.endswith("\n") else page + "\n"
 
 

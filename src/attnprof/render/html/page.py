@@ -56,10 +56,13 @@ class Table:
 
 @dataclass(frozen=True)
 class TraceLink:
-    """A Chrome trace the record names (a path as written: relative to where it ran)."""
+    """A Chrome trace the record names (a path as written: relative to where it ran).
+    ``href`` is set by :func:`attnprof.render.html.links.link_traces`, from the record's own
+    path; without one the path is shown as text, not as a link."""
 
     label: str
     path: str
+    href: str | None = None
 
 
 @dataclass
