@@ -27,7 +27,7 @@ import sys
 from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.storing import prepare_saving
 from attnprof.exit_codes import ExitCode
 
@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> Finished:
 
     from attnprof.analysis.trace_files import expand_trace_paths, skipped_note
     from attnprof.errors import UsageError
-    from attnprof.outputs import Output, check_outputs
+    from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.outputs import Output, create_folders
     from attnprof.record.ranks import RanksRecord
     from attnprof.run.analyze import AnalyzeRequest, analyze
 
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> Finished:
     in_folders = {p for p in paths if p not in args.traces}
     outputs = [Output(flag, path) for flag, path in (("--json", args.json), ("--csv", args.csv))
                if path is not None]
-    check_outputs([*outputs, *report_outputs(args)], paths)
+    create_folders(plan_outputs(args, outputs, paths,
+                                figures=Figures("analyze", traces=len(paths))))
     request = AnalyzeRequest(paths=tuple(paths), optional=frozenset(in_folders),
                              region=args.region, ranks="each" if args.each else "auto",
                              executor=args.executor, workers=args.workers,

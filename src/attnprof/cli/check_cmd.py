@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 from attnprof.exit_codes import ExitCode
 
@@ -44,16 +44,19 @@ def run(args: argparse.Namespace) -> Finished:
 
     from attnprof.analysis.check import check_expectations, pick_region
     from attnprof.knowledge.annotations import region_name
-    from attnprof.outputs import Output, check_outputs
+    from attnprof.cli.measuring import variant_files
+    from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.outputs import Output, create_folders
     from attnprof.record.check import CheckRecord
     from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.spec.expectations import load_expectations
 
     expectations = load_expectations(args.expect)  # a malformed file fails before any work
     trace = _is_trace(args.target)
-    check_outputs([*([Output("--json", args.json)] if args.json is not None else []),
-                   *report_outputs(args)],
-                  inputs=[args.expect, *([args.target] if trace else [])])
+    plan = plan_outputs(args, [Output("--json", args.json)] if args.json is not None else [],
+                        [args.expect, *([args.target] if trace else
+                                        variant_files([args.target]))],
+                        figures=Figures("check"))
     console = make_console()
     measured_now = None  # a variant is measured now: its workload and environment are kept
     if trace:
@@ -70,6 +73,7 @@ def run(args: argparse.Namespace) -> Finished:
         region=region.name, rows=rows, report=report, status="complete",
         workload=measured_now.workload if measured_now else None,
         environment=measured_now.environment if measured_now else None)
+    create_folders(plan)  # a --plots folder yet to be made (a --json may be in it)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     if args.json:
         record.save(args.json)
@@ -107,7 +111,7 @@ def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str
         raise UsageError(f"--steps must be a positive integer, got {args.steps}")
     with tempfile.TemporaryDirectory(prefix="attnprof-check-") as tmp:
         record = measure(args, console, variants=[args.target], kind="profile",
-                         trace_dir=tmp, trace_steps=args.steps)
+                         trace_dir=tmp, trace_steps=args.steps, reports=False)
     (row,) = record.results
     if row.status != "ok" or row.analysis is None:
         raise UsageError(f"variant {args.target!r} did not run here ({row.status}: "

@@ -8,7 +8,7 @@ from typing import Any
 
 from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written, rows_status
 from attnprof.cli.parser import csv_list
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 from attnprof.exit_codes import ExitCode
 
@@ -52,15 +52,15 @@ def run(args: argparse.Namespace) -> int | Finished:
 
         render_variant_list(list(REGISTRY.values()), console)
         return ExitCode.OK
-    csv = [*([Output("--csv", args.csv)] if args.csv is not None else []),
-           *report_outputs(args)]
+    csv = [Output("--csv", args.csv)] if args.csv is not None else []
     budgets = None
     if args.budgets:  # a malformed file fails before anything is measured
         from attnprof.spec.budgets import load_budgets
 
         budgets = load_budgets(args.budgets)
     record = measure(args, console, variants=args.variants, json_path=args.json,
-                     trace_dir=args.trace, trace_steps=args.trace_steps, other_outputs=csv)
+                     trace_dir=args.trace, trace_steps=args.trace_steps, other_outputs=csv,
+                     other_inputs=[args.budgets] if args.budgets else [])
     judge_budgets(budgets, record, args.budgets)
     if args.json and record.budgets is not None:  # the verdict joins the saved record
         record.save(args.json)

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.storing import add_store_arguments
 from attnprof.exit_codes import ExitCode
 
@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from attnprof.cli.outcome import print_written
     from attnprof.cli.storing import open_for_reading
     from attnprof.errors import UsageError
-    from attnprof.outputs import Output, check_outputs
+    from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.outputs import Output, create_folders
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.diff_view import render_gate
     from attnprof.render.terminal import make_console
@@ -60,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
                if args.fail_on_regression is not None else None)
     outputs = [Output(flag, path) for flag, path in (("--json", args.json),
                                                      ("--csv", args.csv)) if path is not None]
-    outputs += report_outputs(args)
-    check_outputs(outputs, inputs=[p for p in (args.old, args.new) if _is_file(p)])
+    create_folders(plan_outputs(args, outputs, [p for p in (args.old, args.new) if _is_file(p)],
+                                figures=Figures("diff")))
     with open_for_reading(args) as store:
         diff = diff_sources(DiffRequest(old=args.old, new=args.new), store)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(diff))

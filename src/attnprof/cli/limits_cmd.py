@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.parser import csv_list
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_threads_argument, add_workload_arguments
 from attnprof.exit_codes import ExitCode
 
@@ -66,7 +66,9 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.measure.device import memory_capacity_bytes
     from attnprof.measure.environment import collect_environment
     from attnprof.measure.threads import measuring_threads
-    from attnprof.outputs import Output, check_outputs
+    from attnprof.cli.measuring import variant_files
+    from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.outputs import Output, create_folders
     from attnprof.record.limits import LimitsRecord
     from attnprof.render.limits_table import describe_probe
     from attnprof.render.terminal import TerminalRenderer, make_console
@@ -84,9 +86,8 @@ def run(args: argparse.Namespace) -> Finished:
         if value is not None and value <= 0:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
     check_seconds("--min-time", args.min_time)
-    check_outputs([*([Output("--json", args.json)] if args.json is not None else []),
-                   *report_outputs(args)],
-                  inputs=[n.rpartition(":")[0] for n in args.variants if ":" in n])
+    plan = plan_outputs(args, [Output("--json", args.json)] if args.json is not None else [],
+                        variant_files(args.variants), figures=Figures("limits"))
     modes = [fields.pop("mode")] if "mode" in fields else list(DEFAULT_MODES)
     base, variants = prepare(None, args.variants, **{**fields, args.field: step})
     budget = (parse_bytes("--memory-budget", args.memory_budget) if args.memory_budget
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> Finished:
     if args.ray_address and args.executor != "ray":
         raise UsageError("--ray-address is for --executor ray; add it or drop the address")
     executor_options = {"address": args.ray_address} if args.executor == "ray" else {}
+    create_folders(plan)  # only now: a mistake found above leaves nothing behind
     log = Console(stderr=True)
     ceilings = []
     for variant in variants:

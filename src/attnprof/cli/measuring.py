@@ -29,16 +29,20 @@ if TYPE_CHECKING:
 def measure(args: argparse.Namespace, console: Console, *, variants: list[str] | None,
             kind: RecordKind = "compare", json_path: str | None = None,
             trace_dir: str | None = None, trace_steps: int = 3, trace_flag: str = "--trace",
-            other_outputs: Sequence[Output] = ()) -> CompareRecord:
+            other_outputs: Sequence[Output] = (), other_inputs: Sequence[str] = (),
+            reports: bool = True) -> CompareRecord:
     """Validate everything, then measure with a progress bar, saving after every variant.
 
     ``args`` supplies what every measuring command shares (workload flags, ``--min-time``,
     ``--rounds``, ``--seed``, ``--executor``); the rest differs per command. Every output
-    — the record, ``other_outputs``, the trace folder and each trace it will hold — is
-    checked before anything runs, against each other and against the user's variant files.
+    — the record, ``other_outputs``, the trace folder and each trace it will hold, the
+    report's (``reports``: ``--html`` and every figure ``--plots`` may write) — is
+    checked before anything runs (:func:`~attnprof.cli.planning.plan_outputs`), against
+    each other, the store, the user's variant files and ``other_inputs``.
     """
+    from attnprof.cli.planning import Figures, plan_outputs
     from attnprof.measure.capture import trace_file_name
-    from attnprof.outputs import Output, check_outputs, create_folders
+    from attnprof.outputs import Output, create_folders
     from attnprof.spec.workload import Workload, check_given
 
     names = _variant_names(variants)
@@ -47,7 +51,8 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
     if trace_dir is not None:
         outputs.append(Output(trace_flag, trace_dir, folder=True,
                               files=tuple(trace_file_name(n) for n in names)))
-    check_outputs(outputs, inputs=variant_files(names))
+    outputs = plan_outputs(args, outputs, [*variant_files(names), *other_inputs],
+                           figures=Figures(kind, variants=names) if reports else None)
     # A mistake in the flags themselves is said before torch is imported (2 s of a typo's
     # answer): the workload's values the user gave, and the timing flags.
     fields = workload_fields(args)

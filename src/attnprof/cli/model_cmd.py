@@ -21,7 +21,7 @@ from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written, rows_status
 from attnprof.cli.parser import csv_list
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_threads_argument, threads_from_args
 from attnprof.exit_codes import ExitCode
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
@@ -105,7 +105,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Finished:
     from attnprof.errors import UsageError
-    from attnprof.outputs import Output, check_outputs
+    from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.outputs import Output, create_folders
     from attnprof.record.model import ModelRecord, ModelSettings
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.progress import ModelRunProgress
@@ -126,10 +127,11 @@ def run(args: argparse.Namespace) -> Finished:
         if args.executor != "process":
             raise UsageError(f"--timeout {args.timeout:g} needs --executor process: in "
                              "this process nothing can stop a hung implementation")
-    outputs = [Output(flag, path, folder=flag == "--trace")
-               for flag, path in (("--json", args.json), ("--csv", args.csv),
-                                  ("--trace", args.trace)) if path is not None]
-    check_outputs([*outputs, *report_outputs(args)], inputs=_input_files(args))
+    outputs = [Output(flag, path) for flag, path in (("--json", args.json),
+                                                     ("--csv", args.csv)) if path is not None]
+    if args.trace is not None:
+        outputs.append(Output("--trace", args.trace, folder=True, files=_trace_files(args)))
+    plan = plan_outputs(args, outputs, _input_files(args), figures=Figures("model"))
     traces = args.trace
     spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=args.layers,
                      hidden=args.hidden, heads=args.heads, kv_heads=args.kv_heads,
@@ -150,6 +152,7 @@ def run(args: argparse.Namespace) -> Finished:
                              threads=threads_from_args(args, spec.device))
     console = make_console()
     prepared = prepare_model(spec, seed=args.seed)  # every user mistake fails here
+    create_folders(plan)  # only now: a mistake found above leaves nothing behind
 
     def save(record: ModelRecord) -> None:
         if args.json:
@@ -177,6 +180,20 @@ def _default_device() -> str:
     from attnprof.measure.device import default_device
 
     return default_device()
+
+
+def _trace_files(args: argparse.Namespace) -> tuple[str, ...]:
+    """Every trace ``--trace DIR`` may hold (one per implementation and phase, as
+    :mod:`attnprof.run.model` names them): the model's own implementation is known only
+    once it is built, so every known one is listed."""
+    from attnprof.measure.capture import trace_file_name
+    from attnprof.models.implementations import MODEL_DEFAULT
+    from attnprof.spec.model_spec import IMPLEMENTATIONS, PHASES
+
+    impls = dict.fromkeys([*(a.strip() for a in args.attn or ()), *IMPLEMENTATIONS,
+                           MODEL_DEFAULT])
+    phases = dict.fromkeys([*(p.strip() for p in args.phase or ()), *PHASES])
+    return tuple(trace_file_name(f"model-{impl}-{phase}") for impl in impls for phase in phases)
 
 
 def _input_files(args: argparse.Namespace) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
 from attnprof.cli.parser import csv_list
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 from attnprof.exit_codes import ExitCode
 
@@ -58,8 +58,7 @@ def run(args: argparse.Namespace) -> Finished:
     console = make_console()
     variants = [name for group in args.variants for name in group]
     record = measure(args, console, variants=variants, kind="profile", json_path=args.json,
-                     trace_dir=args.out, trace_steps=args.steps, trace_flag="--out",
-                     other_outputs=report_outputs(args))
+                     trace_dir=args.out, trace_steps=args.steps, trace_flag="--out")
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json)])
     write_reports(args, record, console)

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.outcome import Finished
-from attnprof.cli.reports import add_report_arguments, report_outputs, write_reports
+from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
 if TYPE_CHECKING:
@@ -62,10 +62,11 @@ def run(args: argparse.Namespace) -> Finished:
         if grid.axes or fixed or args.variants:
             raise UsageError("--from reads a finished sweep: drop the workload flags and "
                              "--variants, or run without --from")
-        from attnprof import outputs
+        from attnprof.cli.planning import Figures, plan_outputs
+        from attnprof.outputs import Output, create_folders
 
-        outputs.check_outputs([*([outputs.Output("--json", args.json)] if args.json else []),
-                               *report_outputs(args)], inputs=[args.from_record])
+        create_folders(plan_outputs(args, [Output("--json", args.json)] if args.json else [],
+                                    [args.from_record], figures=Figures("recommend")))
         record = SweepRecord.load(args.from_record)
         source = f"from {args.from_record}"
     else:

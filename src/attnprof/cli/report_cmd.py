@@ -2,7 +2,9 @@
 of saved records, one section each (and, with ``--plots DIR``, their figures as images).
 
 Imports no torch. Every record is read before anything is written, so a file that is not
-a record fails the command (status 2) with no output.
+a record fails the command (status 2) with no output; the records read, every file the
+command will write (the page, each figure by its final name, in each sub-folder) is
+planned and checked together (:mod:`attnprof.cli.planning`).
 """
 
 from __future__ import annotations
@@ -34,23 +36,42 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from attnprof.cli.outcome import print_written
-    from attnprof.cli.reports import report_outputs
-    from attnprof.outputs import check_outputs
+    from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.outputs import Output, create_folders
     from attnprof.record.family import load_record
     from attnprof.render.html import render_html
-    from attnprof.render.images import write_plots
     from attnprof.render.terminal import make_console
 
     args.html = args.output
-    check_outputs(report_outputs(args), inputs=args.records)
-    records = [load_record(path) for path in args.records]
+    records = [load_record(path) for path in args.records]  # read, not written: first
+    folders = [Path(args.plots) / f"{i + 1}-{record.kind}" if len(records) > 1
+               else Path(args.plots) for i, record in enumerate(records)] if args.plots else []
+    names = [_figure_names(record) for record in records] if args.plots else []
+    # One record: its figures in --plots; several: each in a sub-folder of its own.
+    single = Figures(exact=names[0] if len(records) == 1 and names else [])
+    subfolders = [] if len(folders) < 2 else [
+        Output("--plots", str(folder), folder=True, files=_plot_files(figures))
+        for folder, figures in zip(folders, names, strict=True)]
+    create_folders(plan_outputs(args, subfolders, args.records, figures=single))
     from attnprof.atomic import write_atomic
 
     write_atomic(args.output, render_html(records).encode())
     if args.plots:
-        for i, record in enumerate(records):
-            folder = Path(args.plots) / f"{i + 1}-{record.kind}" if len(records) > 1 \
-                else Path(args.plots)
+        from attnprof.render.images import write_plots
+
+        for folder, record in zip(folders, records, strict=True):
             write_plots(record, folder)
     print_written(make_console(), [("HTML report", args.output), ("plots", args.plots)])
     return ExitCode.OK
+
+
+def _figure_names(record: Any) -> list[str]:
+    from attnprof.render.figures import figures_of
+
+    return [figure.name for figure in figures_of(record)]
+
+
+def _plot_files(names: list[str]) -> tuple[str, ...]:
+    from attnprof.render.images import plot_files
+
+    return plot_files(names)

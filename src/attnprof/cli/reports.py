@@ -1,9 +1,10 @@
 """The report outputs every command that makes a record shares: ``--html PATH`` (the
 self-contained HTML report) and ``--plots DIR`` (each figure as PNG and SVG).
 
-A command adds the flags with :func:`add_report_arguments`, lists them with its other
-outputs through :func:`report_outputs` (so they are checked with the rest before any
-work), and writes them once the record is finished with :func:`write_reports`.
+A command adds the flags with :func:`add_report_arguments`; the outputs plan
+(:func:`attnprof.cli.planning.plan_outputs`) lists them with the command's others (so they
+are checked with the rest before any work), and the command writes them once the record is
+finished with :func:`write_reports`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from attnprof.outputs import Output
     from attnprof.record.family import Record
 
 
@@ -25,36 +25,6 @@ def add_report_arguments(parser: argparse.ArgumentParser | Any) -> None:
                              "the record's JSON) to PATH; opens offline")
     parser.add_argument("--plots", metavar="DIR",
                         help="write each of the report's figures as PNG and SVG into DIR")
-
-
-def report_outputs(args: argparse.Namespace) -> list[Output]:
-    """The report outputs asked for, to check with the command's others; refuses, before
-    any work, reports when their libraries are missing."""
-    from attnprof.cli.flags import SharedFlags
-    from attnprof.outputs import Output
-
-    outputs = []
-    flags = SharedFlags.of(args)
-    html, plots = flags.html, flags.plots
-    if html is not None:
-        _check_libraries("--html")
-        outputs.append(Output("--html", html))
-    if plots is not None:
-        _check_libraries("--plots")
-        outputs.append(Output("--plots", plots, folder=True))
-    return outputs
-
-
-def _check_libraries(flag: str) -> None:
-    from attnprof.errors import UsageError
-    from attnprof.render.images import check_image_support
-
-    check_image_support(flag)
-    try:
-        import jinja2  # noqa: F401
-    except ImportError:
-        raise UsageError(f"{flag} needs jinja2; install it with "
-                         "pip install 'attnprof[report]'") from None
 
 
 def write_reports(args: argparse.Namespace, record: Record, console: Console) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from attnprof.cli.flags import SharedFlags
 from attnprof.cli.outcome import budget_status, print_written, sweep_status
-from attnprof.cli.reports import report_outputs, write_reports
+from attnprof.cli.reports import write_reports
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,14 +27,18 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
     resume before anything runs; return the budgets and the record to resume."""
     from attnprof.atomic import check_writable
     from attnprof.cli.measuring import variant_files
-    from attnprof.outputs import Output, check_outputs
+    from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.outputs import Output, create_folders
 
     flags = SharedFlags.of(args)
-    outputs = [Output(f"--{flag}", path) for flag, path in
-               (("json", flags.json), ("csv", flags.csv), ("plot", flags.plot))
-               if path is not None]
-    inputs = [*([flags.budgets] if flags.budgets else []), *variant_files(flags.variants)]
-    check_outputs([*outputs, *report_outputs(args)], inputs=inputs)
+    # The record goes to --json, else back to the file it resumes: that one is an output
+    # then, and an input (which no other output may replace) only beside a --json.
+    record = ("--json", flags.json) if flags.json else ("--resume", flags.resume)
+    outputs = [Output(flag, path) for flag, path in
+               (record, ("--csv", flags.csv), ("--plot", flags.plot)) if path is not None]
+    inputs = [*([flags.budgets] if flags.budgets else []), *variant_files(flags.variants),
+              *([flags.resume] if flags.resume and flags.json else [])]
+    plan = plan_outputs(args, outputs, inputs, figures=Figures(args.command))
     if flags.plot:
         from attnprof.render.images import check_image_path
 
@@ -50,6 +54,7 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
 
         resume = SweepRecord.load(flags.resume)
         check_writable(flags.json or flags.resume, "--resume")
+    create_folders(plan)  # only now: a mistake found above leaves nothing behind
     return budgets, resume
 
 

@@ -21,7 +21,7 @@ from attnprof.render.figures import Figure, figures_of
 from attnprof.render.figures.base import SCHEMA
 
 __all__ = ["IMAGE_FORMATS", "PngRenderer", "SvgRenderer", "check_image_path",
-           "check_image_support", "image_of", "write_figure", "write_plots"]
+           "check_image_support", "image_of", "plot_files", "write_figure", "write_plots"]
 
 #: Formats an image file may be written in, by suffix.
 IMAGE_FORMATS = (".svg", ".png")
@@ -100,14 +100,26 @@ def write_figure(figure: Figure, path: str | os.PathLike[str]) -> None:
     write_atomic(path, out.encode() if isinstance(out, str) else out)
 
 
+def plot_files(names: list[str]) -> tuple[str, ...]:
+    """The files :func:`write_plots` writes for figures named ``names`` (see
+    :func:`~attnprof.render.figures.figure_names`): what ``--plots`` plans."""
+    return tuple(f"{name}{suffix}" for name in names for suffix in IMAGE_FORMATS)
+
+
 def write_plots(record: Record, folder: str | os.PathLike[str]) -> list[Path]:
     """Each figure of ``record`` as ``NAME.png`` and ``NAME.svg`` in ``folder`` (made if
-    absent); the paths written."""
+    absent); the paths written. A link in the folder under a figure's name is refused,
+    not followed (the command line refuses it before any work; this is the write's own
+    guard, for one made since)."""
     Path(folder).mkdir(parents=True, exist_ok=True)
     written = []
     for figure in figures_of(record):
-        for suffix in IMAGE_FORMATS:
-            path = Path(folder) / f"{figure.name}{suffix}"
+        for name in plot_files([figure.name]):
+            path = Path(folder) / name
+            if path.is_symlink():
+                raise UsageError(f"--plots {os.fspath(folder)!r}: its {name!r} is a symbolic "
+                                 "link; attnprof never follows a link it did not name: "
+                                 "remove it and write the plots again")
             write_figure(figure, path)
             written.append(path)
     return written

@@ -13,7 +13,7 @@ as markup.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from attnprof.record.analyze import AnalyzeRecord
@@ -25,10 +25,10 @@ from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
 from attnprof.record.sweep import SweepRecord
-from attnprof.render.figures.base import Figure
+from attnprof.render.figures.base import Figure, file_stem
 from attnprof.render.safe import terminal_safe
 
-__all__ = ["Figure", "figures_of"]
+__all__ = ["Figure", "figure_names", "figures_of"]
 
 
 def figures_of(record: Record) -> list[Figure]:
@@ -39,6 +39,40 @@ def figures_of(record: Record) -> list[Figure]:
         if kind in _BUILDERS:
             return _unique(_BUILDERS[kind](record))
     raise TypeError(f"no figures of {type(record).__name__}")
+
+
+def figure_names(kind: str, *, variants: Sequence[str] = (), traces: int = 0) -> list[str]:
+    """Every name a figure of a ``kind`` record may take, known before the run: what
+    ``--plots`` will write is checked before any work (:mod:`attnprof.outputs`), and which
+    figures a record has depends on its results (a roofline only with ceilings, a timeline
+    only when the trace has a step, ranks or single traces by the traces' content), so
+    this is the superset, in the builders' names (``tests/report`` holds them to it).
+
+    ``variants``: the names a comparison will measure (``compare``, ``profile``);
+    ``traces``: how many traces ``analyze`` reads."""
+    trace = ("categories", "timeline")
+    names: list[str] = {
+        "compare": ["latency", "memory", "roofline"],
+        "profile": ["latency", "memory", "roofline"],
+        "analyze": ["ranks-categories", "ranks-collectives",
+                    *(f"trace{i + 1}-{part}" for i in range(traces) for part in trace)],
+        "ranks": ["ranks-categories", "ranks-collectives"],
+        "check": ["check", *(f"check-{part}" for part in trace)],
+        "sweep": ["scaling-latency", "scaling-memory", "points-latency"],
+        "recommend": ["scaling-latency", "scaling-memory", "points-latency"],
+        "model": ["attention-share", "model-latency"],
+        "limits": ["limits"],
+        "diff": ["diff"],
+    }[kind]
+    if kind in ("compare", "profile"):
+        names += [f"{file_stem(v)}-{part}" for v in variants for part in trace]
+    # _unique's suffixes: with any of a name's figures left out, the others may take any
+    # of the suffixes up to their count.
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return [*counts, *(f"{name}-{n}" for name, count in counts.items()
+                       for n in range(2, count + 1))]
 
 
 def _unique(figures: list[Figure]) -> list[Figure]:
