@@ -21,6 +21,12 @@ unchanged. Nothing of the model or of torch's settings is left changed: the labe
 instance attributes and function patches removed on the way out, and attnprof's own work
 (the label timing, the analysis) runs under :class:`~attnprof.torch_state.TorchState`.
 
+A torch.compile'd model is captured without labels (:func:`compiled_note`): a label's
+check for a running profiler breaks a compiled graph at every labelled module, so what ran
+would not be the user's compiled model; its record has the trace's own figures and no
+per-layer table, and says why. Activation checkpointing and autocast need nothing: a
+recomputed forward runs its modules' labels again, inside the backward.
+
 Under DDP every rank captures into the same run folder (rank 0's run id, broadcast), one
 trace per rank, so ``attnprof analyze FOLDER`` reads them as the ranks of one run; only
 rank 0 stores its record.
@@ -54,7 +60,8 @@ if TYPE_CHECKING:
 
     from attnprof.models.locate import Located
 
-__all__ = ["Capture", "capture", "compiled_note", "locate_for_capture", "process_rank"]
+__all__ = ["Capture", "capture", "compiled_note", "is_compiled", "locate_for_capture",
+           "process_rank"]
 
 
 def capture(model: torch.nn.Module, out: str | os.PathLike[str] = "runs/",
@@ -81,9 +88,11 @@ def _count(name: str, value: object, least: int) -> int:
     return value
 
 
-def locate_for_capture(model: Any, attention_module: str | None, what: str) -> Located:
+def locate_for_capture(model: Any, attention_module: str | None, what: str, *,
+                       required: bool = True) -> Located:
     """The model's attention, layers and roles, without running it (names and code decide,
-    :func:`~attnprof.models.locate.locate`); one clear error when none is found."""
+    :func:`~attnprof.models.locate.locate`); one clear error when none is found and
+    ``required``."""
     import re
 
     import torch
@@ -99,7 +108,7 @@ def locate_for_capture(model: Any, attention_module: str | None, what: str) -> L
             raise UsageError(f"{what}: attention_module={attention_module!r} is not a "
                              f"regular expression ({exc})") from None
     located = locate(model, attention_module)
-    if not located.attention:
+    if not located.attention and required:
         hint = (f"attention_module={attention_module!r} matched no module; "
                 if attention_module else "")
         raise UsageError(f"{what}: no attention module found in {type(model).__name__}: "
@@ -108,16 +117,22 @@ def locate_for_capture(model: Any, attention_module: str | None, what: str) -> L
     return located
 
 
+def is_compiled(model: Any) -> bool:
+    """Whether ``model`` or a module in it is torch.compile'd (``torch.compile(m)`` or
+    ``m.compile()``)."""
+    return any(type(m).__name__ == "OptimizedModule"
+               or getattr(m, "_compiled_call_impl", None) is not None for m in model.modules())
+
+
 def compiled_note(model: Any) -> str | None:
-    """What a torch.compile'd model means for the labels (``None`` when not compiled)."""
-    compiled = type(model).__name__ == "OptimizedModule" or any(
-        type(m).__name__ == "OptimizedModule" for m in model.modules())
-    if not compiled:
+    """What a torch.compile'd model is captured without (``None`` when not compiled)."""
+    if not is_compiled(model):
         return None
-    return ("the model is torch.compile'd: code that dynamo compiled was traced while the "
-            "profiler was off and runs without attnprof's labels; where the record has no "
-            "per-layer table, capture the model before torch.compile (the trace's operator "
-            "figures stand either way)")
+    return ("the model is torch.compile'd, so it was captured without attnprof's labels: "
+            "each label would break the compiled graph at its module (and compile it again "
+            "for every module), so what ran would not be the user's compiled model. The "
+            "trace's operators and attention ops stand; for attention per layer and "
+            "component, capture the model before torch.compile")
 
 
 class Capture:
@@ -166,7 +181,9 @@ class Capture:
         from attnprof.measure.label_cost import label_cost_us
         from attnprof.models.instrument import labelled
 
-        located = locate_for_capture(self.model, self._attention_module, "capture")
+        compiled = compiled_note(self.model)
+        located = locate_for_capture(self.model, self._attention_module, "capture",
+                                     required=compiled is None)
         store = check_store(self._store_choice)
         self._store_path = store
         rank = process_rank()
@@ -176,13 +193,15 @@ class Capture:
         stem = "trace" if rank is None else f"trace-rank{rank}"
         self.trace_path = self.folder / f"{stem}.pt.trace.json.gz"
         self._run_id, self._rank = run_id, rank
-        state = TorchState()
-        try:
-            cost = label_cost_us()
-        finally:
-            state.restore(quiet_rng=True)
-        if (note := compiled_note(self.model)) is not None:
-            self.notes.append(note)
+        cost = None
+        if compiled is not None:
+            self.notes.append(compiled)
+        else:
+            state = TorchState()
+            try:
+                cost = label_cost_us()
+            finally:
+                state.restore(quiet_rng=True)
         self._info = {
             "label": self.label, "wait": self.wait, "warmup": self.warmup,
             "active": self.active, "label_cost_us": cost,
@@ -195,7 +214,8 @@ class Capture:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             activities.append(ProfilerActivity.CUDA)
         self._oversubscribed = oversubscribed()
-        self._stack.enter_context(labelled(located))
+        if compiled is None:
+            self._stack.enter_context(labelled(located))
         try:
             self._prof = profile(
                 activities=activities, schedule=schedule(

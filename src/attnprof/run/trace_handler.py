@@ -77,18 +77,21 @@ class TraceHandler:
             from attnprof.measure.label_cost import label_cost_us
             from attnprof.models.instrument import labelled
 
-            located = locate_for_capture(model, attention_module, "trace_handler")
-            state = TorchState()
-            try:
-                self._info["label_cost_us"] = label_cost_us()
-            finally:
-                state.restore(quiet_rng=True)
+            compiled = compiled_note(model)
+            located = locate_for_capture(model, attention_module, "trace_handler",
+                                         required=compiled is None)
             self._info["attention_modules"] = [f.path for f in located.attention]
             self._info["training"] = bool(model.training)
-            if (note := compiled_note(model)) is not None:
-                self.notes.append(note)
-                self._info["notes"] = [note]
-            self._stack.enter_context(labelled(located))
+            if compiled is not None:  # labels would break its graphs: see compiled_note
+                self.notes.append(compiled)
+                self._info["notes"] = [compiled]
+            else:
+                state = TorchState()
+                try:
+                    self._info["label_cost_us"] = label_cost_us()
+                finally:
+                    state.restore(quiet_rng=True)
+                self._stack.enter_context(labelled(located))
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, prof: Any) -> None:
