@@ -120,8 +120,9 @@ def locate_for_capture(model: Any, attention_module: str | None, what: str, *,
 def is_compiled(model: Any) -> bool:
     """Whether ``model`` or a module in it is torch.compile'd (``torch.compile(m)`` or
     ``m.compile()``)."""
+    modules = model.modules() if hasattr(model, "modules") else ()
     return any(type(m).__name__ == "OptimizedModule"
-               or getattr(m, "_compiled_call_impl", None) is not None for m in model.modules())
+               or getattr(m, "_compiled_call_impl", None) is not None for m in modules)
 
 
 def compiled_note(model: Any) -> str | None:
