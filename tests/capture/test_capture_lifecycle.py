@@ -14,6 +14,8 @@ from known_loop import KnownCostModel
 import attnprof
 from attnprof.errors import UsageError
 from attnprof.record.family import load_record
+from attnprof.render import RENDERERS
+from attnprof.render.terminal import TerminalRenderer
 
 
 def _train(model: torch.nn.Module, steps: int, on_step: object, raise_at: int | None = None
@@ -49,6 +51,16 @@ def test_a_loop_that_ends_early_leaves_a_partial_record(tmp_path: Path) -> None:
     # The step the stopped profiler left open ran none of the model: not a step.
     assert record.reports[0].model is not None and record.reports[0].model.steps == 2
     assert _labels_off(model)
+    # Every renderer takes the record; the terminal view says what the capture was.
+    for name, renderer in RENDERERS.items():  # (images: as for any analyze record)
+        if name in ("png", "svg"):
+            continue
+        out = renderer().render(record)
+        assert out and isinstance(out, bytes) == renderer.output_is_binary, name
+    shown = TerminalRenderer(width=200).render(record)
+    assert "captured by attnprof: 2 of 4 scheduled steps recorded" in shown
+    assert "partial capture: the loop ended after 4 of the schedule's 6 steps" in shown
+    assert "attnprof's labels cost" in shown
 
 
 def test_the_loops_exception_comes_out_unchanged_and_nothing_is_lost(tmp_path: Path) -> None:
