@@ -159,3 +159,12 @@ def test_import_attnprof_stays_light() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)
     assert done.stdout.strip() == "[]"
+
+
+def test_inside_a_running_profiler_is_a_usage_error(tmp_path: Path) -> None:
+    from torch.profiler import profile
+
+    model = KnownCostModel()
+    with profile(), pytest.raises(UsageError, match="already recording; pass attnprof.trace"):
+        attnprof.capture(model, out=tmp_path, attention_module="SlowAttention").__enter__()
+    assert _labels_off(model)

@@ -83,15 +83,17 @@ def _capture_lines(capture: dict[str, object], text: Text) -> None:
         said += f": {recorded} of {active} scheduled steps recorded"
     per_step, per_label = capture.get("labels_per_step"), capture.get("label_cost_us")
     cost, share = capture.get("labels_cost_us_per_step"), capture.get("labels_cost_share")
-    if all(isinstance(v, (int, float)) for v in (per_step, per_label, cost)):
-        said += (f" · attnprof's labels cost {fmt_us(float(cost))} per step "  # type: ignore[arg-type]
-                 f"({_count(float(per_step))} labels × {fmt_us(float(per_label))}"  # type: ignore[arg-type]
+    if (isinstance(per_step, (int, float)) and isinstance(per_label, (int, float))
+            and isinstance(cost, (int, float))):
+        said += (f" · attnprof's labels cost {fmt_us(float(cost))} per step "
+                 f"({_count(float(per_step))} labels × {fmt_us(float(per_label))}"
                  + (f", {share:.1%} of the step" if isinstance(share, float) else "") + ")")
     text.append("\n" + said, style="dim")
     if capture.get("status") == "partial":
         text.append(f"\npartial capture: {capture.get('reason') or 'ended early'}",
                     style="yellow")
-    for note in capture.get("notes") or []:  # type: ignore[attr-defined]
+    notes = capture.get("notes")
+    for note in notes if isinstance(notes, list) else []:
         text.append(f"\n{note}", style="yellow")
 
 

@@ -173,6 +173,7 @@ class Capture:
         self._run_id = ""
         self._rank: int | None = None
         self._oversubscribed: tuple[int, int] | None = None
+        self._cuda = False
 
     # ----- entering -------------------------------------------------------------------
     def __enter__(self) -> Capture:
@@ -185,6 +186,12 @@ class Capture:
         compiled = compiled_note(self.model)
         located = locate_for_capture(self.model, self._attention_module, "capture",
                                      required=compiled is None)
+        from torch._C._autograd import _profiler_enabled
+
+        if _profiler_enabled():  # torch runs one profiler at a time
+            raise UsageError("capture: a torch.profiler is already recording; pass "
+                             "attnprof.trace_handler(dir, model=model) as its on_trace_ready "
+                             "instead of capturing inside it")
         store = check_store(self._store_choice)
         self._store_path = store
         rank = process_rank()
@@ -212,7 +219,8 @@ class Capture:
         activities = [ProfilerActivity.CPU]
         import torch
 
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
+        self._cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+        if self._cuda:
             activities.append(ProfilerActivity.CUDA)
         self._oversubscribed = oversubscribed()
         if compiled is None:
@@ -235,6 +243,10 @@ class Capture:
         self.steps += 1
         if self._prof is None:  # the schedule is over: the loop runs as without attnprof
             return
+        if self._cuda and self._recording():
+            import torch
+
+            torch.cuda.synchronize()  # a step's kernels finish inside the step
         self._end_step()
         last = self.wait + self.warmup + self.active
         if self.steps == last:
