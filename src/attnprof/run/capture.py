@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from attnprof.models.locate import Located
 
 __all__ = ["Capture", "capture", "compiled_note", "is_compiled", "locate_for_capture",
-           "process_rank"]
+           "process_rank", "shared_run_id"]
 
 
 def capture(model: torch.nn.Module, out: str | os.PathLike[str] = "runs/",
@@ -195,7 +195,7 @@ class Capture:
         store = check_store(self._store_choice)
         self._store_path = store
         rank = process_rank()
-        run_id = _shared_run_id()
+        run_id = shared_run_id()
         self.folder = self.out / run_folder_name(run_id, self.label)
         self.folder.mkdir(parents=True, exist_ok=True)
         stem = "trace" if rank is None else f"trace-rank{rank}"
@@ -317,6 +317,12 @@ class Capture:
             # The loop's own exception is what the user must see; ours is said beside it.
             warnings.warn(f"attnprof.capture could not finish after the loop raised: "
                           f"{type(ours).__name__}: {ours}", stacklevel=2)
+        finally:  # whatever failed above, the profiler stops and the labels come off
+            if self._prof is not None:
+                prof, self._prof = self._prof, None
+                with contextlib.suppress(Exception):
+                    prof.stop()
+            self._stack.close()
         return False  # never swallow the loop's exception
 
     def _finish(self, exc: BaseException | None) -> None:
@@ -368,7 +374,7 @@ def process_rank() -> int | None:
     return None
 
 
-def _shared_run_id() -> str:
+def shared_run_id() -> str:
     """A new run id; under DDP rank 0's, so every rank writes into one run folder."""
     import torch.distributed as dist
 

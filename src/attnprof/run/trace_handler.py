@@ -10,7 +10,8 @@
             prof.step()
     handler.records     # one analyze record per profiling cycle
 
-Given a model, its attention modules are labelled from the handler's creation until it is
+Under DDP the ranks' handlers share rank 0's run folder (made on every rank alike), each
+rank's files named with its rank. Given a model, its attention modules are labelled from the handler's creation until it is
 closed (``close()``, or the end of its ``with`` block), as :func:`attnprof.capture`
 labels them. Each time the profiler finishes a cycle the handler writes the trace (gzip'd
 Chrome trace) into its run folder, analyses it into a record
@@ -29,8 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.errors import UsageError
 from attnprof.record.analyze import AnalyzeRecord
-from attnprof.record.base import new_run_id
-from attnprof.run.capture import compiled_note, locate_for_capture, process_rank
+from attnprof.run.capture import (
+    compiled_note,
+    locate_for_capture,
+    process_rank,
+    shared_run_id,
+)
 from attnprof.run.capture_record import (
     StoreChoice,
     analyse_capture,
@@ -70,7 +75,8 @@ class TraceHandler:
         self.notes: list[str] = []
         self._store = check_store(store)
         self._rank = process_rank()
-        self.folder = Path(dir) / run_folder_name(new_run_id(), label)
+        # Under DDP every rank's handler is made alike: rank 0's id, one run folder.
+        self.folder = Path(dir) / run_folder_name(shared_run_id(), label)
         self._stack = contextlib.ExitStack()
         self._info: dict[str, Any] = {"label": label, "rank": self._rank}
         if model is not None:
