@@ -6,6 +6,10 @@ The public API is small and lazy — importing :mod:`attnprof` does not import t
     record = attnprof.compare(variants=["sdpa", "flex"], seq=1024)
     model_record = attnprof.profile_model(model, inputs, implementations=["eager", "sdpa"])
     frame = attnprof.load("baseline").to_frame()   # a stored run (or a record file)
+
+    with attnprof.capture(model, out="runs/", label="baseline") as cap:   # your own loop
+        for batch in loader:
+            ...; cap.step()
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ if TYPE_CHECKING:
     from attnprof.record.compare import RunRecord
     from attnprof.record.family import Record, load_record
     from attnprof.record.model import ModelRecord
+    from attnprof.run.capture import Capture
+    from attnprof.run.trace_handler import TraceHandler
     from attnprof.spec.workload import Workload
 
-__all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", "compare",
-           "load", "load_record", "profile_model"]
+__all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", "capture",
+           "compare", "load", "load_record", "profile_model", "trace_handler"]
 
 #: Lazily re-exported names and the modules that define them (keeps ``import attnprof``
 #: free of torch).
@@ -50,6 +56,25 @@ def profile_model(model: Any = None, inputs: Any = None, **kwargs: Any) -> Model
     from attnprof.run.model import profile_model as _profile_model
 
     return _profile_model(model, inputs, **kwargs)
+
+
+def capture(model: Any, out: str | os.PathLike[str] = "runs/", label: str | None = None,
+            **kwargs: Any) -> Capture:
+    """Profile your own loop in place: a context manager whose ``step()`` the loop calls
+    after every step, and whose ``record`` holds the analysis once it is over; see
+    :func:`attnprof.run.capture.capture`."""
+    from attnprof.run.capture import capture as _capture
+
+    return _capture(model, out, label, **kwargs)
+
+
+def trace_handler(dir: str | os.PathLike[str] = "runs/", model: Any = None,  # noqa: A002
+                  **kwargs: Any) -> TraceHandler:
+    """An ``on_trace_ready`` handler for your own ``torch.profiler.profile``: writes each
+    trace and its record into ``dir``; see :func:`attnprof.run.trace_handler.trace_handler`."""
+    from attnprof.run.trace_handler import trace_handler as _trace_handler
+
+    return _trace_handler(dir, model=model, **kwargs)
 
 
 def load(target: str | os.PathLike[str], store: str | os.PathLike[str] | None = None

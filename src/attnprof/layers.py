@@ -30,6 +30,8 @@ LAYERS: tuple[str, ...] = (
     # what runs: attention families, how it is measured, whole models (built, located,
     # labelled), then the runs themselves
     "variants", "measure", "models", "run",
+    # adapters that hand a run to other libraries' loops (transformers' Trainer)
+    "integrations",
     # formatting only, then the command line, then the package's lazy public API
     "render", "cli", "__main__", "__init__",
 )

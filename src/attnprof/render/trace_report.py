@@ -59,6 +59,8 @@ def _header(report: TraceReport) -> Text:
     if meta.get("variant"):
         parts.append(f"variant {meta['variant']}")
     text.append("\n" + " · ".join(parts), style="dim")
+    if isinstance(meta.get("capture"), dict):
+        _capture_lines(meta["capture"], text)
     # What the analysis could not use, each with its reasons (never left out silently).
     for counts, noun, plural, what in (
             (report.skipped_events, "event", None, "skipped (no usable time)"),
@@ -69,6 +71,30 @@ def _header(report: TraceReport) -> Text:
             text.append(f"\n{counted(sum(counts.values()), noun, plural)} {what}: {reasons}",
                         style="yellow")
     return text
+
+
+def _capture_lines(capture: dict[str, object], text: Text) -> None:
+    """What ``attnprof.capture`` (or ``trace_handler``) recorded of itself: the schedule's
+    steps, the labels' cost, and why a capture is partial."""
+    label = capture.get("label")
+    said = "captured by attnprof" + (f" ({label!r})" if label else "")
+    recorded, active = capture.get("steps_recorded"), capture.get("active")
+    if isinstance(recorded, int) and isinstance(active, int):
+        said += f": {recorded} of {active} scheduled steps recorded"
+    per_step, per_label = capture.get("labels_per_step"), capture.get("label_cost_us")
+    cost, share = capture.get("labels_cost_us_per_step"), capture.get("labels_cost_share")
+    if (isinstance(per_step, (int, float)) and isinstance(per_label, (int, float))
+            and isinstance(cost, (int, float))):
+        said += (f" · attnprof's labels cost {fmt_us(float(cost))} per step "
+                 f"({_count(float(per_step))} labels × {fmt_us(float(per_label))}"
+                 + (f", {share:.1%} of the step" if isinstance(share, float) else "") + ")")
+    text.append("\n" + said, style="dim")
+    if capture.get("status") == "partial":
+        text.append(f"\npartial capture: {capture.get('reason') or 'ended early'}",
+                    style="yellow")
+    notes = capture.get("notes")
+    for note in notes if isinstance(notes, list) else []:
+        text.append(f"\n{note}", style="yellow")
 
 
 def _render_region(region: RegionReport, console: Console, top: int) -> None:

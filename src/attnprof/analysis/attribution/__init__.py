@@ -72,7 +72,10 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
         return None
     on_device = view.on_device
     basis = "device" if on_device else "cpu"
-    bookings = [book_step(index, inst.op) for inst in view.instances]
+    # A step with no label in it ran none of the model (the step a profiler stopped early
+    # leaves open, as a capture of a loop that ended before its schedule does): no step.
+    bookings = [book_step(index, inst.op) for inst in view.instances
+                if inst.op >= 0 and index.within(inst.op)]
     backward = [book_backward(index, b) for b in bookings]
     shares = [_attention_share(b, basis) for b in bookings]
     step = _median_step(shares)
