@@ -26,8 +26,8 @@ class AttentionTime(msgspec.Struct, kw_only=True):
     inferred_us: float
     #: Of the region's whole work on the same basis (None: the region did no work).
     share: float | None
-    #: What the time is: "device time" (kernels, copies, sets) or "compute time" (a CPU
-    #: trace's compute ops, each counted once).
+    #: What the time is: "device time" (kernels, copies and sets, summed) or "op time"
+    #: (a CPU trace's time inside ATen ops: the outermost ones, so nothing twice).
     basis: str
     #: How it was found: "name" (SDPA, flex, fused-attention ops and kernels and their
     #: backward) and/or "pattern" (matmul → softmax → matmul and its backward: inferred).

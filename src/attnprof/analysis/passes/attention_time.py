@@ -6,12 +6,15 @@ of values, however they were written — in the forward *and* in the backward, p
 instance (a step, or a forward of an inference trace). The projections around it (q, k, v,
 output) are not attention time; ``model`` books them to the attention *module*.
 
-*Work* is what the region's kernel table counts: on a GPU trace, the device time of the
-kernels, copies and sets launched; on a CPU trace, the work time of the compute ops
-(:mod:`~attnprof.analysis.index.compute_ops`: each op's time less its working children's,
-so nothing is counted twice). The share is of the instance's whole work on that basis.
+*Time* is, on a GPU trace, the device time of the kernels, copies and sets launched (a
+kernel goes with the op that launched it); on a CPU trace, the *op time*: the durations of
+the outermost attention ops (an attention op inside another counted one is not counted
+again), against the instance's time inside ATen ops (its outermost ones) as the whole. So on
+a CPU trace the attention time of SDPA is the duration of its ``aten::scaled_dot_product_
+attention`` calls plus that of the autograd engine's ranges for their backward nodes, and
+the share never passes 1.
 
-What counts, op by op (a kernel goes with the op that launched it):
+What counts, op by op:
 
 * **forward, by name**: everything inside a recognised attention op —
   ``aten::scaled_dot_product_attention`` and the backend op it routed to (flash, efficient,
@@ -307,7 +310,7 @@ def summarize_attention(steps: list[StepAttention], *, on_device: bool) -> Atten
         per_step_us=forward + backward, forward_us=forward, backward_us=backward,
         inferred_us=sum(s.inferred_us for s in steps) / n,
         share=min(max(attention / work, 0.0), 1.0) if work > 0 else None,
-        basis="device time" if on_device else "compute time",
+        basis="device time" if on_device else "op time",
         found_by=[h for h in ("name", "pattern") if any(h in s.found_by for s in steps)],
         forward_ops={k: v / n for k, v in sorted(fwd_ops.items(), key=lambda kv: -kv[1])},
         backward_ops={k: v / n for k, v in sorted(bwd_ops.items(), key=lambda kv: -kv[1])},
