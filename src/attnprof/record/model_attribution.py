@@ -31,6 +31,8 @@ from typing import Literal
 
 import msgspec
 
+from attnprof.record.attention_time import AttentionTime
+
 from attnprof.record.finding import Finding
 
 __all__ = ["ATTENTION_COMPONENTS", "ATTENTION_KINDS", "CROSS_PREFIX", "REST_COMPONENTS",
@@ -190,6 +192,11 @@ class ModelAttribution(msgspec.Struct, kw_only=True):
     #: Why the shares cannot be trusted (a contended or faulting capture, traced steps
     #: that disagree); ``None`` when nothing says so.
     unreliable: str | None = None
+    #: The attention time of the region (the attention core, forward + backward, per
+    #: step: :mod:`attnprof.analysis.passes.attention_time`): the figure ``analyze``,
+    #: ``diff`` and the ranks view report for the same trace. ``attention_share`` above is
+    #: the attention *modules'* share (projections included) on ``time_basis``.
+    attention_time: AttentionTime | None = None
 
     def step_on(self, basis: str) -> float:
         """The step's time on ``basis``, µs: what the shares are of."""

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from attnprof.record.attention_time import AttentionTime
 from attnprof.record.finding import Finding, Severity
 from attnprof.record.model_attribution import ModelAttribution
 
@@ -139,10 +140,12 @@ class RegionReport(msgspec.Struct, kw_only=True):
     kernel_source: str = "kernels"
     #: Which allocator the memory figures are from: "cuda" or "cpu" (None: no [memory] events).
     memory_device: str | None = None
-    #: Work inside recognised attention (SDPA, flex, fused-attention kernels) per forward, µs,
-    #: and its share of all the region's work (None when the region did no work).
+    #: The attention time (:mod:`attnprof.analysis.passes.attention_time`: the attention
+    #: core's work, forward + backward) per instance, µs, and its share of all the region's
+    #: work (None when the region did no work); ``attention`` has the split and the ops.
     attention_us_per_forward: float = 0.0
     attention_share: float | None = None
+    attention: AttentionTime | None = None
 
 
 class BreakdownKernel(msgspec.Struct, kw_only=True):

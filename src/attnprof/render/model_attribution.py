@@ -11,11 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.formatting import format_bytes, format_us
+from attnprof.record.attention_time import AttentionTime
 from attnprof.record.finding import Finding
 from attnprof.record.model_attribution import LayerReport, ModelAttribution
 from attnprof.render.styles import SEVERITY_STYLE
 
-__all__ = ["render_attribution", "render_model_findings", "share_text"]
+__all__ = ["attention_time_text", "render_attribution", "render_model_findings", "share_text"]
 
 
 
@@ -89,13 +90,28 @@ def render_attribution(att: ModelAttribution, console: Console, *, title: str,
         f"{p.name} {format_us(p.on(basis))} ({p.share:.0%})" for p in att.parts)))
     kinds = ", ".join(f"{k.name.replace('_', '-')} {format_us(k.on(basis))} ({k.share:.0%})"
                       for k in att.kinds)
-    console.print(Text("  attention " + ("—" if att.attention_share is None
-                                         else f"{att.attention_share:.0%}")
-                       + " of the step" + (f" ({kinds})" if kinds else "")
+    console.print(Text("  attention modules " + ("—" if att.attention_share is None
+                                                 else f"{att.attention_share:.0%}")
+                       + " of the step, projections included" + (f" ({kinds})" if kinds else "")
                        + "; components, all layers: " + _components(att)))
+    if att.attention_time is not None:
+        console.print(Text("  " + attention_time_text(att.attention_time)))
     if att.unreliable:
         console.print(Text(f"  shares marked ? are unreliable: {att.unreliable}",
                            style="yellow"))
+
+
+def attention_time_text(t: AttentionTime) -> str:
+    """The attention time as every command states it: the core, forward + backward."""
+    per = "step" if t.backward_us > 0 else "forward"
+    text = (f"attention time (the core, as analyze, diff and the ranks view report it): "
+            f"{format_us(t.per_step_us)} per {per}"
+            + ("" if t.share is None else f", {t.share:.0%} of the {t.basis}"))
+    if t.backward_us > 0:
+        text += f" (forward {format_us(t.forward_us)}, backward {format_us(t.backward_us)})"
+    if t.inferred_us > 0:
+        text += f"; {format_us(t.inferred_us)} of it inferred from the pattern"
+    return text
 
 
 def _top(layer: LayerReport, basis: str) -> str:

@@ -86,8 +86,8 @@ def _runs(record: ModelRecord, console: Console) -> None:
     table = Table(title="runs", title_justify="left")
     for name, justify in (("attention", "left"), ("phase", "left"), ("status", "left"),
                           ("ms / step", "right"), ("tokens/s", "right"),
-                          ("peak mem", "right"), ("attention share", "right"),
-                          ("core share", "right"), ("SDPA backend", "left"),
+                          ("peak mem", "right"), ("attention modules", "right"),
+                          ("attention time", "right"), ("SDPA backend", "left"),
                           ("max diff", "right"), ("labels cost", "right"),
                           ("notes", "left")):
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
@@ -101,12 +101,15 @@ def _runs(record: ModelRecord, console: Console) -> None:
                       f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
                       format_bytes(r.peak_memory_bytes),
                       share_text(r.attention_share, r.shares_unreliable),
-                      share_text(r.core_share, r.shares_unreliable),
+                      share_text(_attention_time_share(r), r.shares_unreliable),
                       Text(r.sdpa_backend or "—"),
                       error_text(r.max_abs_diff, r.within_tolerance),
                       _labels_cost(r), Text(_notes(r)))
     console.print(table)
-    console.print("[dim]ms / step: median, labels off; shares: of the traced step's time; "
+    console.print("[dim]ms / step: median, labels off; attention modules: their share of "
+                  "the traced step's time, projections included; attention time: the core's "
+                  "forward + backward, of the step's op time (the figure analyze, diff and the "
+                  "ranks view report); "
                   "labels cost: the same step with attnprof's labels on (profiler off), "
                   "median over the interleaved rounds (lowest … highest); max diff: max |out − "
                   "reference| / max(1, max |reference|) on the same weights and inputs[/dim]")
@@ -115,6 +118,14 @@ def _runs(record: ModelRecord, console: Console) -> None:
                       "noisy, or its steps disagree): why, under each run's per-layer "
                       "table; exit status 3[/yellow]")
     _attention_calls(record, console)
+
+
+def _attention_time_share(run: PhaseRun) -> float | None:
+    """The run's attention time share (records from before it was kept: the core share)."""
+    att = run.attribution
+    if att is not None and att.attention_time is not None:
+        return att.attention_time.share
+    return run.core_share
 
 
 def _attention_calls(record: ModelRecord, console: Console) -> None:

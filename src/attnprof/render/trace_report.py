@@ -19,7 +19,7 @@ from attnprof.record.trace_report import PATH_SEP, Finding, KernelStat, RegionRe
 from attnprof.render.model_attribution import render_attribution, render_model_findings
 from attnprof.render.styles import SEVERITY_STYLE
 
-__all__ = ["fmt_size", "fmt_us", "render_findings", "render_trace_report"]
+__all__ = ["attention_lines", "fmt_size", "fmt_us", "render_findings", "render_trace_report"]
 
 _VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "cyan",
                   "unknown": "dim"}
@@ -108,12 +108,7 @@ def _render_region(region: RegionReport, console: Console, top: int) -> None:
     _kernel_table(region, console, top, unit)
     _time_table(region, console)
     _op_table(region, console, top)
-    extras = []
-    if region.attention_share:
-        work = "device time" if region.kernel_source == "kernels" else "compute time"
-        extras.append(f"attention: {fmt_us(region.attention_us_per_forward)} per forward, "
-                      f"{region.attention_share:.0%} of the {work} (SDPA, flex and fused "
-                      "attention kernels; hand-written attention is not recognised)")
+    extras = attention_lines(region)
     if region.sdpa_backend:
         extras.append(f"SDPA backend: {region.sdpa_backend}")
     if region.peak_memory_bytes is not None:
@@ -127,6 +122,35 @@ def _render_region(region: RegionReport, console: Console, top: int) -> None:
                       + ", ".join(f"{k} ×{v}" for k, v in region.launch_apis.items()))
     for line in extras:
         console.print(Text(f"  {line}"))
+
+
+def attention_lines(region: RegionReport, top: int = 6) -> list[str]:
+    """The region's attention time: per step (per forward when it has no backward), its
+    share, the forward/backward split, how it was found, and the ops it counted."""
+    att = region.attention
+    if not region.attention_share:
+        return []
+    if att is None:  # a report written before the attention time had its split
+        return [f"attention: {fmt_us(region.attention_us_per_forward)} per forward, "
+                f"{region.attention_share:.0%} of the work"]
+    per = "step" if att.backward_us > 0 else "forward"
+    line = (f"attention: {fmt_us(att.per_step_us)} per {per}, {region.attention_share:.0%} "
+            f"of the {att.basis}")
+    if att.backward_us > 0:
+        line += f" (forward {fmt_us(att.forward_us)}, backward {fmt_us(att.backward_us)})"
+    how = {"name": "SDPA, flex and fused attention ops and their backward, by name",
+           "pattern": "hand-written attention, inferred from its matmul → softmax → matmul "
+                      "pattern"}
+    found = "; ".join(how[h] for h in att.found_by)
+    if 0 < att.inferred_us < att.per_step_us:
+        found += f" ({fmt_us(att.inferred_us)} of it inferred)"
+    lines = [f"{line} — {found}"]
+    for label, ops in (("forward", att.forward_ops), ("backward", att.backward_ops)):
+        if ops:
+            shown = ", ".join(f"{name} ×{_count(n)}" for name, n in list(ops.items())[:top])
+            more = f", {len(ops) - top} more" if len(ops) > top else ""
+            lines.append(f"  counted per {per}, {label}: {shown}{more}")
+    return lines
 
 
 def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -> None:

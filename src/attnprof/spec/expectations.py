@@ -10,7 +10,7 @@ with what ran. Every key is optional::
     kernels = { max = 1 }          # kernels per forward (compute ops on CPU traces)
     latency_ms = { max = 2.0 }     # measured median, or per-forward time from the trace
     peak_memory_mib = { max = 64 }
-    attention_share = { min = 0.9 }  # share of the work in SDPA/flex/fused attention
+    attention_share = { min = 0.9 }  # the attention time's share (core, fwd + bwd)
 
     [[kernel]]                     # kernels (or CPU compute ops) matching a regex
     match = "flash"

@@ -39,6 +39,7 @@ from attnprof.analysis.index.compute_ops import compute_ops
 from attnprof.analysis.index.device_events import DeviceEvents
 from attnprof.analysis.index.op_index import OpIndex
 from attnprof.analysis.index.views import RegionView
+from attnprof.analysis.passes.attention_time import attention_time, summarize_attention
 from attnprof.knowledge.annotations import REGION_PREFIX
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.model_attribution import (
@@ -116,7 +117,9 @@ def attribute_model(ops: OpIndex, devices: DeviceEvents, views: list[RegionView]
         # On a GPU trace shares are of kernel time, which a CPU's wait or page faults do
         # not stretch (they widen the gaps between kernels): only disagreeing steps count.
         unreliable=unreliable_reason(None if on_device else wait,
-                                     None if on_device else extra_faults, known))
+                                     None if on_device else extra_faults, known),
+        # The one attention time, from the same region as analyze's (not the labels).
+        attention_time=summarize_attention(attention_time(view), on_device=on_device))
 
 
 def _fraction(part: float, whole: float) -> float | None:

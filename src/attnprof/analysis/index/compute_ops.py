@@ -6,8 +6,10 @@ ops* are the same thing: the innermost ATen ops that actually touch tensor data
 ``aten::_scaled_dot_product_flash_attention_for_cpu``). An op is one when it is not
 *structural* and none of the ops it called is a compute op (a *leaf*), or when the only work
 it called was initialising its output (a *working parent*: ``aten::all`` fills its output
-with ``aten::fill_``, then reduces in its own time — on a GPU, two kernels). Factories
-(``aten::ones`` = allocate + ``fill_``) are not working parents: the fill is all they do.
+with ``aten::fill_``, then reduces in its own time — on a GPU, two kernels; SDPA's CPU
+flash backward makes its gradients with ``aten::zeros``, then computes into them).
+Factories (``aten::ones`` = allocate + ``fill_``) are not working parents: the fill is
+all they do.
 The rule is structural, not a share of time, so counts do not change with the shape. A
 compute op's *work time* is its duration less that of the compute ops it called, so no
 time is counted twice.
@@ -143,9 +145,12 @@ def compute_visits(ops: OpIndex, op: np.ndarray, lo: np.ndarray, hi: np.ndarray
     into = child - (op[child] - parent[child])  # backward sweep over the span would
     dur = ops.dur
     below_us = np.bincount(into, weights=dur[op[child]], minlength=size)
-    not_init = ~is_in(names[op[child]], _name_ids(ops, INIT_OPS)) | work_below[child]
-    only_init_below = np.bincount(into[not_init], minlength=size) == 0
     factory = is_in(names[op], _name_ids(ops, FACTORY_OPS))
+    # A factory called for its output (aten::zeros: allocate + zero_) initialises too: the
+    # parent that then computes into it (SDPA's CPU flash backward) is a working parent.
+    init_like = is_in(names[op[child]], _name_ids(ops, INIT_OPS)) | factory[child]
+    not_init = ~init_like | (work_below[child] & ~factory[child])
+    only_init_below = np.bincount(into[not_init], minlength=size) == 0
     chosen = work & (~work_below | (only_init_below & ~factory))
     own = np.maximum(dur[op] - below_us, 0.0)
     return chosen, own
