@@ -26,6 +26,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
+from attnprof.noise import welch_p
 from attnprof.record.compare import Latency
 from attnprof.record.diff import MetricChange, RowDiff
 
@@ -50,16 +51,6 @@ def process_latency(metric: str, old: Latency, new: Latency) -> MetricChange:
                         change=change, n_old=old.count, n_new=new.count, test="processes",
                         old_processes=list(old.process_medians),
                         new_processes=list(new.process_medians))
-
-
-def welch_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Welch's two-sided t-test p-value (1.0 when neither side varies, or too few)."""
-    from scipy.stats import ttest_ind  # scipy costs 0.1-0.3 s to import: only here
-
-    if len(a) < 2 or len(b) < 2:
-        return 1.0
-    p = float(ttest_ind(a, b, equal_var=False).pvalue)
-    return 1.0 if math.isnan(p) else min(1.0, p)
 
 
 def _tested(rows: list[RowDiff]) -> list[MetricChange]:

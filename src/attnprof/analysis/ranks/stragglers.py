@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 
+from attnprof import noise
 from attnprof.formatting import format_us
 from attnprof.record.finding import Finding
 from attnprof.record.ranks import RankSummary, StepStraggler
@@ -88,8 +89,7 @@ def _judge(table: list[StepStraggler], ranks: list[RankSummary], steps: list[int
     mine = [t for t in table if t.straggler == rank]
     extra = statistics.median(t.extra_us for t in mine)
     durations = [s.dur_us for r in ranks for s in r.steps if s.step in set(steps)]
-    quartiles = statistics.quantiles(durations, n=4) if len(durations) >= 2 else [0, 0, 0]
-    iqr, step = quartiles[2] - quartiles[0], statistics.median(durations)
+    iqr, step = noise.iqr(durations), statistics.median(durations)
     said = (f"rank {rank} was the last to join the collectives in {times} of {len(table)} "
             f"steps, {format_us(extra)} per step after the others")
     if extra <= NOISE_FACTOR * iqr or extra < MIN_SHARE * step:
