@@ -92,7 +92,8 @@ TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
                          "peak memory grew, by more than PCT percent, or a row that ran "
                          "before fails now",
         ExitCode.USAGE: "a user mistake (an unknown run, an ambiguous prefix, two records "
-                        "of different kinds)"}),
+                        "of different kinds), or a gate over different workloads (without "
+                        "`--allow-workload-change`) or that judged nothing (two traces)"}),
     (("env",), {ExitCode.OK: "done", ExitCode.USAGE: _MISTAKE}),
     (("report",), {
         ExitCode.OK: "done",

@@ -16,6 +16,8 @@ LAYERS: tuple[str, ...] = (
     # plain helpers: no project imports but each other
     "_version", "layers", "exit_codes", "errors", "signals", "torch_state", "formatting", "atomic",
     "scratch", "input_files", "outputs",
+    # the one rule for spread, interval and "differs beyond noise" (no project imports)
+    "noise",
     # what is asked: workload, costs, settings, expectations
     "spec",
     # what we know, not what we saw: kernel names, SDPA backends, trace categories

@@ -33,6 +33,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--fail-on-regression", metavar="PCT",
                    help="exit 1 when a row got significantly slower, or its peak memory grew, "
                         "by more than PCT percent, or it broke (e.g. 5)")
+    p.add_argument("--allow-workload-change", action="store_true",
+                   help="gate (--fail-on-regression) runs of different workloads; without "
+                        "it, such a gate is refused: their rows measure different work")
     p.add_argument("--json", metavar="PATH", help="write the diff record (JSON) to PATH")
     p.add_argument("--csv", metavar="PATH", help="write one CSV line per row and metric")
     p.add_argument("--top", type=int, default=15, metavar="N",
@@ -43,7 +46,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attnprof.analysis.diff.gate import blind_rows, regressions
+    from attnprof.analysis.diff.gate import blind_rows, not_judged, regressions
     from attnprof.analysis.history import DiffRequest, diff_sources
     from attnprof.cli.outcome import print_written
     from attnprof.cli.storing import open_for_reading
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
                                 figures=Figures("diff")))
     with open_for_reading(args) as store:
         diff = diff_sources(DiffRequest(old=args.old, new=args.new), store)
+    if percent is not None:
+        _check_gate(diff, args)  # before anything is written: a refusal leaves nothing
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(diff))
     if args.json:
         diff.save(args.json)
@@ -76,8 +81,34 @@ def run(args: argparse.Namespace) -> int:
     if percent is None:
         return ExitCode.OK
     found = regressions(diff, percent)
-    render_gate(found, percent, console, blind=len(blind_rows(diff, percent)))
+    render_gate(found, percent, console, blind=len(blind_rows(diff, percent)),
+                unjudged=len(not_judged(diff)))
     return ExitCode.FAILED if found else ExitCode.OK
+
+
+#: Changes that make two records measure different work (a model is a workload too).
+_WORK_SCOPES = ("workload", "model")
+
+
+def _check_gate(diff: Any, args: argparse.Namespace) -> None:
+    """Refuse a gate over different workloads (unless --allow-workload-change), and one
+    that could judge nothing: both are a UsageError, exit 2."""
+    from attnprof.analysis.diff.gate import judged
+    from attnprof.errors import UsageError
+
+    changed = [c for c in diff.changes if c.scope in _WORK_SCOPES]
+    if changed and not args.allow_workload_change:
+        fields = ", ".join(f"{c.what} {c.old} → {c.new}" for c in changed)
+        raise UsageError(f"--fail-on-regression: the workloads differ ({fields}), so the rows "
+                         "measure different work, not a change of the code; diff runs of one "
+                         "workload, or add --allow-workload-change to gate them anyway")
+    if not judged(diff):
+        what = ("two traces: time per step from one capture a side is shown, not judged"
+                if diff.traces and not diff.rows else
+                "no row has a latency or peak memory both sides measured")
+        raise UsageError(f"--fail-on-regression judged nothing ({what}); gate on runs "
+                         "(compare, profile, model; --processes 5 for latency), or drop "
+                         "--fail-on-regression")
 
 
 def _is_file(path: str) -> bool:

@@ -2,16 +2,18 @@
 
 Median and inter-quartile range rather than mean and standard deviation: latency
 distributions are skewed (a descheduled thread, a GC pause), and the median of a handful of
-samples is robust where the mean is not. The raw samples travel with the summary.
+samples is robust where the mean is not. The raw samples travel with the summary. The
+quartiles, the spread and "noisy" are :mod:`attnprof.noise`'s, as everywhere.
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
+from attnprof import noise
+
 #: IQR/median above this marks a measurement as noisy.
-NOISE_THRESHOLD = 0.10
+NOISE_THRESHOLD = noise.NOISY
 
 
 @dataclass(frozen=True)
@@ -32,20 +34,16 @@ class Summary:
     @property
     def relative_iqr(self) -> float:
         """IQR / median: the spread as a fraction of the typical value."""
-        return self.iqr / self.median if self.median > 0 else 0.0
+        return noise.relative_iqr(self.median, self.iqr)
 
     @property
     def noisy(self) -> bool:
-        return self.count >= 2 and self.relative_iqr > NOISE_THRESHOLD
+        return noise.noisy(self.median, self.iqr, self.count)
 
 
 def summarize(samples: list[float]) -> Summary:
     """Summarise ``samples`` (at least one)."""
     if not samples:
         raise ValueError("no samples to summarise")
-    if len(samples) == 1:
-        x = samples[0]
-        return Summary(x, x, x, x, x, 1)
-    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
-    return Summary(statistics.median(samples), q1, q3, min(samples), max(samples),
-                   len(samples))
+    q1, median, q3 = noise.quartiles(samples)
+    return Summary(median, q1, q3, min(samples), max(samples), len(samples))

@@ -110,6 +110,16 @@ class MetricChange(msgspec.Struct, kw_only=True):
     #: over both sides) taken out: what a ``processes`` test judged. ``None``: not taken
     #: out (one process a side, or fewer than four rows).
     adjusted_change: float | None = None
+    #: Why a tested metric was not judged after all (``significant`` None), e.g. "1
+    #: process a side": every other row's latency moved the same way, which one process's
+    #: samples cannot tell from the process's own speed.
+    not_judged: str | None = None
+
+    @property
+    def grew_from_zero(self) -> bool:
+        """An exact measurement that was 0 and is not now: growth with no ratio, judged in
+        its unit (peak memory from 0 B to 32 MiB is growth, not "n/a")."""
+        return self.exact and self.old == 0 and self.new is not None and self.new != 0
 
     @property
     def judged_change(self) -> float | None:
@@ -120,6 +130,8 @@ class MetricChange(msgspec.Struct, kw_only=True):
     def worse(self) -> bool:
         """A significant change in the bad direction."""
         change = self.judged_change
+        if self.significant and change is None and self.grew_from_zero:
+            change = self.new  # from zero: the sign of the growth in its unit
         if not self.significant or change is None:
             return False
         return change < 0 if self.higher_is_better else change > 0

@@ -80,7 +80,27 @@ class KernelStat(msgspec.Struct, kw_only=True):
     block: list[int] | None = None
     registers_per_thread: int | None = None
     shared_memory: int | None = None  # bytes per block
-    occupancy: float | None = None  # CUPTI "est. achieved occupancy %", 0..100
+    #: CUPTI "est. achieved occupancy %", 0..100; ``None`` also where the trace wrote a 0
+    #: that is no estimate (``note`` says why).
+    occupancy: float | None = None
+    #: Computed from block size, registers, shared memory and the architecture's per-SM
+    #: limits (:mod:`attnprof.knowledge.sm_limits`), 0..100; not a measurement.
+    theoretical_occupancy: float | None = None
+    #: What limits ``theoretical_occupancy``: registers, shared memory, warps or blocks.
+    occupancy_limited_by: str | None = None
+
+    def occupancy_text(self) -> str:
+        """CUPTI's occupancy as the views show it: whole percents, where 0 means under 1%
+        (CUPTI truncates), "—" where it made no estimate."""
+        if self.occupancy is None:
+            return "—"
+        return "<1%" if self.occupancy == 0 else f"{self.occupancy:g}%"
+
+    def theoretical_text(self) -> str | None:
+        """The theoretical occupancy and its limit (``None`` when not computed)."""
+        if self.theoretical_occupancy is None:
+            return None
+        return f"{self.theoretical_occupancy:.3g}% ({self.occupancy_limited_by})"
     launch_api: str | None = None  # cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel, ...
     note: str | None = None
     tile: str | None = None

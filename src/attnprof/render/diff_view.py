@@ -83,11 +83,16 @@ def _tested(record: DiffRecord) -> int:
 
 def format_change(m: MetricChange) -> Text:
     """``+10.3%`` in colour when significant, ``~`` when not, plain when not judged."""
+    if m.change is None and m.grew_from_zero and m.new is not None:
+        # Growth from zero has no ratio: it is said in its unit.
+        return Text(f"+{_value(m, m.new)}", style="bold red" if m.worse else "dim")
     if m.change is None:
         return Text("—" if m.old is None or m.new is None else "n/a", style="dim")
     shown = f"{m.change * 100:+.1f}%"
     if m.adjusted_change is not None:  # the change the test judged, beside the speed
         shown += f" ({m.adjusted_change * 100:+.1f}% beside speed)"
+    if m.not_judged:
+        return Text(f"{shown} not judged", style="yellow")
     if m.significant is None:
         return Text(shown, style="dim")
     if not m.significant:
@@ -106,6 +111,8 @@ def _value(m: MetricChange, value: float | None) -> str:
 
 
 def _evidence(m: MetricChange) -> Text:
+    if m.not_judged:  # a p-value here would look decisive where nothing was judged
+        return Text(f"not judged ({m.not_judged})", style="yellow")
     if m.p_value is not None:
         p = m.p_adjusted if m.p_adjusted is not None else m.p_value
         text = Text(f"p={p:.3f} processes {len(m.old_processes)}+{len(m.new_processes)}"
@@ -224,9 +231,13 @@ def _render_region(region: RegionDiff, console: Console, top: int) -> None:
 
 
 def render_gate(found: list[tuple[RowDiff, MetricChange | None]], percent: float,
-                console: Console, blind: int = 0) -> None:
+                console: Console, blind: int = 0, unjudged: int = 0) -> None:
     """The CI gate's verdict: each regression, or that there is none (and how many rows it
-    could not judge at ``percent``)."""
+    could not judge at ``percent``, or did not judge at all)."""
+    if unjudged:
+        console.print(Text(f"regression gate ({percent:g}%): {unjudged} row(s) not judged "
+                           "(1 process a side; see the warning): the gate cannot vouch for "
+                           "them", style="yellow"))
     if not found:
         console.print(Text(f"regression gate ({percent:g}%): passed — no significant "
                            f"slowdown or memory growth above {percent:g}%, no row broke",
@@ -245,6 +256,8 @@ def render_gate(found: list[tuple[RowDiff, MetricChange | None]], percent: float
             continue
         title = _METRIC_TITLE.get(metric.metric, metric.metric)
         evidence = _evidence(metric).plain
+        change = (format_change(metric).plain if metric.judged_change is None
+                  else f"{metric.judged_change:+.1%}")
         console.print(Text(f"  {key}: {title} {_value(metric, metric.old)} → "
-                           f"{_value(metric, metric.new)} ({metric.judged_change or 0:+.1%}"
+                           f"{_value(metric, metric.new)} ({change}"
                            f"{', ' + evidence if evidence else ''})"))

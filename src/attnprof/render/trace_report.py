@@ -206,8 +206,10 @@ def _launch_text(k: KernelStat) -> Text:
         parts.append(f"{k.registers_per_thread} regs")
     if k.shared_memory is not None:
         parts.append(f"{fmt_size(k.shared_memory)} smem")
-    if k.occupancy is not None:
-        parts.append(f"occupancy {k.occupancy:g}%")
+    if k.occupancy is not None or k.theoretical_occupancy is not None:
+        parts.append(f"occupancy {k.occupancy_text()} (CUPTI)")
+    if (theoretical := k.theoretical_text()) is not None:
+        parts.append(f"theoretical {theoretical}")
     text = Text(", ".join(parts) or "—")
     if k.note:
         text.append(f"\n{k.note}", style="yellow")

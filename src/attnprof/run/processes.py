@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import msgspec
 
 from attnprof.measure.stats import summarize
+from attnprof.noise import relative_range
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.run.executors import Executor
 from attnprof.run.point import Point
@@ -83,10 +84,7 @@ def merge_processes(records: Sequence[CompareRecord], *, planned: int | None = N
 
 def process_spread(medians: Sequence[float]) -> float | None:
     """(max - min) / median of the processes' medians (``None`` for fewer than two)."""
-    if len(medians) < 2:
-        return None
-    middle = statistics.median(medians)
-    return (max(medians) - min(medians)) / middle if middle > 0 else None
+    return relative_range(medians)
 
 
 def _merged_row(measured: list[tuple[int, VariantResult]], ran: int,

@@ -15,7 +15,12 @@ from collections.abc import Callable, Sequence
 
 from attnprof.analysis.diff.changes import environment_changes, struct_changes
 from attnprof.analysis.diff.metrics import judge
-from attnprof.analysis.diff.processes import COMMON_SHIFT, common_speed, judge_processes
+from attnprof.analysis.diff.processes import (
+    COMMON_SHIFT,
+    common_speed,
+    judge_processes,
+    unjudge_process_moves,
+)
 from attnprof.analysis.diff.rows import compare_rows, model_rows, sweep_rows
 from attnprof.analysis.diff.traces import diff_reports, pair_files
 from attnprof.errors import UsageError
@@ -86,6 +91,7 @@ def diff_records(old: RecordBase, new: RecordBase, old_side: DiffSide, new_side:
                          "diff rank by rank: attnprof diff FOLDER_A FOLDER_B)")
     judge_processes(diff.rows)
     judge(diff.rows, alpha)
+    unjudge_process_moves(diff.rows)
     diff.warnings += _sample_warnings(diff.rows, alpha)
     by_process = common_speed(diff.rows, alpha)
     diff.warnings += by_process or _common_shift(diff.rows)
@@ -137,9 +143,15 @@ def _one_process(rows: list[RowDiff]) -> list[str]:
     far a median moves between processes is not in its samples."""
     flagged = [row for row in rows if (m := row.metric("latency_ms")) is not None
                and m.test == "samples" and m.significant]
+    unjudged = [row for row in rows if (m := row.metric("latency_ms")) is not None
+                and m.not_judged]
+    said = ([f"{len(unjudged)} row(s) not judged (1 process a side): their latency moved "
+             "the way every other row's did, which is the process's speed as much as the "
+             "code's, and one process's samples cannot tell them apart; measure both "
+             "sides with --processes 5 to judge them"] if unjudged else [])
     if not flagged:
-        return []
-    return [f"{len(flagged)} row(s) changed significantly by their samples, but each side "
+        return said
+    return [*said, f"{len(flagged)} row(s) changed significantly by their samples, but each side "
             "was measured in one process, and how far a median moves between processes "
             "is not in its samples (on a shared 2-core VM, on one thread, 41% of unchanged "
             "rows were flagged so; with --processes 5 a side, 0.6%, and a 10% slowdown was "

@@ -26,11 +26,15 @@ import math
 import statistics
 from collections.abc import Sequence
 
+from attnprof.noise import welch_p
 from attnprof.record.compare import Latency
 from attnprof.record.diff import MetricChange, RowDiff
 
-__all__ = ["COMMON_SHIFT", "MIN_ROWS_FOR_SPEED", "common_speed", "judge_processes",
-           "process_latency", "welch_p"]
+__all__ = ["COMMON_SHIFT", "MIN_ROWS_FOR_SPEED", "ONE_PROCESS", "common_speed",
+           "judge_processes", "process_latency", "unjudge_process_moves", "welch_p"]
+
+#: Why a latency tested on one process a side was not judged.
+ONE_PROCESS = "1 process a side"
 
 #: Rows whose latencies all moved one way by at least this much read as a change of the
 #: machine's or the process's speed between the runs (benchmarks/bench_diff_noise.py: on
@@ -50,16 +54,6 @@ def process_latency(metric: str, old: Latency, new: Latency) -> MetricChange:
                         change=change, n_old=old.count, n_new=new.count, test="processes",
                         old_processes=list(old.process_medians),
                         new_processes=list(new.process_medians))
-
-
-def welch_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Welch's two-sided t-test p-value (1.0 when neither side varies, or too few)."""
-    from scipy.stats import ttest_ind  # scipy costs 0.1-0.3 s to import: only here
-
-    if len(a) < 2 or len(b) < 2:
-        return 1.0
-    p = float(ttest_ind(a, b, equal_var=False).pvalue)
-    return 1.0 if math.isnan(p) else min(1.0, p)
 
 
 def _tested(rows: list[RowDiff]) -> list[MetricChange]:
@@ -143,3 +137,23 @@ def common_speed(rows: list[RowDiff], alpha: float) -> list[str]:
             "change that touched every variant alike (a new torch: see the changes above), "
             "which one diff cannot tell apart; each row is judged beside it (the "
             "'beside speed' change)"]
+
+
+def unjudge_process_moves(rows: list[RowDiff]) -> None:
+    """With one process a side, a significant latency change that the other rows share
+    (their median change at least :data:`COMMON_SHIFT`, the same way) is the process's
+    speed as much as the code's, and one process's samples cannot tell which: it is not
+    judged (``not_judged`` = :data:`ONE_PROCESS`), whatever its p-value. A change that the
+    other rows do not share keeps its verdict; so does a record of one row, where nothing
+    can tell (the diff's warning says so). In place, after Holm's correction."""
+    tested = [m for row in rows if (m := row.metric("latency_ms")) is not None
+              and m.test == "samples" and m.change is not None and m.change > -1]
+    if len(tested) < 2:
+        return
+    logs = [math.log1p(m.change) for m in tested if m.change is not None]
+    for k, m in enumerate(tested):
+        if not m.significant:
+            continue
+        shared = statistics.median(logs[:k] + logs[k + 1:])
+        if abs(shared) >= math.log1p(COMMON_SHIFT) and (shared > 0) == (logs[k] > 0):
+            m.significant, m.not_judged = None, ONE_PROCESS

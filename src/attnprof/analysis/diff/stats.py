@@ -5,13 +5,16 @@ Mann-Whitney U assumes nothing about the shape of the distributions (latency sam
 skewed, with a long tail of descheduled calls), only that larger values on one side are
 more likely than on the other; it is what Go's benchstat uses. Holm-Bonferroni keeps the
 chance of any false alarm in a diff of many rows at ``alpha``, and is never less powerful
-than plain Bonferroni.
+than plain Bonferroni. The test and the spread are :mod:`attnprof.noise`'s, the one rule
+for noise; this module adds what a diff of many rows needs beside them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from attnprof.noise import mann_whitney_p, robust_spread
 
 __all__ = ["POWER", "detectable_change", "holm", "mann_whitney_p", "pooled_spread",
            "relative_spread", "samples_for", "smallest_p"]
@@ -21,21 +24,6 @@ POWER = 0.8
 #: Mann-Whitney's efficiency against the t-test on normal data (3/pi): it needs about 5%
 #: more samples than a t-test for the same power.
 _EFFICIENCY = 3 / math.pi
-
-
-def mann_whitney_p(old: Sequence[float], new: Sequence[float]) -> float:
-    """The two-sided Mann-Whitney U p-value of ``old`` against ``new`` (1.0 when every
-    sample of both sides is equal, where the test has nothing to rank). The exact
-    distribution is used for small samples without ties, the normal approximation (with
-    tie and continuity corrections) otherwise, as scipy chooses."""
-    from scipy.stats import mannwhitneyu  # scipy costs 0.1-0.3 s to import: only here
-
-    if len(old) == 0 or len(new) == 0:
-        raise ValueError("both sides need samples")
-    if min(old) == max(old) == min(new) == max(new):
-        return 1.0
-    p = float(mannwhitneyu(old, new, alternative="two-sided").pvalue)
-    return 1.0 if math.isnan(p) else min(1.0, p)
 
 
 def smallest_p(n_old: int, n_new: int) -> float:
@@ -50,16 +38,9 @@ def smallest_p(n_old: int, n_new: int) -> float:
 
 
 def relative_spread(samples: Sequence[float]) -> float:
-    """A robust relative standard deviation: IQR / 1.349 / median (1.349 IQRs make one
-    standard deviation of a normal distribution), so one descheduled call does not count
-    like a hundred slow ones."""
-    import statistics
-
-    if len(samples) < 4:
-        return math.nan
-    q1, _, q3 = statistics.quantiles(samples, n=4)
-    median = statistics.median(samples)
-    return (q3 - q1) / 1.349 / median if median > 0 else math.nan
+    """A robust relative standard deviation, :func:`attnprof.noise.robust_spread`: IQR /
+    1.349 / median from the same quartiles as compare's IQR."""
+    return robust_spread(samples)
 
 
 def _z(alpha: float, power: float) -> float:

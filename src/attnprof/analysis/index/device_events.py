@@ -87,6 +87,9 @@ def link_device_events(ops: OpIndex) -> DeviceEvents:
     names = t.name[rows]
     kind = _kinds(t.cat[rows], names, cat_ids, t.strings.__getitem__)
     corr = t.correlation[rows].astype(np.int64)
+    # CUPTI and roctracer number correlations from 1: a 0 is "none", as -1 is (a 0 taken
+    # for an id joins the event to whatever else wrote 0).
+    corr[corr == 0] = -1
     _fill_from_flows(ops, rows, corr)
     launch = _launch_rows(ops, corr)
     n = len(rows)
@@ -148,7 +151,7 @@ def _launch_rows(ops: OpIndex, corr: np.ndarray) -> np.ndarray:
     """
     t = ops.trace.events
     runtime = np.flatnonzero(t.mask_cat(*RUNTIME_CATEGORIES) & t.mask_ph("X"))
-    runtime = runtime[is_in(t.correlation[runtime], corr[corr >= 0])]
+    runtime = runtime[is_in(t.correlation[runtime], corr[corr > 0])]
     out = np.full(len(corr), -1, dtype=np.int64)
     if not len(runtime):
         return out
@@ -161,4 +164,4 @@ def _launch_rows(ops: OpIndex, corr: np.ndarray) -> np.ndarray:
     last = np.r_[ids[order][1:] != ids[order][:-1], True]
     best_ids, best_rows = ids[order][last], runtime[order][last]
     at = np.clip(np.searchsorted(best_ids, corr), 0, len(best_ids) - 1)
-    return np.where((corr >= 0) & (best_ids[at] == corr), best_rows[at], -1)
+    return np.where((corr > 0) & (best_ids[at] == corr), best_rows[at], -1)

@@ -205,11 +205,12 @@ class OpIndex:
 
     def with_external_id(self, ext: np.ndarray) -> np.ndarray:
         """The op position carrying each ``External id`` in ``ext`` (the outermost, i.e.
-        first, one), -1 for ids no op carries."""
+        first, one), -1 for ids no op carries. Ids are numbered from 1: a 0, like -1, is
+        no id (kineto writes 0 where an event has none)."""
         ids, first = self._external_index
         ext = np.asarray(ext, dtype=np.int64)
         at = np.clip(np.searchsorted(ids, ext), 0, max(len(ids) - 1, 0))
-        hit = (ext >= 0) & (len(ids) > 0)
+        hit = (ext > 0) & (len(ids) > 0)
         if len(ids):
             hit &= ids[at] == ext
         return np.where(hit, first[at] if len(ids) else -1, -1)
@@ -218,7 +219,7 @@ class OpIndex:
     def _external_index(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted distinct ``External id`` values and the first op position carrying each."""
         ext = self.trace.events.external_id[self.row]
-        carrying = np.flatnonzero(ext >= 0)
+        carrying = np.flatnonzero(ext > 0)
         # np.unique(return_index=True), by one stable sort: ids come nearly in order.
         order = carrying[np.argsort(ext[carrying], kind="stable")]
         ordered = ext[order]

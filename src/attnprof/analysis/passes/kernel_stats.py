@@ -25,14 +25,12 @@ from attnprof.analysis.index.op_index import OpIndex
 from attnprof.analysis.index.pairs import unique_pairs
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.analysis.index.views import RegionView
+from attnprof.analysis.passes.occupancy import LaunchOccupancy, device_props, launch_occupancy
 from attnprof.knowledge.kernel_names import decode_kernel_name, names_integer_data
 from attnprof.record.trace_report import PATH_SEP, KernelStat
 
 __all__ = ["launching_dtype", "summarize_kernels"]
 
-# Launch APIs through which CUPTI reports no occupancy (cuDNN's path, CUTLASS/Triton with
-# cluster launch): 0 or absent there is a gap in the measurement, not an idle GPU.
-_NO_OCCUPANCY_APIS = ("cuLaunchKernelEx", "cudaLaunchKernelExC", "cudaLaunchKernelEx")
 # torch.profiler's "Input type" names of floating (and fp8) types, in the decoder's vocabulary.
 _TYPE_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BFloat16": "bf16",
                 "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8",
@@ -196,6 +194,8 @@ def _stat(view: RegionView, *, name: int, path: tuple[int, ...], category: str,
     count = len(durs)
     sum_us = math.fsum(durs)
     props = _launch_props(view, sample)
+    occ = _occupancy(view, sample, props, api)
+    props["occupancy"] = occ.estimate
     dtype, source = decoded.dtype, "name" if decoded.dtype else None
     if (dtype is None and category not in _NO_DTYPE_CATEGORIES
             and not names_integer_data(text)):
@@ -214,7 +214,8 @@ def _stat(view: RegionView, *, name: int, path: tuple[int, ...], category: str,
         call_path=PATH_SEP.join(strings[i] for i in path) or None,
         tensor_cores=decoded.tensor_cores, dtype=dtype, dtype_source=source, tile=decoded.tile,
         arch=decoded.arch, launch_api=api, category=category,
-        note=_note(category, api, props, view.on_device), **props,
+        theoretical_occupancy=occ.theoretical, occupancy_limited_by=occ.limited_by,
+        note=_note(category, api, props, occ, view.on_device), **props,
     )
 
 
@@ -250,13 +251,23 @@ def _launch_props(view: RegionView, row: int) -> dict[str, Any]:
     }
 
 
-def _note(category: str, api: str | None, props: dict[str, Any], on_device: bool) -> str | None:
+def _occupancy(view: RegionView, row: int, props: dict[str, Any], api: str | None
+               ) -> LaunchOccupancy:
+    """CUPTI's occupancy of the launch at trace ``row`` (a 0 that is no estimate made
+    absent) and the theoretical one on its device's architecture."""
+    if row < 0 or not view.on_device:
+        return LaunchOccupancy(props["occupancy"], None, None, None)
+    trace = view.ops.trace
+    device = device_props(trace.meta.device_properties, int(trace.events.device[row]))
+    return launch_occupancy(device, props, api)
+
+
+def _note(category: str, api: str | None, props: dict[str, Any], occ: LaunchOccupancy,
+          on_device: bool) -> str | None:
     if not on_device or category not in ("compute", "communication"):
         return None
-    occ = props["occupancy"]
-    if api is not None and api.startswith(_NO_OCCUPANCY_APIS) and not occ:
-        return (f"occupancy not reported by CUPTI for this launch path ({api}): a measurement "
-                "gap, not an idle GPU")
+    if occ.gap:
+        return occ.gap
     if props["grid"] is None:
         via = f" ({api})" if api else ""
         return f"grid/block/registers not reported by this trace for this launch path{via}"

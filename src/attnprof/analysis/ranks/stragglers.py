@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import statistics
 
+from attnprof import noise as noise_rule
 from attnprof.formatting import format_us
 from attnprof.record.finding import Finding
 from attnprof.record.ranks import RankSummary, StepStraggler
@@ -67,8 +68,7 @@ def _noise(ranks: list[RankSummary], steps: list[int]) -> tuple[float, float]:
     """How much step times vary with nothing planted: the IQR of every rank's times of
     ``steps``, and their median."""
     durations = [s.dur_us for r in ranks for s in r.steps if s.step in set(steps)]
-    quartiles = statistics.quantiles(durations, n=4) if len(durations) >= 2 else [0, 0, 0]
-    return quartiles[2] - quartiles[0], statistics.median(durations)
+    return noise_rule.iqr(durations), statistics.median(durations)
 
 
 def _within_noise(extra: float, noise: tuple[float, float]) -> bool:

@@ -43,7 +43,8 @@ def diff_figures(record: DiffRecord) -> list[Figure]:
     for r in record.rows:
         key = " · ".join(f"{k}={v}" for k, v in r.key.items())
         for m in r.metrics:
-            verdict = ("worse" if m.worse else "better") if m.significant else "~"
+            verdict = ("worse" if m.worse else "better") if m.significant else (
+                "not judged" if m.not_judged else "~")
             for side, value in (("old", m.old), ("new", m.new)):
                 if value is not None:
                     values.append({"row": key, "metric": m.metric, "side": side,

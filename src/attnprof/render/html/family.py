@@ -72,7 +72,8 @@ def diff_section(record: DiffRecord, anchor: str) -> Section:
                                   num(None), num(None), cell(r.reason)])
                 rows.row_css.append(f"row-{r.state}")
                 continue
-            verdict = ("worse" if m.worse else "better") if m.significant else "~"
+            verdict = ("worse" if m.worse else "better") if m.significant else (
+                f"not judged ({m.not_judged})" if m.not_judged else "~")
             rows.rows.append([
                 cell(key), cell(r.state), cell(f"{m.metric} ({m.unit})" if m.unit else m.metric),
                 num(m.old, None if m.old is None else f"{m.old:.4g}"),

@@ -65,14 +65,16 @@ def _kernels(region: RegionReport, anchor: str) -> Table:
     table = Table(name=f"{anchor}-kernels-{region.name}",
                   caption=f"{region.name}: {unit} per forward, with decoded names",
                   columns=["name", "decoded", "family", "per forward", "mean", "share",
-                           "launched by", "dtype", "tensor cores", "occupancy", "note"])
+                           "launched by", "dtype", "tensor cores", "occupancy (CUPTI)",
+                           "theoretical occupancy", "note"])
     for k in region.kernels:
         table.rows.append([
             cell(k.name), cell(k.short), cell(k.family), num(k.per_forward),
             num(k.mean_us, format_us(k.mean_us)), num(k.share, f"{k.share:.0%}"),
             cell(k.launched_by), cell(k.dtype),
             cell({True: "yes", False: "no", None: "—"}[k.tensor_cores]),
-            num(k.occupancy, None if k.occupancy is None else f"{k.occupancy:.0f}%"),
+            num(k.occupancy, None if k.occupancy is None else k.occupancy_text()),
+            num(k.theoretical_occupancy, k.theoretical_text()),
             cell(k.note or "")])
     return table
 
