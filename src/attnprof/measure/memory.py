@@ -8,7 +8,9 @@
   honest figure; Python objects and the allocator's own caching are not in it.
 
 The same profiled step yields the names of the ops that ran, from which the runner reads
-which SDPA backend was chosen.
+which SDPA backend was chosen, and, asked for (``shapes``), the shapes and dtypes of
+every op, from which its traffic is modelled (:mod:`attnprof.knowledge.op_traffic`):
+no extra call of the step.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from attnprof.knowledge.op_traffic import OpShapes, Traffic, traffic
+
 
 @dataclass(frozen=True)
 class MemoryProfile:
@@ -28,6 +32,9 @@ class MemoryProfile:
     peak_bytes: int
     method: str
     op_names: tuple[str, ...]
+    #: The bytes the step's ops read and wrote, modelled from their recorded shapes
+    #: (``None``: shapes not recorded).
+    traffic: Traffic | None = None
 
 
 #: The annotation around the measured call of :func:`profile_step` (not a region: no
@@ -36,7 +43,7 @@ _MEASURED = "attnprof-measured-call"
 
 
 def profile_step(step: Callable[[], object], device: str, *,
-                 settle: bool = False) -> MemoryProfile:
+                 settle: bool = False, shapes: bool = False) -> MemoryProfile:
     """Run ``step`` once (or twice on CUDA) and measure its peak memory and ops.
 
     ``settle``: for a step that frees what earlier calls allocated (decode replaces its
@@ -45,7 +52,8 @@ def profile_step(step: Callable[[], object], device: str, *,
     block of unknown size was allocated before the profiling started") and the peak
     would count the replacement without the release — the whole cache. The step is then
     called once more first in the same session, and only the second call is measured:
-    every block it frees was allocated under the profiler."""
+    every block it frees was allocated under the profiler. ``shapes``: record every op's
+    input shapes and dtypes too, and model the step's traffic from them."""
     # The autograd profiler torch.profiler.profile wraps, for the same CPU events:
     # torch.profiler's start asks ``hasattr(torch, "_inductor")``, which imports
     # torch._inductor and torch._dynamo — two seconds of every process's first
@@ -53,7 +61,7 @@ def profile_step(step: Callable[[], object], device: str, *,
     from torch.autograd.profiler import profile, record_function
 
     with filtered_kineto_stderr(unknown_frees=settle), profile(
-            use_cpu=True, use_kineto=True,
+            use_cpu=True, use_kineto=True, record_shapes=shapes,
             profile_memory=not device.startswith("cuda")) as prof:
         if settle:
             step()
@@ -65,13 +73,16 @@ def profile_step(step: Callable[[], object], device: str, *,
         lo, hi = window.start_ns(), window.end_ns()
         events = [e for e in events if lo <= e.start_ns() <= hi]
     names = tuple(dict.fromkeys(e.name() for e in events if e.name().startswith("aten::")))
+    moved = traffic(OpShapes(e.name(), e.shapes(), e.dtypes(), e.start_ns(), e.end_ns(),
+                             e.start_thread_id())
+                    for e in events if e.name().startswith("aten::")) if shapes else None
     if device.startswith("cuda"):
-        return MemoryProfile(_cuda_peak(step, device), "cuda-allocator-peak", names)
+        return MemoryProfile(_cuda_peak(step, device), "cuda-allocator-peak", names, moved)
     running = peak = 0
     for e in sorted((e for e in events if e.name() == "[memory]"), key=lambda e: e.start_ns()):
         running += e.nbytes()
         peak = max(peak, running)
-    return MemoryProfile(peak, "profiler-memory-events", names)
+    return MemoryProfile(peak, "profiler-memory-events", names, moved)
 
 
 def _cuda_peak(step: Callable[[], object], device: str) -> int:

@@ -80,8 +80,23 @@ class VariantResult(msgspec.Struct, kw_only=True):
     flops: float | None = None
     flops_convention: str | None = None
     tflops_per_s: float | None = None
+    #: The I/O floor: bytes any variant must move (q, k, v read, out written once; the
+    #: gradients in training), :func:`attnprof.spec.costs.step_bytes`.
     bytes_moved: float | None = None
+    #: Traffic: the bytes this variant's operators read and wrote in one step, modelled
+    #: from the shapes and dtypes the profiler recorded for each op
+    #: (:mod:`attnprof.knowledge.op_traffic`); ``None`` when not modelled.
+    traffic_bytes: float | None = None
+    #: Leaf ops the traffic counts, and of them those whose output size was assumed.
+    traffic_ops: int | None = None
+    traffic_assumed_ops: int | None = None
+    #: Bytes per second over ``gbytes_basis``: ``traffic``, or the ``I/O floor`` when the
+    #: traffic was not modelled.
     gbytes_per_s: float | None = None
+    gbytes_basis: str | None = None
+    #: The roofline's verdict at the variant's intensity (FLOPs over traffic) against
+    #: this machine's ceilings: ``memory`` or ``compute`` (``None``: not known).
+    bound_by: str | None = None
     #: tflops_per_s and gbytes_per_s as shares of this machine's measured ceilings (0-1).
     flops_of_ceiling: float | None = None
     bandwidth_of_ceiling: float | None = None
@@ -105,7 +120,8 @@ _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype",
              "causal", "mode")
 _RESULT = ("variant", "status", "median_ms", "iqr_ms", "noisy", "samples", "cpu_dispatch_ms",
            "device_ms", "compile_time_s", "tflops_per_s", "flops_of_ceiling", "gbytes_per_s",
-           "bandwidth_of_ceiling", "peak_memory_bytes", "minor_faults_per_call",
+           "bandwidth_of_ceiling", "traffic_bytes", "bound_by", "peak_memory_bytes",
+           "minor_faults_per_call",
            "max_abs_error", "nonfinite_values", "within_tolerance",
            "sdpa_backend", "reason")
 #: The comparison header, in order: the variant's fields, then the workload's, then the

@@ -27,7 +27,7 @@ from attnprof.spec.model_spec import ModelSpec
 from attnprof.spec.settings import CpuAllocator, TimingPlan
 
 __all__ = ["AttentionCall", "AttentionModule", "CrossCacheReport", "KvCacheReport",
-           "LayerDelta", "ModelInfo", "ModelRecord", "ModelSettings", "PhaseRun"]
+           "LayerDelta", "ModelInfo", "ModelRecord", "ModelSettings", "PhaseRun", "Versus"]
 
 ModelFamily = Literal["decoder", "encoder", "encoder-decoder", "module"]
 
@@ -158,6 +158,30 @@ class AttentionCall(msgspec.Struct, kw_only=True):
     flops: float | None = None
 
 
+#: How a run's step time compares with the fastest implementation's in its phase:
+#: ``fastest``; ``tie`` (the difference is inside the noise); ``slower`` (beyond it).
+Verdict = Literal["fastest", "tie", "slower"]
+
+
+class Versus(msgspec.Struct, kw_only=True):
+    """A run against the fastest implementation of its phase, both timed in the same
+    interleaved rounds (:mod:`attnprof.run.model_ranks` says how it is decided)."""
+
+    fastest: str
+    verdict: Verdict
+    #: 1 for the fastest and every run tied with it, else the place by median.
+    rank: int
+    #: This run's median over the fastest's.
+    ratio: float
+    #: The test's two-sided p-value against the fastest (``None`` for the fastest itself).
+    p_value: float | None = None
+    #: The relative difference of the medians inside which they tie whatever the test
+    #: says (5%, or the samples' relative spread when larger).
+    margin: float | None = None
+    #: Interleaved rounds each side was timed in.
+    rounds: int = 0
+
+
 class PhaseRun(msgspec.Struct, kw_only=True):
     """One phase under one attention implementation."""
 
@@ -201,6 +225,11 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     calls: list[AttentionCall] = msgspec.field(default_factory=list)
     core_flops: float | None = None
     flops_convention: str | None = None
+    #: The median of each timing round's samples (labels off), the rounds interleaved with
+    #: the other implementations' of the phase; ``None`` when it was timed alone.
+    round_medians_ms: list[float] | None = None
+    #: This run against the phase's fastest implementation (``None``: timed alone).
+    versus: Versus | None = None
 
 
 class LayerDelta(msgspec.Struct, kw_only=True):

@@ -41,6 +41,34 @@ def _with_share(rate: float | None, share: float | None) -> Text:
     return Text(f"{text} ({share:.0%})")
 
 
+def traffic_text(r: VariantResult) -> str:
+    """``50.3 MiB (19.2× floor)``: the variant's traffic and its multiple of the I/O floor."""
+    if r.traffic_bytes is None:
+        return "—"
+    text = format_bytes(int(r.traffic_bytes))
+    if r.bytes_moved:
+        text += f" ({r.traffic_bytes / r.bytes_moved:.1f}× floor)"
+    return text
+
+
+def io_floor_line(record: CompareRecord) -> str | None:
+    """The footer's line naming the I/O floor and what the traffic and GB/s are."""
+    floors = {r.bytes_moved for r in record.results if r.bytes_moved}
+    if not floors:
+        return None
+    floor = format_bytes(int(max(floors)))
+    said = (f"I/O floor: {floor} a step (Q, K, V read and O written once; gradients in "
+            "training), what any variant must move")
+    if any(r.traffic_bytes is not None for r in record.results):
+        said += ("; traffic: the bytes a variant's ops read and wrote, modelled from their "
+                 "recorded shapes and dtypes (each input read once, each output written "
+                 "once; leaf ops only), not a counter reading; GB/s and bound by: over "
+                 "the traffic")
+    if any(r.gbytes_basis == "I/O floor" for r in record.results if r.gbytes_per_s):
+        said += "; rows without traffic: GB/s over the I/O floor"
+    return said
+
+
 def fmt_error(r: VariantResult) -> Text:
     return error_text(r.max_abs_error, r.within_tolerance, r.tolerance, r.nonfinite_values)
 
@@ -65,6 +93,8 @@ def row_notes(r: VariantResult) -> str:
         return "; ".join([*parts, *r.notes])
     if r.sdpa_backend:
         parts.append(f"ran {r.sdpa_backend}")
+    if r.bound_by is not None:
+        parts.append(f"{r.bound_by}-bound on the roofline (its traffic)")
     if r.compile_time_s is not None:
         parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
     if r.minor_faults_per_call is not None and r.minor_faults_per_call >= 1:
@@ -91,6 +121,7 @@ def render_compare(record: CompareRecord, console: Console) -> None:
         table.add_column("CPU dispatch ms", justify="right")
     table.add_column("TFLOP/s", justify="right")
     table.add_column("GB/s", justify="right")
+    table.add_column("traffic", justify="right", no_wrap=True)
     table.add_column("peak mem", justify="right", no_wrap=True)
     table.add_column("max err", justify="right", no_wrap=True)
     table.add_column("notes", overflow="fold", ratio=1)
@@ -103,7 +134,7 @@ def render_compare(record: CompareRecord, console: Console) -> None:
         if cuda:
             row.append(fmt_ms(r.cpu_dispatch_ms))
         row += [_with_share(r.tflops_per_s, r.flops_of_ceiling),
-                _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling),
+                _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling), traffic_text(r),
                 format_bytes(r.peak_memory_bytes), fmt_error(r), Text(row_notes(r))]
         table.add_row(*row)
     console.print(table)
@@ -117,6 +148,8 @@ def _footer(record: CompareRecord, console: Console) -> None:
     memory = {r.peak_memory_method for r in record.results if r.peak_memory_method}
     lines = [f"latency: median over the samples, {how}; IQR/median > 10% is marked noisy",
              f"FLOPs: {record.flops_convention}"]
+    if (floor := io_floor_line(record)) is not None:
+        lines.append(floor)
     if record.ceilings is not None:
         c = record.ceilings
         when = f"measured {c.measured} (attnprof env)" if c.measured else "measured in this run"

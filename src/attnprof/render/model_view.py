@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.formatting import format_bytes, format_us, threads_text
+from attnprof.record.diff import ALPHA
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.render.model_attribution import (
     render_attribution,
@@ -84,20 +85,23 @@ def _numbered(path: str) -> str:
 
 def _runs(record: ModelRecord, console: Console) -> None:
     table = Table(title="runs", title_justify="left")
+    ranked = any(r.versus is not None for r in record.runs)
     for name, justify in (("attention", "left"), ("phase", "left"), ("status", "left"),
-                          ("ms / step", "right"), ("tokens/s", "right"),
+                          ("ms / step", "right"), *((("rank", "left"),) if ranked else ()),
+                          ("tokens/s", "right"),
                           ("peak mem", "right"), ("attention modules", "right"),
                           ("attention time", "right"), ("SDPA backend", "left"),
                           ("max diff", "right"), ("labels cost", "right"),
                           ("notes", "left")):
         table.add_column(name, justify=justify,  # type: ignore[arg-type]
                          overflow="fold", ratio=1 if name == "notes" else None,
-                         no_wrap=name == "labels cost")
+                         no_wrap=name in ("labels cost", "rank"))
     for r in record.runs:
         lat = r.latency_ms
         table.add_row(Text(r.implementation), r.phase,
                       Text(r.status, style=STATUS_STYLE.get(r.status, "")),
                       _ms(lat.median if lat else None),
+                      *((_rank(r),) if ranked else ()),
                       f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
                       format_bytes(r.peak_memory_bytes),
                       share_text(r.attention_share, r.shares_unreliable),
@@ -113,6 +117,13 @@ def _runs(record: ModelRecord, console: Console) -> None:
                   "labels cost: the same step with attnprof's labels on (profiler off), "
                   "median over the interleaved rounds (lowest … highest); max diff: max |out − "
                   "reference| / max(1, max |reference|) on the same weights and inputs[/dim]")
+    if ranked:
+        rounds = max(r.versus.rounds for r in record.runs if r.versus is not None)
+        console.print(f"[dim]rank: the phase's implementations timed in the same {rounds} "
+                      "interleaved rounds, each against the fastest: ranked when the "
+                      f"samples differ (Mann-Whitney U, p ≤ {ALPHA:g}) and the medians by "
+                      "more than the noise (5%, or the samples' relative IQR when larger); "
+                      "tie otherwise[/dim]")
     if any(r.shares_unreliable for r in record.runs):
         console.print("[yellow]shares marked ? are unreliable (every capture of the run was "
                       "noisy, or its steps disagree): why, under each run's per-layer "
@@ -126,6 +137,22 @@ def _attention_time_share(run: PhaseRun) -> float | None:
     if att is not None and att.attention_time is not None:
         return att.attention_time.share
     return run.core_share
+
+
+def _rank(r: PhaseRun) -> str:
+    """``1 (fastest)``, ``tie (p=0.69)``, ``tie (p=0.001; 1.03× within ±5%)`` or
+    ``2: 1.21× sdpa (p=0.0001)``."""
+    v = r.versus
+    if v is None:
+        return "—"
+    if v.verdict == "fastest":
+        return "1 (fastest)"
+    p = f"p={v.p_value:.2g}" if v.p_value is not None else "p=?"
+    if v.verdict == "tie":
+        if v.p_value is not None and v.p_value <= ALPHA and v.margin is not None:
+            return f"tie ({p}; {v.ratio:.2f}× within ±{v.margin:.0%})"
+        return f"tie ({p})"
+    return f"{v.rank}: {v.ratio:.2f}× {v.fastest} ({p})"
 
 
 def _attention_calls(record: ModelRecord, console: Console) -> None:

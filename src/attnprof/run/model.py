@@ -3,7 +3,9 @@ and attributed per layer, into one :class:`~attnprof.record.model.ModelRecord`.
 
 For every (implementation, phase) the step is timed twice in interleaved rounds — without
 attnprof's labels (the latency reported) and with them (so their cost is measured, not
-assumed) — then its peak memory is taken, a short trace is captured with the labels on and
+assumed), and with two implementations or more, in the same rounds as the phase's other
+implementations (:mod:`attnprof.run.model_rounds`), which then tie or rank
+(:mod:`attnprof.run.model_ranks`) — then its peak memory is taken, a short trace is captured with the labels on and
 analysed (:func:`attnprof.analysis.attribution.attribute_model`; retaken while the
 moment was noisy, :func:`_trace`), and, in decode, the
 cache's growth is measured beside what the config says it must be. The same weights and
@@ -32,7 +34,7 @@ from attnprof.measure.device import check_device, check_dtype
 from attnprof.measure.environment import collect_environment
 from attnprof.measure.memory import profile_step
 from attnprof.measure.threads import measuring_threads
-from attnprof.measure.timer import interleaved_rounds, round_sizes, take_samples, warm_up
+from attnprof.measure.timer import round_sizes, warm_up
 from attnprof.models.implementations import (
     Refused,
     default_implementation,
@@ -47,6 +49,8 @@ from attnprof.models.phases import build_step, unsupported_phase
 from attnprof.models.windows import probe_calls
 from attnprof.record.model import ModelRecord, ModelSettings, PhaseRun
 from attnprof.run.measurements import caught_messages
+from attnprof.run.model_ranks import rank_runs, round_medians
+from attnprof.run.model_rounds import RoundSamples, time_alone, time_in_rounds
 from attnprof.run.model_rows import (
     PhaseMeasurements,
     attention_calls,
@@ -149,12 +153,16 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
         try:
             with _trace_dir(settings.trace_dir) as folder:
                 reference, ref_out = _reference(loaded, located, impls)
-                for impl in impls if only is None else [i for i in impls if i in only]:
+                running = impls if only is None else [i for i in impls if i in only]
+                timed = time_in_rounds(loaded, located, running, spec.phases, settings,
+                                       _cache_len(spec, loaded), progress or _say_nothing)
+                for impl in running:
                     _run_implementation(loaded, located, spec, settings, impl, folder, record,
-                                        (reference, ref_out), progress, on_record)
+                                        (reference, ref_out), progress, on_record, timed)
         finally:
             restore()
         drop_lost_reference(record.runs, reference)
+        rank_runs(record.runs)
         record.deltas = layer_deltas(record.runs, reference)
         record.status = "complete"
         if on_record is not None:
@@ -184,6 +192,15 @@ def _given(model: Any, inputs: Any) -> LoadedModel:
                        family=family, weights="factory",  # type: ignore[arg-type]
                        sizes={**sizes, **read}, dtype=dtype, device=device,
                        input_shape=shape)
+
+
+def _say_nothing(name: str, what: str) -> None:
+    """No progress to report to."""
+
+
+def _cache_len(spec: ModelSpec, loaded: LoadedModel) -> int:
+    """Decode: the tokens in the KV cache (``--cache-len``, else the input's length)."""
+    return spec.cache_len or int(loaded.sizes.get("seq") or 128)
 
 
 @contextlib.contextmanager
@@ -227,7 +244,8 @@ def _output(loaded: LoadedModel, located: Located, impl: str) -> torch.Tensor | 
 def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
                         settings: ModelSettings, impl: str, folder: Path,
                         record: ModelRecord, reference: tuple[str, torch.Tensor | None],
-                        progress: ModelProgress | None, on_record: OnRecord | None) -> None:
+                        progress: ModelProgress | None, on_record: OnRecord | None,
+                        timed: dict[tuple[str, str], RoundSamples]) -> None:
     # Said before anything of ``impl`` runs: a worker that dies from here on died in it.
     _say(progress, f"{impl}/{spec.phases[0]}", "switching to it")
     try:
@@ -247,7 +265,7 @@ def _run_implementation(loaded: LoadedModel, located: Located, spec: ModelSpec,
         else:
             row = _run_phase(loaded, located, spec, settings, impl, phase, folder,
                              (error, reference[0] if error is not None else None),
-                             _announcer(progress, name))
+                             _announcer(progress, name), timed.get((impl, phase)))
         record.runs.append(row)
         _say(progress, name, "done")
         if on_record is not None:
@@ -269,13 +287,14 @@ def _say(progress: ModelProgress | None, name: str, what: str) -> None:
 def _run_phase(loaded: LoadedModel, located: Located, spec: ModelSpec,
                settings: ModelSettings, impl: str, phase: str, folder: Path,
                accuracy: tuple[float | None, str | None],
-               say: Callable[[str], None]) -> PhaseRun:
+               say: Callable[[str], None], timed: RoundSamples | None) -> PhaseRun:
     seen: list[str] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("default")
             try:
-                m = _measure(loaded, located, spec, settings, impl, phase, folder, say)
+                m = _measure(loaded, located, spec, settings, impl, phase, folder, say,
+                             timed)
             finally:
                 seen = caught_messages(caught)
     except UsageError as exc:
@@ -295,36 +314,29 @@ def _run_phase(loaded: LoadedModel, located: Located, spec: ModelSpec,
 
 def _measure(loaded: LoadedModel, located: Located, spec: ModelSpec,
              settings: ModelSettings, impl: str, phase: str, folder: Path,
-             say: Callable[[str], None]) -> PhaseMeasurements:
+             say: Callable[[str], None], timed: RoundSamples | None) -> PhaseMeasurements:
     say("building the step")
-    cache_len = spec.cache_len or int(loaded.sizes.get("seq") or 128)
+    cache_len = _cache_len(spec, loaded)
     step = build_step(loaded, phase, cache_len=cache_len)
     call = with_pin(impl, step.call)
     device, plan = loaded.device, settings.plan
     m = PhaseMeasurements(tokens=step.tokens)
     say("warming up")
-    bare = warm_up(call, device=device, plan=plan)
+    quick = msgspec.structs.replace(plan, min_warmup_calls=1, warmup_s=0.0)
+    # Timed already with the other implementations: this step is warmed only for the
+    # phases below.
+    bare = warm_up(call, device=device, plan=plan if timed is None else quick)
     # Every attention call of a step, once: lengths, windows and what the masks admitted.
     seen = probe_calls(call, located)
     m.calls = attention_calls(seen, loaded, phase)
     with labelled(located):
-        warm_up(call, device=device,
-                plan=msgspec.structs.replace(plan, min_warmup_calls=1, warmup_s=0.0))
-    # Interleaved rounds (the one timing loop, measure.timer): labels off and on take
-    # turns, so drift hits both alike.
-    sizes = round_sizes(bare.samples, plan.rounds)
-    slices: list[dict[int, list[float]]] = [{}, {}]  # labels off, on: round -> samples
-
-    def take(labels: int, r: int, n: int) -> bool:
-        say(f"timing, round {r + 1} of {len(sizes)}")
-        with labelled(located) if labels else contextlib.nullcontext():
-            call()  # one untimed call: the other slice ran since this one did
-            slices[labels][r], _ = take_samples(call, n, device=device)
-        return False
-
-    interleaved_rounds([sizes, sizes], take)
-    for r in range(len(sizes)):
-        off, on = slices[0][r], slices[1][r]
+        warm_up(call, device=device, plan=quick)
+    if timed is None:
+        timed = time_alone(call, located, device, round_sizes(bare.samples, plan.rounds),
+                           say)
+    else:
+        m.round_medians = round_medians(timed.bare)
+    for off, on in zip(timed.bare, timed.labelled, strict=True):
         m.bare_ms.extend(off)
         m.labelled_ms.extend(on)
         if statistics.median(off) > 0:  # the labels' cost in this round: its spread

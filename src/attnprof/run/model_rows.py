@@ -60,6 +60,9 @@ class PhaseMeasurements:
     labelled_ms: list[float] = field(default_factory=list)
     #: Each interleaved round's labelled median over its bare median, less 1.
     round_overheads: list[float] = field(default_factory=list)
+    #: Each round's bare median, when the rounds were shared with the phase's other
+    #: implementations (what they are ranked on).
+    round_medians: list[float] | None = None
     memory: MemoryProfile | None = None
     kv_cache: KvCacheReport | None = None
     trace: str | None = None
@@ -237,7 +240,8 @@ def phase_row(implementation: str, phase: str, m: PhaseMeasurements,
         notes=[*m.notes, *_window_notes(m.calls)], calls=m.calls,
         core_flops=(math.fsum(c.flops for c in m.calls if c.flops is not None)
                     if m.calls and all(c.flops is not None for c in m.calls) else None),
-        flops_convention=FLOPS_CONVENTION if m.calls else None)
+        flops_convention=FLOPS_CONVENTION if m.calls else None,
+        round_medians_ms=m.round_medians)
 
 
 def _accuracy(error: float | None, tolerance: float | None, reference: str | None,

@@ -316,7 +316,11 @@ class PointRunner:
 
     def _memory(self, candidate: Candidate) -> None:
         with candidate.running(self.workload):
-            candidate.measured.memory = profile_step(candidate.step, self.workload.device)
+            # The same profiled step records every op's shapes: the variant's traffic,
+            # at no extra call (record_shapes cost no measurable time here, see
+            # attnprof.knowledge.op_traffic).
+            candidate.measured.memory = profile_step(candidate.step, self.workload.device,
+                                                     shapes=True)
 
     def _accuracy(self, candidate: Candidate, reference: torch.Tensor) -> None:
         inputs, measured = self.inputs, candidate.measured

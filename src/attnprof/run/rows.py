@@ -69,10 +69,14 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
     stats = summarize(timing.samples_ms)
     seconds = stats.median / 1e3
     flops = costs.step_flops(workload, variant.window(workload))
-    moved = costs.step_bytes(workload)
+    floor = costs.step_bytes(workload)
+    memory, error, nonfinite = measured.memory, measured.error, measured.nonfinite
+    traffic = memory.traffic if memory is not None else None
+    # GB/s over what the variant moved (its traffic); over the I/O floor only when its
+    # traffic is unknown, and the row says which.
+    moved = float(traffic.total_bytes) if traffic is not None else floor
     tflops = costs.achieved_rate(flops, seconds)
     gbps = costs.achieved_rate(moved, seconds)
-    memory, error, nonfinite = measured.memory, measured.error, measured.nonfinite
     tol = TOLERANCE[workload.dtype]
     status, reason = accuracy_verdict(error, nonfinite, tol, workload.dtype)
     of_matmul = share(tflops, ceilings.matmul_tflops_per_s * 1e12 if ceilings else None)
@@ -93,7 +97,15 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
         minor_faults_per_call=measured.faults_per_call(),
         flops=flops, flops_convention=costs.FLOPS_CONVENTION,
         tflops_per_s=None if tflops is None else tflops / 1e12,
-        bytes_moved=moved, gbytes_per_s=None if gbps is None else gbps / 1e9,
+        bytes_moved=floor, gbytes_per_s=None if gbps is None else gbps / 1e9,
+        traffic_bytes=None if traffic is None else float(traffic.total_bytes),
+        traffic_ops=None if traffic is None else traffic.ops,
+        traffic_assumed_ops=None if traffic is None else traffic.assumed,
+        gbytes_basis="traffic" if traffic is not None else "I/O floor",
+        bound_by=costs.roofline_bound(
+            flops, None if traffic is None else traffic.total_bytes,
+            ceilings.matmul_tflops_per_s * 1e12 if ceilings else None,
+            ceilings.bandwidth_gbytes_per_s * 1e9 if ceilings else None),
         flops_of_ceiling=of_matmul, bandwidth_of_ceiling=of_copy,
         max_abs_error=error, nonfinite_values=nonfinite, tolerance=tol,
         within_tolerance=None if error is None and nonfinite is None else status == "ok",

@@ -1,4 +1,4 @@
-"""Analytic costs of a workload: FLOPs, bytes moved and memory footprints.
+"""Analytic costs of a workload: FLOPs, the I/O floor and memory footprints.
 
 Pure functions of a :class:`~attnprof.spec.workload.Workload`; no torch. Every FLOP count says
 which convention it follows, because tools disagree (``FlopCounterMode`` counts causal as
@@ -65,10 +65,12 @@ def tensor_bytes(workload: Workload) -> dict[str, int]:
 
 
 def step_bytes(workload: Workload) -> float:
-    """Minimum bytes one step must move: read q, k, v, write out (and the gradients).
+    """The I/O floor: the bytes one step must move at least — read q, k, v, write out (and
+    the gradients).
 
-    This is the IO floor a perfectly fused kernel pays; the achieved bytes/s against it says
-    how close a variant gets to being memory-bound (decode is, prefill usually is not).
+    A perfectly fused kernel pays only this; a variant's *traffic* (what its operators
+    read and wrote, :mod:`attnprof.knowledge.op_traffic`) is what it really asks the
+    memory for, and what the roofline and GB/s use.
     """
     t = tensor_bytes(workload)
     fwd = t["q"] + t["k"] + t["v"] + t["out"]
@@ -105,6 +107,24 @@ def score_matrix_bytes(workload: Workload, element_bytes: int | None = None) -> 
     """Bytes of one materialised B·H·Sq·Sk score tensor (fp32 by default for the math path)."""
     e = workload.element_bytes if element_bytes is None else element_bytes
     return workload.batch * workload.heads * workload.q_len * workload.k_len * e
+
+
+#: What a roofline says bounds a variant: the lower roof at its arithmetic intensity.
+BOUNDS = ("memory", "compute")
+
+
+def roofline_bound(flops: float | None, traffic_bytes: float | None,
+                   peak_flops_per_s: float | None,
+                   bandwidth_bytes_per_s: float | None) -> str | None:
+    """``memory`` when the intensity ``flops / traffic_bytes`` lies left of the ridge
+    (``peak / bandwidth`` FLOP per byte), where the bandwidth roof is the lower one, else
+    ``compute``; ``None`` when any figure is unknown or not positive."""
+    if not flops or not traffic_bytes or not peak_flops_per_s or not bandwidth_bytes_per_s:
+        return None
+    if min(flops, traffic_bytes, peak_flops_per_s, bandwidth_bytes_per_s) <= 0:
+        return None
+    ridge = peak_flops_per_s / bandwidth_bytes_per_s
+    return "memory" if flops / traffic_bytes < ridge else "compute"
 
 
 def achieved_rate(amount: float | None, seconds: float | None) -> float | None:

@@ -9,7 +9,7 @@ from typing import Any
 from attnprof.record.compare import CompareRecord
 from attnprof.render.figures.base import Figure, chart, color_scale
 
-__all__ = ["compare_figures"]
+__all__ = ["compare_figures", "roofline_points"]
 
 _MIB = float(1 << 20)
 
@@ -64,16 +64,28 @@ def _memory(record: CompareRecord) -> Figure:
     return Figure("memory", "Peak memory per variant", spec)
 
 
+def roofline_points(record: CompareRecord) -> list[dict[str, Any]]:
+    """Each ok row with FLOPs and a rate, placed at its intensity over its traffic (the
+    bytes its ops moved; over the I/O floor where the traffic is unknown, named so in
+    ``bytes_are``); ``io_floor`` rides along for the tooltip."""
+    points = []
+    for r in record.results:
+        moved = r.traffic_bytes if r.traffic_bytes else r.bytes_moved
+        if r.status == "ok" and r.flops and moved and r.tflops_per_s:
+            points.append({"variant": r.variant, "flops": r.flops, "bytes": moved,
+                           "bytes_are": "traffic" if r.traffic_bytes else "I/O floor",
+                           "io_floor": r.bytes_moved, "tflops": r.tflops_per_s})
+    return points
+
+
 def _roofline(record: CompareRecord) -> Figure | None:
-    """The measured ceilings as lines, each variant a point (ok rows with FLOPs and bytes)."""
+    """The measured ceilings as lines, each variant a point at its FLOPs over its traffic."""
     ceilings = record.ceilings
     if ceilings is None:
         return None
     peak, bandwidth = ceilings.matmul_tflops_per_s, ceilings.bandwidth_gbytes_per_s
-    points = [{"variant": r.variant, "flops": r.flops, "bytes": r.bytes_moved,
-               "tflops": r.tflops_per_s}
-              for r in record.results
-              if r.status == "ok" and r.flops and r.bytes_moved and r.tflops_per_s]
+    points = roofline_points(record)
+    on_floor = sorted({p["variant"] for p in points if p["bytes_are"] == "I/O floor"})
     n = len(record.results)
     log_x = {"type": "quantitative", "scale": {"type": "log"}, "title": "FLOP per byte"}
     log_y = {"type": "quantitative", "scale": {"type": "log"}, "title": "TFLOP/s"}
@@ -100,7 +112,11 @@ def _roofline(record: CompareRecord) -> Figure | None:
                   "anchor": "start",
                   "subtitle": [f"ceilings measured in this run: matmul {peak:.3g} TFLOP/s, "
                                f"copy {bandwidth:.3g} GB/s ({ceilings.method})",
-                               f"FLOPs: {record.flops_convention}; bytes: the IO floor"]},
+                               f"FLOPs: {record.flops_convention}; bytes: each variant's "
+                               "traffic (what its ops read and wrote, modelled from their "
+                               "shapes), not the I/O floor"
+                               + (f" (I/O floor for {', '.join(on_floor)}: traffic unknown)"
+                                  if on_floor else "")]},
         "width": 560, "height": 320,
         "layer": [roof, dots]}
     return Figure("roofline", "Roofline", spec)

@@ -23,7 +23,13 @@ from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
-from attnprof.render.compare_table import fmt_ms, fmt_rate, row_notes
+from attnprof.render.compare_table import (
+    fmt_ms,
+    fmt_rate,
+    io_floor_line,
+    row_notes,
+    traffic_text,
+)
 from attnprof.render.figures import figures_of
 from attnprof.render.html.family import diff_section, ranks_section
 from attnprof.render.html.page import Cell, Section, Table, TraceLink, cell, num
@@ -101,13 +107,15 @@ def comparison_table(name: str, caption: str, rows: list[VariantResult]) -> Tabl
     reason of every row that did not run."""
     table = Table(name=name, caption=caption,
                   columns=["variant", "status", "median ms", "IQR", "CPU dispatch ms",
-                           "TFLOP/s (of ceiling)", "GB/s (of ceiling)", "peak memory",
+                           "TFLOP/s (of ceiling)", "GB/s (of ceiling)", "traffic",
+                           "peak memory",
                            "max error", "notes / reason"])
     for r in rows:
         table.rows.append([cell(r.variant), _status(r.status), _latency(r), _spread(r),
                            num(r.cpu_dispatch_ms, fmt_ms(r.cpu_dispatch_ms)),
                            _rate(r.tflops_per_s, r.flops_of_ceiling),
                            _rate(r.gbytes_per_s, r.bandwidth_of_ceiling),
+                           num(r.traffic_bytes, traffic_text(r)),
                            num(r.peak_memory_bytes, format_bytes(r.peak_memory_bytes)),
                            _error(r), cell(_notes(r))])
         table.row_css.append(f"row-{r.status}")
@@ -119,6 +127,7 @@ def _compare(record: CompareRecord, anchor: str) -> Section:
                       f"{record.workload.describe()}", anchor=anchor)
     section.facts += [("workload", record.workload.describe()),
                       ("FLOPs", record.flops_convention),
+                      *((("bytes", floor),) if (floor := io_floor_line(record)) else ()),
                       ("CPU allocator", record.settings.cpu_allocator),
                       ("rounds", str(record.settings.plan.rounds))]
     if record.ceilings is not None:
