@@ -17,7 +17,8 @@ import pytest
 from attnprof.trace import ROW_COLUMNS, EventTable, Trace, load_trace
 
 # <repo>/examples/traces (copied from ../shared/traces/public); the root conftest's
-# ``public_traces`` fixture skips cleanly when it is absent. Names are listed here because parametrization happens at collection.
+# ``public_traces`` fixture skips cleanly when it is absent. Names are listed here because
+# parametrization happens at collection.
 PUBLIC = Path(__file__).resolve().parents[2] / "examples" / "traces"
 PUBLIC_NAMES = sorted(p.name for p in PUBLIC.glob("*.json.gz")) if PUBLIC.is_dir() else []
 # Re-reading in tiny chunks costs ~10x a normal load: 4 KiB chunks for the small traces,
