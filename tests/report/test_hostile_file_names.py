@@ -104,8 +104,8 @@ def test_a_folder_of_hostile_names_makes_no_live_link(
         targets.append(Path(unquote(urlsplit(resolved).path)))
     assert sorted(t.name for t in targets) == sorted(NAMES)
     assert all(t.parent == hostile_folder for t in targets)
-    # No URL-bearing attribute anywhere (HTML or the plots' SVG) has a scheme of its own
-    # but the page's data: images... of which there are none: no image at all.
+    # No URL-bearing attribute anywhere (HTML or the plots' SVG), nor any inline handler,
+    # holds a javascript:, data: or vbscript: URL.
     for tag, name, value in json.loads(view.values["urls"]):
         squeezed = re.sub(r"[\s\x00-\x1f]", "", value).lower()
         assert not name.startswith("on"), (tag, name, value)
