@@ -105,7 +105,8 @@ def test_capture_of_an_adamw_loop(tmp_path: Path) -> None:
     page = tmp_path / "page.html"
     made = _attnprof("report", "-o", str(page), str(cap.record_path), str(other.record_path))
     assert made.returncode == 0, made.stderr
-    assert "adamw-gpt2" in page.read_text(encoding="utf-8")
+    shown_page = page.read_text(encoding="utf-8")
+    assert "adamw-gpt2" in shown_page and "labels cost" in shown_page
 
 
 def test_trainer_callback_makes_the_same_record(tmp_path: Path) -> None:

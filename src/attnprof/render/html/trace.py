@@ -19,6 +19,9 @@ def trace_section(report: TraceReport, *, title: str, anchor: str,
                      ("events", f"{report.events:,}")]
     if report.rank is not None:
         section.facts.append(("rank", f"{report.rank} of {report.world_size}"))
+    capture = (report.attnprof or {}).get("capture")
+    if isinstance(capture, dict):
+        section.facts += _capture_facts(capture)
     if report.unassigned_device_events:
         section.facts.append(("device events in no region",
                               f"{report.unassigned_device_events} "
@@ -40,6 +43,27 @@ def trace_section(report: TraceReport, *, title: str, anchor: str,
     path = trace_path or report.source
     section.traces.append(TraceLink(label=title, path=path))
     return section
+
+
+def _capture_facts(capture: dict[str, object]) -> list[tuple[str, str]]:
+    """What ``attnprof.capture`` recorded of itself: steps, the labels' cost, why partial."""
+    facts = []
+    recorded, active = capture.get("steps_recorded"), capture.get("active")
+    label = capture.get("label")
+    if isinstance(recorded, int) and isinstance(active, int):
+        facts.append(("captured by attnprof" + (f" ({label!r})" if label else ""),
+                      f"{recorded} of {active} scheduled steps recorded"))
+    per_step, per_label = capture.get("labels_per_step"), capture.get("label_cost_us")
+    cost, share = capture.get("labels_cost_us_per_step"), capture.get("labels_cost_share")
+    if (isinstance(per_step, (int, float)) and isinstance(per_label, (int, float))
+            and isinstance(cost, (int, float))):
+        facts.append(("attnprof's labels cost", f"{format_us(float(cost))} per step "
+                      f"({per_step:g} labels × {format_us(float(per_label))}"
+                      + (f", {share:.1%} of the step" if isinstance(share, float) else "")
+                      + ")"))
+    if capture.get("status") == "partial":
+        facts.append(("partial capture", str(capture.get("reason") or "ended early")))
+    return facts
 
 
 def _regions(report: TraceReport, anchor: str) -> Table:
