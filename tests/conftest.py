@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from quick_loop import OUT_OF_QUICK, OUT_OF_QUICK_MARKERS, QUICK_ANYWAY
+
 if TYPE_CHECKING:
     from attnprof.spec.settings import Settings
 
@@ -57,10 +59,32 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+_TESTS = Path(__file__).resolve().parent
+
+
+def _mark_quick_loop(items: list[pytest.Item]) -> None:
+    """Mark each test with why it is out of the quick loop (:data:`OUT_OF_QUICK`), or
+    ``quick``."""
+    for item in items:
+        try:
+            rel = item.path.resolve().relative_to(_TESTS).as_posix()
+        except ValueError:
+            rel = ""
+        base = f"{rel}::{getattr(item, 'originalname', item.name)}"
+        for name in () if base in QUICK_ANYWAY else OUT_OF_QUICK.get(rel, ()):
+            item.add_marker(name)
+        if "local_ray" in getattr(item, "fixturenames", ()):
+            item.add_marker("ray")
+        if not any(item.get_closest_marker(name) for name in OUT_OF_QUICK_MARKERS):
+            item.add_marker("quick")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``@pytest.mark.gpu`` tests on machines without CUDA; run the tests on the
-    shared local Ray instance (:func:`local_ray`) last, together, so that it is started
-    once and is up only while they run."""
+    """Mark the quick loop (:func:`_mark_quick_loop`); skip ``@pytest.mark.gpu`` tests on
+    machines without CUDA; run the tests on the shared local Ray instance
+    (:func:`local_ray`) last, together, so that it is started once and is up only while
+    they run."""
+    _mark_quick_loop(items)
     items.sort(key=lambda item: "local_ray" in getattr(item, "fixturenames", ()))  # stable
     if _cuda_available():
         return
