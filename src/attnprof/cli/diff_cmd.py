@@ -93,7 +93,7 @@ _WORK_SCOPES = ("workload", "model")
 def _check_gate(diff: Any, args: argparse.Namespace) -> None:
     """Refuse a gate over different workloads (unless --allow-workload-change), and one
     that could judge nothing: both are a UsageError, exit 2."""
-    from attnprof.analysis.diff.gate import judged
+    from attnprof.analysis.diff.gate import judged, not_judged
     from attnprof.errors import UsageError
 
     changed = [c for c in diff.changes if c.scope in _WORK_SCOPES]
@@ -103,8 +103,11 @@ def _check_gate(diff: Any, args: argparse.Namespace) -> None:
                          "measure different work, not a change of the code; diff runs of one "
                          "workload, or add --allow-workload-change to gate them anyway")
     if not judged(diff):
+        unjudged = len(not_judged(diff))
         what = ("two traces: time per step from one capture a side is shown, not judged"
                 if diff.traces and not diff.rows else
+                f"{unjudged} latency(s) not judged, 1 process a side, and no peak memory "
+                "both sides measured" if unjudged else
                 "no row has a latency or peak memory both sides measured")
         raise UsageError(f"--fail-on-regression judged nothing ({what}); gate on runs "
                          "(compare, profile, model; --processes 5 for latency), or drop "

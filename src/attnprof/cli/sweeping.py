@@ -122,7 +122,12 @@ def finish_outputs(args: argparse.Namespace, record: SweepRecord, console: Conso
     print_written(console, [("record", path), ("CSV", flags.csv), ("plot", flags.plot)])
     write_reports(args, record, console)
     if not path:
-        console.print("[dim]add --json PATH to keep the record (and to resume an "
-                      "interrupted sweep)[/dim]")
+        from attnprof.store import store_path
+
+        # The store keeps the record (the next line says where); a file is what resumes.
+        stored = store_path(flags.store, no_store=flags.no_store) is not None
+        console.print("[dim]add --json PATH to keep a record file that resumes an interrupted "
+                      "sweep[/dim]" if stored else "[dim]add --json PATH to keep the record "
+                      "(and to resume an interrupted sweep)[/dim]")
     return budget_status(record) or sweep_status(record)
 

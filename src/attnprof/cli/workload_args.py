@@ -26,7 +26,8 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--batch", "-b", type=int, help="batch size")
     g.add_argument("--heads", type=int, help="query heads")
     g.add_argument("--kv-heads", type=int,
-                   help="key/value heads: 1 = MQA, a divisor of --heads = GQA (default: heads)")
+                   help="key/value heads: 1 = MQA, a divisor of --heads = GQA (default: "
+                        "heads/4 when 4 divides heads, as in Llama 3; else heads)")
     g.add_argument("--seq", "-s", type=int, help="query length (the cache length in decode)")
     g.add_argument("--kv-seq", type=int, help="key/value length (default: --seq)")
     g.add_argument("--head-dim", "-d", type=int, help="head dimension")

@@ -62,9 +62,13 @@ def build_step(loaded: LoadedModel, phase: str, *, cache_len: int) -> PhaseStep:
 
         return PhaseStep(call=prefill, tokens=loaded.tokens_per_step())
     if phase == "train":
+        # A training forward builds no KV cache; transformers decoders build one unless
+        # told (their config's use_cache is on), which timed a kv_cache part in training.
+        kwargs = {**loaded.kwargs, **_no_cache(model)}
+
         def train() -> object:
             with torch.enable_grad():
-                out = first_tensor(model(*loaded.args, **loaded.kwargs))
+                out = first_tensor(model(*loaded.args, **kwargs))
                 if out is None or not out.requires_grad:
                     raise UsageError("train: the model's output has no floating-point "
                                      "tensor that needs a gradient; nothing to backward")
@@ -77,6 +81,18 @@ def build_step(loaded: LoadedModel, phase: str, *, cache_len: int) -> PhaseStep:
     if phase == "decode":
         return _decode_step(loaded, cache_len)
     raise UsageError(f"unknown phase {phase!r}")
+
+
+def _no_cache(model: Any) -> dict[str, bool]:
+    """``{"use_cache": False}`` for a model whose forward takes ``use_cache`` (transformers
+    models), else nothing (a plain nn.Module has no cache to turn off)."""
+    import inspect
+
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # a forward inspect cannot read: leave it as it is
+        return {}
+    return {"use_cache": False} if "use_cache" in params else {}
 
 
 def _decode_step(loaded: LoadedModel, cache_len: int) -> PhaseStep:

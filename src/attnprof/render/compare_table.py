@@ -109,7 +109,9 @@ def render_compare(record: CompareRecord, console: Console) -> None:
     workload, env = record.workload_spec(), record.environment
     cuda = any(r.timing == "cuda-events" for r in record.results)
     # Titles and captions are parsed as markup unless they are Text: the environment is data.
-    table = Table(title=Text(f"attnprof compare — {workload.describe()}"), title_justify="left",
+    # A profile record is a comparison too: the title names the command that made it.
+    table = Table(title=Text(f"attnprof {record.kind} — {workload.describe()}"),
+                  title_justify="left",
                   caption=Text(f"{env.device_name} · {threads_text(env.threads, env.cpus)} · torch "
                                f"{env.torch} · attnprof {env.attnprof}"),
                   caption_justify="left")

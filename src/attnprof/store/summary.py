@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnprof.formatting import format_bytes
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.base import RecordBase
 from attnprof.record.check import CheckRecord
@@ -80,6 +81,6 @@ def summarize_record(record: RecordBase) -> RunSummary:
         return RunSummary(**base, names=tuple(dict.fromkeys(c.variant for c in
                                                             record.ceilings)),
                           model=None, summary=f"largest {record.field} within "
-                                              f"{record.budget_bytes} bytes from "
+                                              f"{format_bytes(record.budget_bytes)} from "
                                               f"{record.base.describe()}")
     return RunSummary(**base, names=(), model=None, summary=record.kind)

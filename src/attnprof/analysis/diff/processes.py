@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
 
 from attnprof.noise import welch_p
 from attnprof.record.compare import Latency

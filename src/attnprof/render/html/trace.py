@@ -105,11 +105,12 @@ def _kernels(region: RegionReport, anchor: str) -> Table:
 
 def _ops(region: RegionReport, anchor: str) -> Table:
     table = Table(name=f"{anchor}-ops-{region.name}", caption=f"{region.name}: CPU ops",
-                  columns=["op", "per forward", "self", "total"])
+                  columns=["op", "per forward", "self / forward", "total / forward"])
+    n = region.instances or 1  # the record's times are summed over the region's forwards
     for o in region.ops:
         table.rows.append([cell(o.name), num(o.per_forward),
-                           num(o.self_us, format_us(o.self_us)),
-                           num(o.total_us, format_us(o.total_us))])
+                           num(o.self_us / n, format_us(o.self_us / n)),
+                           num(o.total_us / n, format_us(o.total_us / n))])
     return table
 
 
