@@ -60,7 +60,10 @@ def _quiet(stream: TextIO) -> TextIO:
         return stream  # a terminal or a file: no reader to leave
     stream.flush()
     raw = _PipeEnd(fd, "w", closefd=False)
-    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+    # Buffered as it was: unbuffered under python -u or PYTHONUNBUFFERED, where a write
+    # reaches the pipe where the command prints (inside its stop handler), not at exit.
+    layer = raw if isinstance(stream.buffer, io.RawIOBase) else io.BufferedWriter(raw)
+    return io.TextIOWrapper(layer, encoding=stream.encoding,  # type: ignore[arg-type]
                             errors=stream.errors, line_buffering=stream.line_buffering,
                             write_through=stream.write_through)
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
-import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,13 +31,13 @@ from attnprof.formatting import safe_text
 from attnprof.record.base import RecordBase
 from attnprof.record.family import Record, decode_record
 from attnprof.record.machine import MachineProfile
-from attnprof.store.git import git_state
+from attnprof.store.files import check_file, check_writable, may_journal, stat_store
+from attnprof.store.prepared import PreparedRun
 from attnprof.store.schema import APPLICATION_ID, SCHEMA_VERSION, migrate
 from attnprof.store.summary import join_names, split_names, summarize_record
 
 __all__ = ["PreparedRun", "RunQuery", "Store", "StoredRun", "open_store"]
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 #: How long a writer waits for another one before giving up (ms); read at each use, so a
 #: test may shorten it.
 BUSY_TIMEOUT_MS = 60_000
@@ -99,11 +97,11 @@ def open_store(path: str | os.PathLike[str], *, create: bool) -> Store:
     if any(str(real).startswith(tree + "/") for tree in KERNEL_TREES):
         raise UsageError(f"store {shown} is under the kernel's {real.parts[1]} interface, "
                          "not a place for data; give another --store path")
-    found = _stat(p, shown)
+    found = stat_store(p, shown)
     if found is None and not create:
         return Store(p, None)
     if found is not None:
-        _check_file(p, found, shown)
+        check_file(p, found, shown)
     elif create:
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -112,9 +110,9 @@ def open_store(path: str | os.PathLike[str], *, create: bool) -> Store:
                              "pass --store with a writable path, or --no-store") from None
     writable = found is None or os.access(p, os.W_OK)
     if create:  # to save into: refused now if it could only fail at the save, after the run
-        _check_writable(p, writable, shown)
+        check_writable(p, writable, shown)
     mode = "rwc" if create and found is None else ("rw" if writable else "ro")
-    if not create and not _may_journal(p, writable):
+    if not create and not may_journal(p, writable):
         # Only reading, and SQLite could not make (or would leave behind) the -wal and -shm
         # files a WAL store is read through: read the file as it is. No one may be writing
         # it: a writer needs the -wal file, and there is none.
@@ -135,55 +133,6 @@ def open_store(path: str | os.PathLike[str], *, create: bool) -> Store:
         conn.close()
         raise
     return store
-
-
-def _stat(p: Path, shown: str) -> os.stat_result | None:
-    try:
-        return os.stat(p)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise UsageError(f"cannot reach store {shown} ({exc.strerror}); pass --store with "
-                         "another path") from None
-
-
-def _check_writable(p: Path, writable: bool, shown: str) -> None:
-    """Refuse a store this user may not write, or whose folder SQLite may not make its
-    journal in, before a connection leaves a -wal or -shm file beside it."""
-    fix = "pass --store with a writable path, or --no-store"
-    if not writable:
-        raise UsageError(f"store {shown} is read-only (this user may not write it); {fix}")
-    if not os.access(p.parent, os.W_OK | os.X_OK):
-        raise UsageError(f"the folder of store {shown} is read-only (SQLite keeps its journal "
-                         f"beside the store); {fix}")
-
-
-def _may_journal(p: Path, writable: bool) -> bool:
-    """Whether a connection may use ``p``'s -wal and -shm files: they are there already,
-    or this user may write the store and make them in its folder."""
-    if os.path.exists(f"{p}-wal"):
-        return True
-    return writable and os.access(p.parent, os.W_OK | os.X_OK)
-
-
-def _check_file(p: Path, found: os.stat_result, shown: str) -> None:
-    if stat.S_ISDIR(found.st_mode):
-        raise UsageError(f"store {shown} is a folder; give a file path, e.g. "
-                         f"--store {safe_text(str(p / 'runs.db'))}")
-    if not stat.S_ISREG(found.st_mode):
-        raise UsageError(f"store {shown} is not a regular file (a FIFO, device or socket); "
-                         "give the path of a file")
-    if found.st_size == 0:
-        return  # SQLite takes an empty file as an empty database
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(len(_SQLITE_MAGIC))
-    except OSError as exc:
-        raise UsageError(f"cannot read store {shown} ({exc.strerror}); check its "
-                         "permissions or pass another --store") from None
-    if head != _SQLITE_MAGIC:
-        raise UsageError(f"store {shown} is not an SQLite database; pass another --store "
-                         "path (attnprof makes the file), or move this file aside")
 
 
 def _now() -> str:
@@ -445,42 +394,6 @@ class Store:
         with self._write() as conn:
             conn.execute("INSERT OR REPLACE INTO machine (host, device, measured, profile) "
                          "VALUES (?, ?, ?, ?)", (host, device, profile.measured, blob))
-
-
-class PreparedRun:
-    """What saving ``record`` waits on longest — its JSON, compressed (zlib: some 50 ms for
-    the 4 MB record of 64 ranks), and the git state of ``cwd`` (a ``git`` process) — worked
-    out in a background thread when ``background``, while the command draws its view:
-    zlib and the wait for git leave the interpreter free. :meth:`Store.save` takes it in
-    place of doing the same; the record must not change meanwhile (nothing is saved
-    until the command is done, so a command that fails saves nothing, as before)."""
-
-    def __init__(self, record: RecordBase, cwd: str, *, background: bool = True) -> None:
-        self.record, self.cwd = record, cwd
-        self._done: tuple[bytes, tuple[str | None, bool | None]] | BaseException | None = None
-        self._thread: threading.Thread | None = None
-        if background:
-            self._thread = threading.Thread(target=self._work, name="attnprof-store",
-                                            daemon=True)
-            self._thread.start()
-        else:
-            self._work()
-
-    def _work(self) -> None:
-        try:
-            self._done = (zlib.compress(msgspec.json.encode(self.record), 6),
-                          git_state(self.cwd))
-        except BaseException as exc:  # raised where the result is asked for
-            self._done = exc
-
-    def result(self) -> tuple[bytes, tuple[str | None, bool | None]]:
-        """The compressed JSON and ``(commit, dirty)``, once worked out."""
-        if self._thread is not None:
-            self._thread.join()
-        if isinstance(self._done, BaseException):
-            raise self._done
-        assert self._done is not None
-        return self._done
 
 
 def _escape_like(text: str) -> str:
