@@ -102,11 +102,12 @@ def store_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """The results stores a command could mean (its ``--store``, ``$ATTNPROF_STORE`` and
     the default one, whether or not it saves this run: each holds the user's runs) and
     their SQLite siblings, each with how to name it."""
+    from attnprof.cli.flags import SharedFlags
     from attnprof.store.location import STORE_ENV, default_store_path
 
     stores: list[Path] = []
-    flag = getattr(args, "store", None)
-    if isinstance(flag, str) and flag.strip():
+    flag = SharedFlags.of(args).store
+    if flag is not None and flag.strip():
         stores.append(Path(flag))
     env = os.environ.get(STORE_ENV, "")
     if env.strip():
