@@ -277,3 +277,18 @@ def test_every_output_of_every_command_is_planned(
     line = refused(argv, tree, capsys)
     if case == "missing-parent":  # refused, not made: only the output folders are made
         assert "does not exist" in line, line
+
+
+def test_the_figures_writer_refuses_a_link_made_after_the_plan(tree: Tree) -> None:
+    from attnprof.errors import UsageError
+    from attnprof.record.family import load_record
+    from attnprof.render.images import write_plots
+
+    plots = tree.root / "P"
+    plots.mkdir()
+    (plots / "memory.svg").symlink_to(tree.victim)
+    content = tree.victim.read_bytes()
+    with pytest.raises(UsageError, match="symbolic link"):
+        write_plots(load_record(tree.new), plots)
+    assert tree.victim.read_bytes() == content
+    assert (plots / "memory.svg").is_symlink()
