@@ -78,7 +78,8 @@ def check_outputs(outputs: Sequence[Output],
     # Folders first, outer before inner: a sub-folder of one yet to be made is checked
     # against the folder's plan, not against a parent that is not there yet.
     for out in sorted(outputs, key=lambda o: (not o.folder, len(Path(o.path).parts))):
-        inside = _identity(Path(out.path).parent) in folders
+        parent = _identity(Path(out.path).parent)
+        inside = parent in folders and parent != _identity(Path(out.path))  # "" is "."
         if out.folder:
             _check_folder(out, inside)
         elif inside:

@@ -162,6 +162,31 @@ def test_the_plots_folders_of_several_records_are_planned_too(
              "--plots", str(plots)], tree, capsys, "memory.svg", "symbolic link")
 
 
+# -- inputs the plan knows besides the ones every command has ---------------------------
+
+
+BUDGETS = Path(__file__).resolve().parents[2] / "examples" / "budgets" / "cpu-attention.toml"
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (lambda t: ["compare", *TINY, "--variants", "naive", "--budgets", str(t.root / "b.toml"),
+                "--csv", str(t.root / "b.toml")], "is the input"),
+    (lambda t: ["check", t.user_variant, "--expect", str(t.expect), "--json", str(t.variant)],
+     "is the input"),
+    (lambda t: ["sweep", "--resume", str(t.sweep), "--json", str(t.root / "new-sweep.json"),
+                "--csv", str(t.sweep)], "is the input"),
+    (lambda t: ["sweep", "--resume", str(t.sweep), "--csv", str(t.sweep)],
+     "same file as --resume"),
+], ids=["compare-budgets", "check-variant-file", "sweep-resume-read", "sweep-resume-written"])
+def test_the_other_inputs_are_inputs_too(argv: Callable[[Tree], list[str]], needle: str,
+                                         tree: Tree,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copyfile(BUDGETS, tree.root / "b.toml")
+    refused(argv(tree), tree, capsys, needle)
+
+
 # -- every command x every output flag x every case ------------------------------------
 
 
@@ -277,3 +302,18 @@ def test_every_output_of_every_command_is_planned(
     line = refused(argv, tree, capsys)
     if case == "missing-parent":  # refused, not made: only the output folders are made
         assert "does not exist" in line, line
+
+
+def test_the_figures_writer_refuses_a_link_made_after_the_plan(tree: Tree) -> None:
+    from attnprof.errors import UsageError
+    from attnprof.record.family import load_record
+    from attnprof.render.images import write_plots
+
+    plots = tree.root / "P"
+    plots.mkdir()
+    (plots / "memory.svg").symlink_to(tree.victim)
+    content = tree.victim.read_bytes()
+    with pytest.raises(UsageError, match="symbolic link"):
+        write_plots(load_record(tree.new), plots)
+    assert tree.victim.read_bytes() == content
+    assert (plots / "memory.svg").is_symlink()

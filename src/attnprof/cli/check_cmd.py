@@ -43,9 +43,9 @@ def run(args: argparse.Namespace) -> Finished:
     import sys
 
     from attnprof.analysis.check import check_expectations, pick_region
-    from attnprof.knowledge.annotations import region_name
     from attnprof.cli.measuring import variant_files
     from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.knowledge.annotations import region_name
     from attnprof.outputs import Output, create_folders
     from attnprof.record.check import CheckRecord
     from attnprof.render.terminal import TerminalRenderer, make_console

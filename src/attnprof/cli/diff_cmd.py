@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
     from attnprof.analysis.diff.gate import blind_rows, not_judged, regressions
     from attnprof.analysis.history import DiffRequest, diff_sources
     from attnprof.cli.outcome import print_written
+    from attnprof.cli.planning import Figures, plan_outputs
     from attnprof.cli.storing import open_for_reading
     from attnprof.errors import UsageError
-    from attnprof.cli.planning import Figures, plan_outputs
     from attnprof.outputs import Output, create_folders
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.diff_view import render_gate

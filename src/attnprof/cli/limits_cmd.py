@@ -60,14 +60,14 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> Finished:
     from rich.console import Console
 
+    from attnprof.cli.measuring import variant_files
     from attnprof.cli.outcome import UNMEASURED_EXIT, Finished, print_written
+    from attnprof.cli.planning import Figures, plan_outputs
     from attnprof.cli.workload_args import threads_from_args, workload_fields
     from attnprof.errors import UsageError
     from attnprof.measure.device import memory_capacity_bytes
     from attnprof.measure.environment import collect_environment
     from attnprof.measure.threads import measuring_threads
-    from attnprof.cli.measuring import variant_files
-    from attnprof.cli.planning import Figures, plan_outputs
     from attnprof.outputs import Output, create_folders
     from attnprof.record.limits import LimitsRecord
     from attnprof.render.limits_table import describe_probe

@@ -104,8 +104,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> Finished:
-    from attnprof.errors import UsageError
     from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.errors import UsageError
     from attnprof.outputs import Output, create_folders
     from attnprof.record.model import ModelRecord, ModelSettings
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered

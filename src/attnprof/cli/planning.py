@@ -31,8 +31,8 @@ _SIBLINGS = ("-wal", "-shm", "-journal")
 class Figures:
     """The figures a run's record will have, as far as they are known before the run: its
     kind and what their names depend on (see
-    :func:`~attnprof.render.figures.figure_names`), or the ``exact`` names (a record
-    already made, as ``report`` and ``diff`` have)."""
+    :func:`~attnprof.render.figures.figure_names`), or the ``exact`` names (records
+    already made, as ``report`` has)."""
 
     kind: str = ""
     variants: Sequence[str] = ()
@@ -53,7 +53,8 @@ def plan_outputs(args: argparse.Namespace, outputs: Sequence[Output],
                  inputs: Iterable[str | os.PathLike[str]] = (), *,
                  figures: Figures | None = None) -> list[Output]:
     """Check every output of the run together (``outputs``, plus ``--html`` and the
-    ``--plots`` files of ``figures``; ``None``: this run writes no report) against each other, the ``inputs`` and the store; the whole plan, for
+    ``--plots`` files of ``figures``; ``None``: this run writes no report) against each
+    other, the ``inputs`` and the store; the whole plan, for
     :func:`~attnprof.outputs.create_folders`. :class:`~attnprof.errors.UsageError` for
     the first that may not be written."""
     from attnprof.outputs import check_outputs
@@ -102,11 +103,12 @@ def store_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """The results stores a command could mean (its ``--store``, ``$ATTNPROF_STORE`` and
     the default one, whether or not it saves this run: each holds the user's runs) and
     their SQLite siblings, each with how to name it."""
+    from attnprof.cli.flags import SharedFlags
     from attnprof.store.location import STORE_ENV, default_store_path
 
     stores: list[Path] = []
-    flag = getattr(args, "store", None)
-    if isinstance(flag, str) and flag.strip():
+    flag = SharedFlags.of(args).store
+    if flag is not None and flag.strip():
         stores.append(Path(flag))
     env = os.environ.get(STORE_ENV, "")
     if env.strip():
