@@ -48,7 +48,10 @@ TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
         ExitCode.OK: "every file read",
         ExitCode.FAILED: "some files could not be read as traces (skipped, named; the rest "
                          "analysed and written)",
-        ExitCode.USAGE: "a user mistake, or no file could be read"}),
+        ExitCode.USAGE: "a user mistake, or no file could be read",
+        ExitCode.UNMEASURED: "a trace was taken while other work held its CPUs (its ops ran "
+                             "far slower than their peers): its figures are marked, with how "
+                             "to retake it"}),
     (("check",), {ExitCode.OK: "every expectation holds",
                   ExitCode.FAILED: "an expectation failed", ExitCode.USAGE: _MISTAKE}),
     (("model",), {
