@@ -271,8 +271,8 @@ class TraceContention(msgspec.Struct, kw_only=True):
 
     #: The region whose steps were read.
     region: str
-    #: Per step: wall time, µs, spent beyond the peers' medians by ops that ran far slower
-    #: than them (an estimate of the time the step's threads waited for a CPU), and that as
+    #: Per step: wall time, µs, spent beyond their fastest peer by ops that ran far slower
+    #: than their peers (an estimate of the time the step's threads waited for a CPU), and that as
     #: a fraction of the step.
     stalled_us: list[float]
     stalled_fraction: list[float]
