@@ -1,8 +1,11 @@
 """A small training loop profiled the usual way (torch.profiler.schedule, chrome trace
 export), run by the tests as a script so that each capture is its own process:
 
-    python training_loop.py OUT.json [--model gpt2|block] [--seq N] [--inference]
+    python training_loop.py OUT.json [--model gpt2|block] [--seq N [N ...]] [--inference]
                             [--busy] [--own-group]
+
+With several ``--seq`` lengths, one capture per length is written, each to OUT with
+``{seq}`` in it replaced by the length (one process: torch and transformers load once).
 
 ``--busy`` starts a spinning process pinned to the loop's CPU for the active steps (the
 loop is pinned to that one CPU and runs one torch thread): contention as large and as
@@ -92,7 +95,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--model", default="block", choices=("block", "gpt2"))
-    p.add_argument("--seq", type=int, default=32)
+    p.add_argument("--seq", type=int, nargs="+", default=[32])
     p.add_argument("--inference", action="store_true")
     p.add_argument("--busy", action="store_true")
     p.add_argument("--own-group", action="store_true")
@@ -103,12 +106,22 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    said = {}
+    for seq in args.seq:
+        said = _capture(args, args.out.replace("{seq}", str(seq)), seq, cpu)
+    print(json.dumps({**said, "own_group": own, "cpu": cpu}))
+
+
+def _capture(args: argparse.Namespace, out: str, seq: int, cpu: int) -> dict:
+    """Train (or run) the model for a few steps, profiling the last ones into ``out``."""
+    import torch
+
     torch.manual_seed(0)
-    model, call = _model(args.model, args.seq, args.inference)
+    model, call = _model(args.model, seq, args.inference)
     model.train(not args.inference)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     batch = 4 if args.model == "gpt2" else 8
-    x = torch.randint(0, 256, (batch, args.seq))
+    x = torch.randint(0, 256, (batch, seq))
     wait, warmup, active = 1, 1, 3
     for _ in range(5):  # the heap and the pages it holds settle before anything is timed
         if args.inference:
@@ -126,7 +139,7 @@ def main() -> None:
     schedule = torch.profiler.schedule(wait=wait, warmup=warmup, active=active)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                 schedule=schedule, record_shapes=True,
-                                on_trace_ready=lambda prof: prof.export_chrome_trace(args.out)
+                                on_trace_ready=lambda prof: prof.export_chrome_trace(out)
                                 ) as prof:
         for step in range(wait + warmup + active):
             measured = step >= wait + warmup
@@ -154,8 +167,7 @@ def main() -> None:
     if spinner is not None:
         stop.set()
         spinner.join()
-    print(json.dumps({"wait_fraction": waited / wall if wall else None, "own_group": own,
-                      "cpu": cpu, "step_s": steps}))
+    return {"wait_fraction": waited / wall if wall else None, "step_s": steps}
 
 
 if __name__ == "__main__":
