@@ -3,7 +3,7 @@
 A region pass (see :mod:`attnprof.analysis.passes`). A region whose instances ran
 autograd's backward (``autograd::engine::evaluate_function: ...`` events) is a region of
 training *steps*, whatever marks them (``ProfilerStep#N``, the user's own
-``record_function``). Each step's wall time is cut into phases by what the trace shows:
+``record_function``); a trace with no marks (the whole trace) has no steps to split. Each step's wall time is cut into phases by what the trace shows:
 
 * **backward**: the autograd engine's ``evaluate_function`` events, on whatever thread
   the engine ran them (on CUDA its own), with what runs under them;
@@ -35,6 +35,7 @@ import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
 from attnprof.analysis.index.pairs import is_in, names_matching
+from attnprof.analysis.index.regions import WHOLE_TRACE
 from attnprof.analysis.index.views import RegionView
 from attnprof.analysis.passes.attention_share import ATTENTION_OP, _fused_attention_names
 from attnprof.record.trace_report import PHASES, PhaseTime
@@ -100,9 +101,10 @@ def split_steps(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
                                       for a, t in zip(att.tolist(), total.tolist(),
                                                       strict=True)],
         "phases": []}
+    if not n or not len(ops) or view.name == WHOLE_TRACE:  # no step marks: no steps
+        return out
     marks = _marks(ops)
-    backward = marks["backward"]
-    if not n or not len(ops) or not backward[view.op_positions].any():
+    if not marks["backward"][view.op_positions].any():
         return out
     wall = np.zeros(len(PHASES))
     work_us = np.zeros(len(PHASES))
