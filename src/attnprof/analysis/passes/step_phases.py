@@ -109,11 +109,13 @@ def split_steps(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
     wall = np.zeros(len(PHASES))
     work_us = np.zeros(len(PHASES))
     att_us = np.zeros(len(PHASES))
+    # Work items come instance by instance: each step's are one slice.
+    bounds = np.searchsorted(work.instance, np.arange(n + 1))
     for k, inst in enumerate(view.instances):
         mine = view.instance_ops(k)
         cuts, labels = _segments(ops, mine, marks, inst.start, inst.end)
         np.add.at(wall, labels, np.diff(cuts))
-        here = work.instance == k
+        here = slice(int(bounds[k]), int(bounds[k + 1]))
         phase = _phase_of(ops, marks, work.op[here], work.ts[here], cuts, labels)
         np.add.at(work_us, phase, work.us[here])
         np.add.at(att_us, phase, np.where(work.attention[here], work.us[here], 0.0))
@@ -181,24 +183,23 @@ def _covered(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def _fill(label: np.ndarray) -> np.ndarray:
-    """The phase of each unmarked stretch, from the marks around it (see the module doc)."""
-    marked = np.flatnonzero(label >= 0)
-    out = label.copy()
+    """The phase of each unmarked stretch, from the marks around it (see the module doc):
+    the marks before and after every stretch found at once (running max of positions)."""
+    n = len(label)
+    marked = label >= 0
+    at = np.arange(n)
+    last = np.maximum.accumulate(np.where(marked, at, -1))
+    following = np.minimum.accumulate(np.where(marked, at, n)[::-1])[::-1]
+    before = np.where(last >= 0, label[np.clip(last, 0, None)], -1)
+    after = np.where(following < n, label[np.clip(following, 0, n - 1)], -1)
     forward, other = PHASES.index("forward"), PHASES.index("other")
     loss, backward = PHASES.index("loss"), PHASES.index("backward")
-    for i in np.flatnonzero(label < 0).tolist():
-        j = int(np.searchsorted(marked, i))
-        before = int(label[marked[j - 1]]) if j > 0 else -1
-        after = int(label[marked[j]]) if j < len(marked) else -1
-        if before == after and before >= 0:
-            out[i] = before
-        elif after == loss or (after == backward and before != loss):
-            out[i] = forward
-        elif after == backward:
-            out[i] = backward
-        else:
-            out[i] = other
-    return out
+    fill = np.full(n, other, dtype=np.int64)
+    fill[after == backward] = backward  # a backward seeded after its loss
+    fill[(after == loss) | ((after == backward) & (before != loss))] = forward
+    same = (before == after) & (before >= 0)
+    fill[same] = before[same]
+    return np.where(marked, label, fill)
 
 
 def _phase_of(ops: OpIndex, marks: dict[str, np.ndarray], op: np.ndarray, ts: np.ndarray,
