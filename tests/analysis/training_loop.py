@@ -137,36 +137,40 @@ def _capture(args: argparse.Namespace, out: str, seq: int, cpu: int) -> dict:
     waited = wall = 0.0
     steps: list[float] = []
     schedule = torch.profiler.schedule(wait=wait, warmup=warmup, active=active)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                schedule=schedule, record_shapes=True,
-                                on_trace_ready=lambda prof: prof.export_chrome_trace(out)
-                                ) as prof:
-        for step in range(wait + warmup + active):
-            measured = step >= wait + warmup
-            if measured and args.busy and spinner is None:
-                spinner = mp.get_context("fork").Process(target=_spin, args=(cpu, stop))
-                spinner.start()
-                time.sleep(0.05)  # let it take its share before the step starts
-            before, t0 = _wait_ns(), time.perf_counter()
-            if args.inference:
-                with torch.no_grad():
-                    call(x)
-            else:
-                logits = call(x)
-                loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 256), x.reshape(-1))
-                loss.backward()
-                opt.step()
-                opt.zero_grad()
-            after = _wait_ns()
-            if measured and before is not None and after is not None:
-                waited += (after - before) / 1e9
-                wall += time.perf_counter() - t0
-            if measured:
-                steps.append(time.perf_counter() - t0)
-            prof.step()
-    if spinner is not None:
-        stop.set()
-        spinner.join()
+    try:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    schedule=schedule, record_shapes=True,
+                                    on_trace_ready=lambda prof: prof.export_chrome_trace(out)
+                                    ) as prof:
+            for step in range(wait + warmup + active):
+                measured = step >= wait + warmup
+                if measured and args.busy and spinner is None:
+                    # A daemon: whatever happens to the loop, the spinner ends with it.
+                    spinner = mp.get_context("fork").Process(target=_spin, args=(cpu, stop),
+                                                             daemon=True)
+                    spinner.start()
+                    time.sleep(0.05)  # let it take its share before the step starts
+                before, t0 = _wait_ns(), time.perf_counter()
+                if args.inference:
+                    with torch.no_grad():
+                        call(x)
+                else:
+                    logits = call(x).reshape(-1, 256)
+                    loss = torch.nn.functional.cross_entropy(logits, x.reshape(-1))
+                    loss.backward()
+                    opt.step()
+                    opt.zero_grad()
+                after = _wait_ns()
+                if measured and before is not None and after is not None:
+                    waited += (after - before) / 1e9
+                    wall += time.perf_counter() - t0
+                if measured:
+                    steps.append(time.perf_counter() - t0)
+                prof.step()
+    finally:
+        if spinner is not None:
+            stop.set()
+            spinner.join()
     return {"wait_fraction": waited / wall if wall else None, "step_s": steps}
 
 

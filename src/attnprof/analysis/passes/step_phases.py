@@ -3,7 +3,8 @@
 A region pass (see :mod:`attnprof.analysis.passes`). A region whose instances ran
 autograd's backward (``autograd::engine::evaluate_function: ...`` events) is a region of
 training *steps*, whatever marks them (``ProfilerStep#N``, the user's own
-``record_function``); a trace with no marks (the whole trace) has no steps to split. Each step's wall time is cut into phases by what the trace shows:
+``record_function``); a trace with no marks (the whole trace) has no steps to split.
+Each step's wall time is cut into phases by what the trace shows:
 
 * **backward**: the autograd engine's ``evaluate_function`` events, on whatever thread
   the engine ran them (on CUDA its own), with what runs under them;

@@ -1,6 +1,6 @@
 """A trace report as a section of the HTML page: its regions (time, verdict, attention
-share), the phases of a training step, kernels per forward with their decoded names, the op table, the breakdown and the
-findings with evidence and fix."""
+share), the phases of a training step, kernels per forward with their decoded names, the
+op table, the breakdown and the findings with evidence and fix."""
 
 from __future__ import annotations
 
