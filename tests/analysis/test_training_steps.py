@@ -58,7 +58,8 @@ def _events(path: Path) -> list[dict[str, Any]]:
 
 
 def _truth(path: Path) -> dict[str, float]:
-    """Per step, from the trace's events: forward (step start to the loss), loss, backward
+    """Per step, from the trace's events: data (the DataLoader's fetch), forward (the
+    fetch's end to the loss), loss, backward
     (the loss's end to the autograd engine's last function), optimizer (AdamW's step to its
     zero_grad) and the rest; and SDPA's forward and backward ops' time. A step (and a
     label in it) left open when profiling stopped ends with the trace's last op, as
@@ -67,8 +68,8 @@ def _truth(path: Path) -> dict[str, float]:
     steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
     horizon = max(e["ts"] + e["dur"] for e in events
                   if e.get("cat") not in ("user_annotation", "gpu_user_annotation", "Trace"))
-    sums = dict.fromkeys(("forward", "loss", "backward", "optimizer", "other", "sdpa",
-                          "sdpa_backward"), 0.0)
+    sums = dict.fromkeys(("data", "forward", "loss", "backward", "optimizer", "other",
+                          "sdpa", "sdpa_backward"), 0.0)
     for step in steps:
         lo, hi = step["ts"], min(step["ts"] + step["dur"], horizon)
         inside = [e for e in events if lo <= e["ts"] < hi and e is not step]
@@ -78,15 +79,17 @@ def _truth(path: Path) -> dict[str, float]:
                           key=lambda e: e["ts"])
 
         (loss,) = named("aten::cross_entropy_loss")
+        (fetch,) = named("enumerate(DataLoader)#")
         backward = named("autograd::engine::evaluate_function: ")
         optimizer = named("Optimizer.")
         end = {id(e): min(e["ts"] + e["dur"], hi) for e in inside}
-        sums["forward"] += loss["ts"] - lo
+        sums["data"] += end[id(fetch)] - fetch["ts"]
+        sums["forward"] += loss["ts"] - end[id(fetch)]
         sums["loss"] += loss["dur"]
         last_backward = max(end[id(e)] for e in backward)
         sums["backward"] += last_backward - end[id(loss)]
         sums["optimizer"] += max(end[id(e)] for e in optimizer) - optimizer[0]["ts"]
-        sums["other"] += (optimizer[0]["ts"] - last_backward) + (
+        sums["other"] += (fetch["ts"] - lo) + (optimizer[0]["ts"] - last_backward) + (
             hi - max(end[id(e)] for e in optimizer))
         sums["sdpa"] += sum(e["dur"] for e in named("aten::scaled_dot_product_attention"))
         sums["sdpa_backward"] += sum(e["dur"] for e in named(
@@ -99,7 +102,7 @@ def test_a_training_trace_is_steps_whose_phases_add_up(reports: dict[str, TraceR
     region = _steps(reports["seq32"])
     assert region.unit == "step" and region.is_training
     names = [p.name for p in region.phases]
-    assert {"forward", "loss", "backward", "optimizer"} <= set(names)
+    assert {"data", "forward", "loss", "backward", "optimizer"} <= set(names)
     assert names == [p for p in PHASES if p in names]  # in the order a step runs them
     step = sum(region.instance_us) / region.instances
     assert math.isclose(sum(p.us for p in region.phases), step, rel_tol=1e-9)
@@ -120,7 +123,7 @@ def test_phases_are_those_the_trace_events_show(traces: dict[str, Path],
                                                 reports: dict[str, TraceReport]) -> None:
     truth = _truth(traces["seq32"])
     phases = {p.name: p for p in _steps(reports["seq32"]).phases}
-    for name in ("forward", "loss", "backward", "optimizer", "other"):
+    for name in ("data", "forward", "loss", "backward", "optimizer", "other"):
         assert math.isclose(phases[name].us, truth[name], rel_tol=1e-6, abs_tol=1e-3), name
     # Attention's forward work is inside SDPA's forward ops, and most of their time (the
     # flash kernel's op does the work); its backward work inside SDPA's backward functions.

@@ -1,5 +1,5 @@
 """A small training loop profiled the usual way (torch.profiler.schedule, chrome trace
-export), run by the tests as a script so that each capture is its own process:
+export, batches from a DataLoader), run by the tests as a script so that each capture is its own process:
 
     python training_loop.py OUT.json [--model gpt2|block] [--seq N [N ...]] [--inference]
                             [--busy] [--own-group]
@@ -122,6 +122,10 @@ def _capture(args: argparse.Namespace, out: str, seq: int, cpu: int) -> dict:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     batch = 4 if args.model == "gpt2" else 8
     x = torch.randint(0, 256, (batch, seq))
+    # Batches come from a DataLoader, as in a real loop: torch labels each fetch
+    # ``enumerate(DataLoader)#...``, the step's data phase.
+    data = torch.utils.data.TensorDataset(torch.randint(0, 256, (batch * 8, seq)))
+    batches = iter(torch.utils.data.DataLoader(data, batch_size=batch))
     wait, warmup, active = 1, 1, 3
     for _ in range(5):  # the heap and the pages it holds settle before anything is timed
         if args.inference:
@@ -144,6 +148,7 @@ def _capture(args: argparse.Namespace, out: str, seq: int, cpu: int) -> dict:
                                     ) as prof:
             for step in range(wait + warmup + active):
                 measured = step >= wait + warmup
+                (x,) = next(batches)
                 if measured and args.busy and spinner is None:
                     # A daemon: whatever happens to the loop, the spinner ends with it.
                     spinner = mp.get_context("fork").Process(target=_spin, args=(cpu, stop),
