@@ -143,6 +143,17 @@ def test_training_says_steps_and_shows_the_split(reports: dict[str, TraceReport]
     assert "per step (forward " in text and ", backward " in text
 
 
+def test_html_and_csv_show_the_phases(reports: dict[str, TraceReport]) -> None:
+    from attnprof.render import CsvRenderer, HtmlRenderer
+
+    record = AnalyzeRecord(reports=[reports["seq32"]], status="complete")
+    page = HtmlRenderer().render(record)
+    assert "phases of a step" in page and "backward" in page
+    csv = str(CsvRenderer().render(record))
+    header, line = csv.splitlines()[:2]
+    assert "forward_attention_us" in header.split(",") and ",step," in line
+
+
 def test_inference_keeps_forwards(reports: dict[str, TraceReport]) -> None:
     region = _steps(reports["inference"])
     assert region.unit == "forward" and region.phases == []

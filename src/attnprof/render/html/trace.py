@@ -49,8 +49,10 @@ def trace_section(report: TraceReport, *, title: str, anchor: str,
 
 
 def _regions(report: TraceReport, anchor: str) -> Table:
-    table = Table(name=f"{anchor}-regions", caption="regions: time per forward",
-                  columns=["region", "forwards", "kernels per forward", "CPU per forward",
+    table = Table(name=f"{anchor}-regions",
+                  caption="regions: time per forward (per step, for training steps)",
+                  columns=["region", "forwards or steps", "kernels per forward",
+                           "CPU per forward",
                            "device per forward", "verdict", "attention share", "peak memory",
                            "SDPA backend"])
     for r in report.regions:
