@@ -56,7 +56,9 @@ TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
         ExitCode.FAILED: "some files could not be read as traces (skipped, named; the rest "
                          "analysed and written)",
         ExitCode.USAGE: "a user mistake, or no file could be read",
-        ExitCode.UNSTORED: _UNSTORED}),
+        ExitCode.UNMEASURED: "a trace was taken while other work held its CPUs (its ops ran "
+                             "far slower than their peers): its figures are marked, with how "
+                             f"to retake it; or {_UNSTORED}"}),
     (("check",), {ExitCode.OK: "every expectation holds",
                   ExitCode.FAILED: "an expectation failed", ExitCode.USAGE: _MISTAKE,
                   ExitCode.UNSTORED: _UNSTORED}),

@@ -82,9 +82,12 @@ def test_every_rank_corrupt_is_one_line_and_no_file(
 def test_each_analyses_every_rank_on_its_own(
         straggler: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "each.json"
-    assert main(["analyze", str(straggler), "--each", "--json", str(out)]) == 0
+    status = main(["analyze", str(straggler), "--each", "--json", str(out)])
     record = load_record(out)
     assert isinstance(record, AnalyzeRecord) and len(record.reports) == 3
+    # Three ranks on a shared machine may have waited for a CPU: then, and only then, 3.
+    contended = any(r.contention is not None and r.contention.marked for r in record.reports)
+    assert status == (3 if contended else 0)
     assert [r.rank for r in record.reports] == [0, 1, 2]
 
 

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from attnprof.analysis.attribution import attribute_model
+from attnprof.analysis.contended_steps import contention_findings, read_contention
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
 from attnprof.analysis.index.device_events import link_device_events
 from attnprof.analysis.index.device_kind import identify_device
@@ -81,6 +82,9 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     ctx = FindingContext(report=report, views=tuple(views), ops=ops, devices=devices,
                          workload=workload or _workload(meta), result=result)
     report.findings = run_rules(ctx, rules)
+    if meta is None:  # a foreign trace: its own timings are the only sign of its moment
+        report.contention = read_contention(views, report.regions)
+        report.findings += contention_findings(report.contention)
     # A model trace (attnprof's model labels): where each layer's time went.
     report.model = attribute_model(ops, devices, views, report.breakdown)
     report.timeline = step_timeline(views)

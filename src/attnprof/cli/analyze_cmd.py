@@ -8,7 +8,9 @@ left out, told by content. A quoted pattern (``'run/rank-*.json.gz'``) stands fo
 it matches. Every trace is read and analysed before anything is printed or written, so an
 unreadable file named on the command line fails the command at once, with no output file
 (status 2); an unreadable file in a folder is reported and the rest are analysed, printed
-and written, with exit status 1.
+and written, with exit status 1. A trace taken while other work held its CPUs (its ops
+ran far slower than their peers: :mod:`attnprof.analysis.contended_steps`) is shown and
+written with its figures marked, and the status is 3 (1 outranks it).
 
 When the traces are the ranks of one distributed run (:mod:`attnprof.run.analyze`), they
 are read together, in worker processes, and shown as one cross-rank view; a rank that
@@ -196,6 +198,13 @@ def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str
         print(f"attnprof: {len(unreadable)} file(s) could not be read as traces and "
               f"were skipped (reasons above): {files}", file=sys.stderr)
         return Finished(ExitCode.FAILED, record, prepared)
+    contended = [r.source for r in (record.reports if record.kind == "analyze" else [])
+                 if r.contention is not None and r.contention.marked]
+    if contended:
+        print(f"attnprof: {len(contended)} trace(s) were taken while other work held their "
+              f"CPUs; their figures are marked (see the contended-trace finding): "
+              f"{', '.join(safe_text(s) for s in contended)}", file=sys.stderr)
+        return Finished(ExitCode.UNMEASURED, record, prepared)
     return Finished(ExitCode.OK, record, prepared)
 
 

@@ -22,9 +22,14 @@ class UnreadableTrace(msgspec.Struct, kw_only=True):
 _REGION = ("name", "instances", "kernels_per_forward", "kernel_source", "cpu_us_per_forward",
            "device_us_per_forward", "verdict", "attention_share", "peak_memory_bytes",
            "sdpa_backend")
-#: The analysis header: the trace, then one region's figures, then its findings' count.
+#: Per phase of a training step (empty for forwards): wall time and attention's work, µs.
+_PHASE_COLUMNS = ("forward_us", "backward_us", "optimizer_us", "forward_attention_us",
+                  "backward_attention_us")
+#: The analysis header: the trace, then one region's figures, then its findings' count,
+#: then whether its figures are those of a contended capture, and its phases.
 ANALYSIS_COLUMNS: tuple[str, ...] = ("source", "device", *(f"region_{c}" if c == "name" else c
-                                                           for c in _REGION), "findings")
+                                                           for c in _REGION), "findings",
+                                     "unit", "contended", *_PHASE_COLUMNS)
 
 
 class AnalyzeRecord(RecordBase, tag="analyze"):
@@ -52,5 +57,15 @@ def analysis_lines(record: AnalyzeRecord) -> list[dict[str, Any]]:
                                     "findings": findings.get(region.name, 0)}
             line.update({("region_name" if c == "name" else c): getattr(region, c)
                          for c in _REGION})
+            contention = report.contention
+            line["unit"] = region.unit
+            line["contended"] = bool(contention and contention.marked
+                                     and contention.region == region.name)
+            phases = {p.name: p for p in region.phases}
+            for name in ("forward", "backward", "optimizer"):
+                p = phases.get(name)
+                line[f"{name}_us"] = p.us if p else None
+                if name != "optimizer":
+                    line[f"{name}_attention_us"] = p.attention_us if p else None
             lines.append(line)
     return lines

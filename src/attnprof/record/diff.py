@@ -211,6 +211,14 @@ class RegionDiff(msgspec.Struct, kw_only=True):
     categories: list[TimeChange] = msgspec.field(default_factory=list)
     old_us_per_forward: float | None = None
     new_us_per_forward: float | None = None
+    #: ``step`` when either side's region is of training steps, else ``forward``.
+    unit: str = "forward"
+    #: Attention's work per step (or forward), µs, each side, and by phase of a step
+    #: (``forward``, ``backward``, ...; empty for forwards).
+    old_attention_us: float | None = None
+    new_attention_us: float | None = None
+    old_attention_by_phase: dict[str, float] = msgspec.field(default_factory=dict)
+    new_attention_by_phase: dict[str, float] = msgspec.field(default_factory=dict)
 
     def changed_kernels(self) -> list[CountChange]:
         """Kernels whose count per forward differs."""

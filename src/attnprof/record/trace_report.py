@@ -25,6 +25,7 @@ from attnprof.record.model_attribution import ModelAttribution
 
 __all__ = [
     "PATH_SEP",
+    "PHASES",
     "REPORT_SCHEMA_VERSION",
     "BreakdownCategory",
     "BreakdownKernel",
@@ -34,10 +35,12 @@ __all__ = [
     "KernelStat",
     "OpNode",
     "OpStat",
+    "PhaseTime",
     "RegionReport",
     "Severity",
     "Timeline",
     "TimelineEvent",
+    "TraceContention",
     "TraceReport",
     "Verdict",
 ]
@@ -136,6 +139,28 @@ class Gap(msgspec.Struct, kw_only=True):
     after: str | None = None  # the kernel that ran just before the gap
 
 
+#: The phases of a training step, in the order a step runs them (``other``: what no
+#: phase claims, e.g. the loop's own code between optimizer step and the next batch).
+PHASES = ("data", "forward", "loss", "backward", "optimizer", "other")
+
+
+class PhaseTime(msgspec.Struct, kw_only=True):
+    """One phase of a training step (:data:`PHASES`), per step.
+
+    ``us`` is wall time on the step's timeline (the phases of a step add up to its
+    duration); ``work_us`` and ``attention_us`` are work (device time on a GPU trace,
+    compute ops' work time on a CPU one) as the region's attention share counts it.
+    """
+
+    name: str
+    us: float
+    share: float  # of the step's wall time, 0..1
+    work_us: float = 0.0
+    attention_us: float = 0.0
+    #: Attention's share of the phase's work (None: the phase did no work).
+    attention_share: float | None = None
+
+
 class RegionReport(msgspec.Struct, kw_only=True):
     """One region name (``attnprof::<variant>``, ``ProfilerStep#``, or the whole trace)."""
 
@@ -166,6 +191,22 @@ class RegionReport(msgspec.Struct, kw_only=True):
     attention_us_per_forward: float = 0.0
     attention_share: float | None = None
     attention: AttentionTime | None = None
+    #: A training region (its instances ran autograd's backward) is a region of *steps*,
+    #: split into :data:`PHASES`; empty for forwards (inference, attnprof's own captures).
+    phases: list[PhaseTime] = msgspec.field(default_factory=list)
+    #: Each instance's wall duration, µs, and its attention share of work (None: no work).
+    instance_us: list[float] = msgspec.field(default_factory=list)
+    instance_attention_shares: list[float | None] = msgspec.field(default_factory=list)
+
+    @property
+    def is_training(self) -> bool:
+        """True when the instances are training steps (they ran a backward)."""
+        return bool(self.phases)
+
+    @property
+    def unit(self) -> str:
+        """What one instance is called: ``step`` (training) or ``forward``."""
+        return "step" if self.phases else "forward"
 
 
 class BreakdownKernel(msgspec.Struct, kw_only=True):
@@ -246,6 +287,32 @@ class Timeline(msgspec.Struct, kw_only=True):
     max_depth: int
 
 
+class TraceContention(msgspec.Struct, kw_only=True):
+    """Whether a foreign trace was taken while other work held its CPUs, read from the
+    trace alone (:mod:`attnprof.analysis.contended_steps`): ops far slower than their peers
+    (the same op on the same shapes elsewhere in the trace), and steps that disagree."""
+
+    #: The region whose steps were read.
+    region: str
+    #: Per step: wall time, µs, spent beyond their fastest peer by ops that ran far slower
+    #: than their peers (an estimate of the time the step's threads waited for a CPU), and that as
+    #: a fraction of the step.
+    stalled_us: list[float]
+    stalled_fraction: list[float]
+    #: The median step's stalled fraction: the figure held to the quiet threshold.
+    median_stalled_fraction: float
+    #: The ops that stalled most (name, stalls, µs beyond their peers), largest first.
+    stalled_ops: list[tuple[str, int, float]] = msgspec.field(default_factory=list)
+    #: Whether the steps' durations, or their attention shares, disagree beyond the noise.
+    steps_disagree: bool = False
+    #: How the steps disagree, in words (None when they agree).
+    disagreement: str | None = None
+    #: Whether the trace is marked: the figures are those of a contended moment.
+    marked: bool = False
+    #: Why, in words (None when not marked).
+    reason: str | None = None
+
+
 class TraceReport(msgspec.Struct, kw_only=True):
     """Everything the analysis of one trace found; see the module doc for units."""
 
@@ -288,6 +355,9 @@ class TraceReport(msgspec.Struct, kw_only=True):
     #: One profiled step of the first region, for the report's timeline (``None``: the
     #: trace has no region with work, or was analysed before timelines were kept).
     timeline: Timeline | None = None
+    #: Contention read from a foreign trace itself (None: attnprof's own trace, whose
+    #: capture recorded its moment, or a trace without two steps to compare).
+    contention: TraceContention | None = None
 
     def region(self, name: str) -> RegionReport:
         """The region called ``name`` (``KeyError`` if absent)."""

@@ -184,11 +184,13 @@ def _render_trace(trace: TraceDiff, console: Console, top: int) -> None:
 def _render_region(region: RegionDiff, console: Console, top: int) -> None:
     name = (region.old_name if region.old_name == region.new_name
             else f"{region.old_name} → {region.new_name}")
+    if region.unit == "step":  # a training step: attention's time first, then the ops
+        console.print(_attention_line(region))
     unit = "compute ops" if region.kernel_source == "cpu-ops" else "kernels"
     head = Text(f"{name}: ", style="bold").append(
-        f"{unit} per forward {region.old_kernels_per_forward:g} → "
+        f"{unit} per {region.unit} {region.old_kernels_per_forward:g} → "
         f"{region.new_kernels_per_forward:g}; {region.old_instances} → "
-        f"{region.new_instances} forwards")
+        f"{region.new_instances} {region.unit}s")
     console.print(head)
     launches = [c for c in region.launches if c.state != "same"]
     for what, changed, total in (("kernels", region.changed_kernels(), region.kernels),
@@ -228,6 +230,24 @@ def _render_region(region: RegionDiff, console: Console, top: int) -> None:
             times.add_row(Text(f"{kind} {t.name}"), format_us(t.old_us), format_us(t.new_us),
                           change)
     console.print(times)
+
+
+def _attention_line(region: RegionDiff) -> Text:
+    """``attention X → Y ms per step (forward a → b, backward c → d)``."""
+    line = Text("attention ", style="bold").append(
+        f"{_ms(region.old_attention_us)} → {_ms(region.new_attention_us)} ms per step",
+        style="bold")
+    phases = [p for p in ("forward", "backward")
+              if p in region.old_attention_by_phase or p in region.new_attention_by_phase]
+    if phases:
+        line.append(" (" + ", ".join(
+            f"{p} {_ms(region.old_attention_by_phase.get(p))} → "
+            f"{_ms(region.new_attention_by_phase.get(p))}" for p in phases) + ")")
+    return line
+
+
+def _ms(us: float | None) -> str:
+    return "—" if us is None else f"{us / 1e3:.2f}"
 
 
 def render_gate(found: list[tuple[RowDiff, MetricChange | None]], percent: float,

@@ -15,7 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.formatting import counted, format_bytes, format_us
-from attnprof.record.trace_report import PATH_SEP, Finding, KernelStat, RegionReport, TraceReport
+from attnprof.record.trace_report import (
+    PATH_SEP,
+    Finding,
+    KernelStat,
+    RegionReport,
+    TraceContention,
+    TraceReport,
+)
 from attnprof.render.model_attribution import render_attribution, render_model_findings
 from attnprof.render.styles import SEVERITY_STYLE
 
@@ -37,8 +44,10 @@ def _count(value: float) -> str:
 def render_trace_report(report: TraceReport, console: Console, top: int = 15) -> None:
     """Print a report: header, each region's tables, top kernels, then the findings."""
     console.print(_header(report))
+    contention = report.contention if report.contention and report.contention.marked else None
     for region in report.regions:
-        _render_region(region, console, top)
+        _render_region(region, console, top,
+                       contention if contention and contention.region == region.name else None)
     _render_breakdown(report, console, top)
     if report.model is not None:  # a model trace: where each layer's time went
         console.print()
@@ -70,6 +79,10 @@ def _header(report: TraceReport) -> Text:
             reasons = ", ".join(f"{n} {why}" for why, n in counts.items())
             text.append(f"\n{counted(sum(counts.values()), noun, plural)} {what}: {reasons}",
                         style="yellow")
+    if report.contention is not None and report.contention.marked:
+        text.append(f"\n{_MARK} contended capture: {report.contention.reason}; the figures "
+                    f"marked {_MARK} are those of a contended moment (see the contended-trace "
+                    "finding for how to retake it)", style="yellow")
     return text
 
 
@@ -97,16 +110,26 @@ def _capture_lines(capture: dict[str, object], text: Text) -> None:
         text.append(f"\n{note}", style="yellow")
 
 
-def _render_region(region: RegionReport, console: Console, top: int) -> None:
+#: Marks the figures of a contended capture.
+_MARK = "‡"
+
+
+def _render_region(region: RegionReport, console: Console, top: int,
+                   contention: TraceContention | None = None) -> None:
     unit = "kernels" if region.kernel_source == "kernels" else "compute ops"
     noun = unit[:-1]
+    each = region.unit
     title = Text(f"\n{region.name}", style="bold")
-    title.append(f" — {counted(region.instances, 'forward')}, "
-                 f"{counted(round(region.kernels_per_forward, 2), noun)} per forward, ")
+    title.append(f" — {counted(region.instances, each)}, "
+                 f"{counted(round(region.kernels_per_forward, 2), noun)} per {each}, ")
     title.append(region.verdict, style=_VERDICT_STYLE.get(region.verdict, ""))
+    if contention is not None:
+        title.append(f"  {_MARK} contended", style="yellow")
     console.print(title)
-    _kernel_table(region, console, top, unit)
-    _time_table(region, console)
+    stalled = {name for name, _, _ in contention.stalled_ops} if contention else set()
+    _kernel_table(region, console, top, unit, stalled)
+    _time_table(region, console, contention is not None)
+    _phase_table(region, console, contention is not None)
     _op_table(region, console, top)
     extras = attention_lines(region)
     if region.sdpa_backend:
@@ -133,7 +156,7 @@ def attention_lines(region: RegionReport, top: int = 6) -> list[str]:
     if att is None:  # a report written before the attention time had its split
         return [f"attention: {fmt_us(region.attention_us_per_forward)} per forward, "
                 f"{region.attention_share:.0%} of the work"]
-    per = "step" if att.backward_us > 0 else "forward"
+    per = "step" if region.phases or att.backward_us > 0 else "forward"
     line = (f"attention: {fmt_us(att.per_step_us)} per {per}, {region.attention_share:.0%} "
             f"of the {att.basis}")
     if att.backward_us > 0:
@@ -153,7 +176,8 @@ def attention_lines(region: RegionReport, top: int = 6) -> list[str]:
     return lines
 
 
-def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -> None:
+def _kernel_table(region: RegionReport, console: Console, top: int, unit: str,
+                  stalled: set[str] | frozenset[str] = frozenset()) -> None:
     if not region.kernels:
         console.print(f"  [dim]no {unit} in this region[/dim]")
         return
@@ -163,16 +187,19 @@ def _kernel_table(region: RegionReport, console: Console, top: int, unit: str) -
         rows = sorted(rows, key=lambda k: -k.total_us)[:top]
         caption = f"top {top} of {len(region.kernels)} by time"
     on_device = region.kernel_source == "kernels"
-    table = Table(title=f"{unit} per forward ({caption})", title_justify="left")
+    table = Table(title=f"{unit} per {region.unit} ({caption})", title_justify="left")
     table.add_column("kernel" if on_device else "op", overflow="fold", ratio=2)
-    table.add_column("per fwd", justify="right")
+    table.add_column("per step" if region.phases else "per fwd", justify="right")
     table.add_column("mean", justify="right", no_wrap=True)
     table.add_column("share", justify="right")
     table.add_column("launched by", overflow="fold", ratio=1)
     if on_device:
         table.add_column("launch", overflow="fold", ratio=1)
     for k in rows:
-        cells: list[str | Text] = [_kernel_label(k) if on_device else Text(k.name),
+        label = _kernel_label(k) if on_device else Text(k.name)
+        if k.name in stalled:  # it ran far slower than its peers: a contended figure
+            label.append(f" {_MARK}", style="yellow")
+        cells: list[str | Text] = [label,
                                    _count(k.per_forward), fmt_us(k.mean_us), f"{k.share:.0%}",
                                    Text(_short_path(k.call_path or k.launched_by or "—"))]
         if on_device:
@@ -216,8 +243,9 @@ def _launch_text(k: KernelStat) -> Text:
     return text
 
 
-def _time_table(region: RegionReport, console: Console) -> None:
-    table = Table(title="time per forward", title_justify="left", show_header=True)
+def _time_table(region: RegionReport, console: Console, marked: bool = False) -> None:
+    title = f"time per {region.unit}" + (f" {_MARK}" if marked else "")
+    table = Table(title=title, title_justify="left", show_header=True)
     table.add_column("CPU dispatch", justify="right")
     table.add_column("device busy", justify="right")
     for name in region.categories_us:
@@ -232,15 +260,38 @@ def _time_table(region: RegionReport, console: Console) -> None:
             f"{fmt_us(g.dur_us)} after {g.after or 'the step start'}" for g in region.gaps)))
 
 
+def _phase_table(region: RegionReport, console: Console, marked: bool = False) -> None:
+    """A training step's phases: wall time, its share, and attention's part of each."""
+    if not region.phases:
+        return
+    work = "device" if region.kernel_source == "kernels" else "compute"
+    table = Table(title="phases of a step" + (f" {_MARK}" if marked else ""),
+                  title_justify="left")
+    for name in ("phase", "time / step", "share", f"{work} / step", "attention / step",
+                 "attention share"):
+        table.add_column(name, justify="left" if name == "phase" else "right")
+    for p in region.phases:
+        table.add_row(p.name, fmt_us(p.us), f"{p.share:.0%}", fmt_us(p.work_us),
+                      fmt_us(p.attention_us),
+                      "—" if p.attention_share is None else f"{p.attention_share:.1%}")
+    table.add_row("step", fmt_us(sum(p.us for p in region.phases)), "100%",
+                  fmt_us(sum(p.work_us for p in region.phases)),
+                  fmt_us(region.attention_us_per_forward),
+                  "—" if region.attention_share is None else f"{region.attention_share:.1%}",
+                  style="bold")
+    console.print(table)
+
+
 def _op_table(region: RegionReport, console: Console, top: int) -> None:
     if not region.ops:
         return
     table = Table(title=f"top ops by self time ({min(top, len(region.ops))} of "
                         f"{len(region.ops)})", title_justify="left")
     table.add_column("op", overflow="fold", ratio=2)
-    table.add_column("per fwd", justify="right")
-    table.add_column("self / fwd", justify="right")
-    table.add_column("total / fwd", justify="right")
+    each = "step" if region.phases else "fwd"
+    table.add_column(f"per {each}", justify="right")
+    table.add_column(f"self / {each}", justify="right")
+    table.add_column(f"total / {each}", justify="right")
     n = region.instances or 1
     for o in region.ops[:top]:
         table.add_row(Text(o.name), _count(o.per_forward), fmt_us(o.self_us / n),

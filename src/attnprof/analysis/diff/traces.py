@@ -1,4 +1,5 @@
-"""Two trace reports compared region by region: the kernels and ops per forward that
+"""Two trace reports compared region by region: attention's time per step (or forward)
+and, for training steps, in their forward and backward; the kernels and ops per forward that
 appeared, went away or changed count, time per kernel family and category, and the
 findings that appeared or went away.
 
@@ -89,7 +90,12 @@ def diff_regions(old: RegionReport, new: RegionReport) -> RegionDiff:
         families=_times(_families(old), _families(new)),
         categories=_times(old.categories_us, new.categories_us),
         old_us_per_forward=old.device_us_per_forward or old.cpu_us_per_forward,
-        new_us_per_forward=new.device_us_per_forward or new.cpu_us_per_forward)
+        new_us_per_forward=new.device_us_per_forward or new.cpu_us_per_forward,
+        unit="step" if old.phases or new.phases else "forward",
+        old_attention_us=old.attention_us_per_forward,
+        new_attention_us=new.attention_us_per_forward,
+        old_attention_by_phase={p.name: p.attention_us for p in old.phases},
+        new_attention_by_phase={p.name: p.attention_us for p in new.phases})
 
 
 # name -> (per forward, µs per forward, family, category)

@@ -25,6 +25,7 @@ from attnprof.analysis.passes.attention_share import measure_attention
 from attnprof.analysis.passes.device_time import judge_boundness, measure_device_time
 from attnprof.analysis.passes.kernel_stats import summarize_kernels
 from attnprof.analysis.passes.op_stats import summarize_ops
+from attnprof.analysis.passes.step_phases import split_steps
 from attnprof.knowledge.sdpa_backends import sdpa_backend
 from attnprof.knowledge.trace_categories import RUNTIME_CATEGORIES
 from attnprof.record.trace_report import RegionReport
@@ -119,6 +120,7 @@ REGION_PASSES: tuple[RegionPass, ...] = (
     measure_device_time,
     measure_memory,
     measure_attention,
+    split_steps,
     identify_sdpa_backend,
     judge_boundness,
 )

@@ -1,6 +1,6 @@
 """A trace report as a section of the HTML page: its regions (time, verdict, attention
-share), kernels per forward with their decoded names, the op table, the breakdown and the
-findings with evidence and fix."""
+share), the phases of a training step, kernels per forward with their decoded names, the
+op table, the breakdown and the findings with evidence and fix."""
 
 from __future__ import annotations
 
@@ -32,8 +32,14 @@ def trace_section(report: TraceReport, *, title: str, anchor: str,
                          ("unmodelled categories", report.unmodelled_categories)):
         if counts:
             section.facts.append((what, ", ".join(f"{k}: {v}" for k, v in counts.items())))
+    if report.contention is not None and report.contention.marked:
+        section.facts.append(("contended capture ‡", f"{report.contention.reason} (region "
+                              f"{report.contention.region}: its figures are those of a "
+                              "contended moment)"))
     section.tables.append(_regions(report, anchor))
     for region in report.regions:
+        if region.phases:
+            section.tables.append(_phases(region, anchor))
         section.tables.append(_kernels(region, anchor))
         if region.ops:
             section.tables.append(_ops(region, anchor))
@@ -67,8 +73,10 @@ def _capture_facts(capture: dict[str, object]) -> list[tuple[str, str]]:
 
 
 def _regions(report: TraceReport, anchor: str) -> Table:
-    table = Table(name=f"{anchor}-regions", caption="regions: time per forward",
-                  columns=["region", "forwards", "kernels per forward", "CPU per forward",
+    table = Table(name=f"{anchor}-regions",
+                  caption="regions: time per forward (per step, for training steps)",
+                  columns=["region", "forwards or steps", "kernels per forward",
+                           "CPU per forward",
                            "device per forward", "verdict", "attention share", "peak memory",
                            "SDPA backend"])
     for r in report.regions:
@@ -81,6 +89,22 @@ def _regions(report: TraceReport, anchor: str) -> Table:
                 else f"{r.attention_share:.0%}"),
             num(r.peak_memory_bytes, format_bytes(r.peak_memory_bytes)),
             cell(r.sdpa_backend)])
+    return table
+
+
+def _phases(region: RegionReport, anchor: str) -> Table:
+    table = Table(name=f"{anchor}-phases-{region.name}",
+                  caption=f"{region.name}: phases of a step (wall time; attention's work "
+                          "in each)",
+                  columns=["phase", "time per step", "share of the step", "work per step",
+                           "attention per step", "attention share"])
+    for p in region.phases:
+        table.rows.append([
+            cell(p.name), num(p.us, format_us(p.us)), num(p.share, f"{p.share:.0%}"),
+            num(p.work_us, format_us(p.work_us)),
+            num(p.attention_us, format_us(p.attention_us)),
+            num(p.attention_share, None if p.attention_share is None
+                else f"{p.attention_share:.1%}")])
     return table
 
 
