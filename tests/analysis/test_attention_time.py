@@ -229,3 +229,16 @@ def test_public_traces_have_no_attention_and_shares_in_range(name: str, load_pub
         assert att is not None and att.found_by == [] and att.per_step_us == 0.0
         assert region.attention_share in (0.0, None)
         assert att.forward_ops == {} and att.backward_ops == {}
+
+
+def test_the_ranks_view_reads_the_same_attention_time(
+        training_traces: dict[tuple[str, str], Path]) -> None:
+    from attnprof.analysis.ranks.identify import RankFile
+    from attnprof.analysis.ranks.summary import read_rank
+
+    for path in training_traces.values():
+        region = _region(path)
+        summary = read_rank(RankFile(path=str(path), rank=0, rank_from=None, world_size=1))
+        assert summary.error is None
+        assert summary.attention_us_per_step == pytest.approx(region.attention_us_per_forward)
+        assert summary.attention_share == pytest.approx(region.attention_share)

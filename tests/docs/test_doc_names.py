@@ -37,6 +37,8 @@ OUTSIDE_CLASSES = {
     # transformers and torch
     "AutoModel", "EncDecAttention", "SelfOutput", "Cache", "DynamicCache", "ProfilerStep",
     "GPT2Config", "LlamaConfig", "SDPBackend", "MultiheadAttention", "FlopCounterMode",
+    # torch autograd nodes, as trace events name them (traces.md: the attention time)
+    "BmmBackward0", "SafeSoftmaxBackward0",
     # rich
     "Text",
     # parts of GPU kernel names, trace event names and fields (kernel-names.md, trace-table.md)

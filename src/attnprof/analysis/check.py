@@ -67,9 +67,12 @@ def check_expectations(exp: Expectations, region: RegionReport,
             rows.append(CheckRow("attention share", pf.attention_share.describe(),
                                  "no work in the region", False, ""))
         else:
+            inferred = region.attention is not None and region.attention.inferred
             rows.append(_bound_row("attention share", pf.attention_share,
                                    round(region.attention_share, 4), "",
-                                   "SDPA/flex ops and fused attention kernels"))
+                                   "the attention time, forward + backward"
+                                   + ("; hand-written attention inferred from its pattern"
+                                      if inferred else "")))
     names = [(k.name, k.short, k.per_forward) for k in region.kernels]
     for bound in exp.kernel:
         rows.append(_pattern_row("kernel" if region.kernel_source == "kernels" else "compute op",

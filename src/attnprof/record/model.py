@@ -231,6 +231,16 @@ class PhaseRun(msgspec.Struct, kw_only=True):
     #: This run against the phase's fastest implementation (``None``: timed alone).
     versus: Versus | None = None
 
+    @property
+    def attention_time_share(self) -> float | None:
+        """The attention time's share of the step (the core, forward + backward: the figure
+        ``analyze`` reports for the run's trace); records from before it was kept: the
+        core share."""
+        att = self.attribution
+        if att is not None and att.attention_time is not None:
+            return att.attention_time.share
+        return self.core_share
+
 
 class LayerDelta(msgspec.Struct, kw_only=True):
     """One layer's attention time under an implementation against the reference one."""

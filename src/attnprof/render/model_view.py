@@ -105,7 +105,7 @@ def _runs(record: ModelRecord, console: Console) -> None:
                       f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
                       format_bytes(r.peak_memory_bytes),
                       share_text(r.attention_share, r.shares_unreliable),
-                      share_text(_attention_time_share(r), r.shares_unreliable),
+                      share_text(r.attention_time_share, r.shares_unreliable),
                       Text(r.sdpa_backend or "—"),
                       error_text(r.max_abs_diff, r.within_tolerance),
                       _labels_cost(r), Text(_notes(r)))
@@ -129,14 +129,6 @@ def _runs(record: ModelRecord, console: Console) -> None:
                       "noisy, or its steps disagree): why, under each run's per-layer "
                       "table; exit status 3[/yellow]")
     _attention_calls(record, console)
-
-
-def _attention_time_share(run: PhaseRun) -> float | None:
-    """The run's attention time share (records from before it was kept: the core share)."""
-    att = run.attribution
-    if att is not None and att.attention_time is not None:
-        return att.attention_time.share
-    return run.core_share
 
 
 def _rank(r: PhaseRun) -> str:

@@ -97,9 +97,10 @@ def _rank_table(record: RanksRecord, console: Console, top: int) -> None:
              "the main thread blocked on a collective)" if cpu else
              "device time: compute kernels, communication kernels (in collectives: mostly "
              "waiting for the other ranks), idle inside the steps")
-    console.print(Text(f"  {basis}; attention: work inside SDPA/flex ops and "
-                       "fused-attention kernels (a floor: hand-written attention has no op "
-                       "that names it)", style="dim"))
+    console.print(Text(f"  {basis}; attention: the attention time per step, forward + "
+                       "backward (SDPA, flex and fused-attention ops and kernels by name, "
+                       "hand-written attention inferred from its pattern; device time, or "
+                       "on CPU the time inside ATen ops)", style="dim"))
     for r in shown:
         if r.error is not None:
             console.print(Text(f"  rank {_rank(r)} unreadable: {r.error}", style="red"))

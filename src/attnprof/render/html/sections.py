@@ -277,7 +277,7 @@ def _model(record: ModelRecord, anchor: str) -> Section:
     section.facts += _environment(record.environment)
     runs = Table(name=f"{anchor}-runs", caption="one row per implementation and phase",
                  columns=["implementation", "phase", "status", "median ms", "tokens/s",
-                          "peak memory", "attention share", "core share", "SDPA backend",
+                          "peak memory", "attention modules", "attention time", "SDPA backend",
                           "max diff", "notes / reason"])
     for r in record.runs:
         lat = r.latency_ms
@@ -289,7 +289,8 @@ def _model(record: ModelRecord, anchor: str) -> Section:
             num(r.peak_memory_bytes, format_bytes(r.peak_memory_bytes)),
             num(share, None if share is None else f"{share:.0%}"
                 + (" ?" if r.shares_unreliable else "")),
-            num(r.core_share, None if r.core_share is None else f"{r.core_share:.0%}"),
+            num(r.attention_time_share, None if r.attention_time_share is None
+                else f"{r.attention_time_share:.0%}"),
             cell(r.sdpa_backend), num(r.max_abs_diff, None if r.max_abs_diff is None
                                       else f"{r.max_abs_diff:.1e}"),
             cell(r.reason if r.status != "ok" else "; ".join(
