@@ -140,7 +140,8 @@ def test_training_says_steps_and_shows_the_split(reports: dict[str, TraceReport]
     region = _steps(reports["seq32"])
     assert f"ProfilerStep — 3 steps, {region.kernels_per_forward:g} compute ops per step" in text
     assert "forwards" not in text and "phases of a step" in text
-    assert "per step (forward " in text and ", backward " in text
+    attention = next(line for line in text.splitlines() if line.strip().startswith("attention:"))
+    assert " per step, " in attention and "(forward " in attention and ", backward " in attention
 
 
 def test_html_and_csv_show_the_phases(reports: dict[str, TraceReport]) -> None:

@@ -63,10 +63,10 @@ def find_attention_patterns(ops: OpIndex, exclude: np.ndarray) -> list[tuple[int
         if found and s < found[-1][1]:
             continue
         dims = _dims(ops, s, 0)
-        scores = _walk(ops, s, parent, back=True, fits=lambda j: _scores_fit(ops, j, dims))
+        scores = _walk(ops, s, parent, back=True, fits=lambda j, d=dims: _scores_fit(ops, j, d))
         if scores is None:
             continue
-        value = _walk(ops, s, parent, back=False, fits=lambda j: _value_fits(ops, j, dims))
+        value = _walk(ops, s, parent, back=False, fits=lambda j, d=dims: _value_fits(ops, j, d))
         if value is None:
             continue
         found.append((scores, int(ops.last[value]) + 1))

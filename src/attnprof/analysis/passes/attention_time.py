@@ -54,8 +54,8 @@ from attnprof.analysis.passes.attention_pattern import find_attention_patterns
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.attention_time import AttentionTime
 
-__all__ = ["ATTENTION_OP", "BACKWARD_OP", "AttentionMarks", "StepAttention",
-           "attention_marks", "attention_time", "summarize_attention"]
+__all__ = ["ATTENTION_OP", "BACKWARD_OP", "AttentionItems", "AttentionMarks", "StepAttention",
+           "attention_items", "attention_marks", "attention_time", "summarize_attention"]
 
 #: CPU ops that are attention, whatever ran below them (forward and backward names).
 ATTENTION_OP = re.compile(
@@ -178,14 +178,41 @@ def _linked_backward(ops: OpIndex, in_backward: np.ndarray, *forward: np.ndarray
 _FWD_NAMED, _FWD_INFERRED, _BWD_NAMED, _BWD_INFERRED = 1, 2, 3, 4
 
 
+@dataclass(frozen=True)
+class AttentionItems:
+    """A region's work items and its attention items, as the attention time counts them
+    (see the module doc): the *whole* (a CPU trace's outermost ATen ops, a GPU trace's
+    device events) and the attention among it (a CPU trace's outermost attention ops, a GPU
+    trace's attention device events). Per item: its time (µs), the op it is or ran in (an
+    :class:`OpIndex` position, -1: unknown), when it started (a device event: its launch),
+    and the region instance it belongs to; attention items also have their kind
+    (forward/backward, named/inferred) and name id. Other passes that cut a step (its
+    phases) count attention from these, so every figure is the one definition's."""
+
+    work_us: np.ndarray
+    work_op: np.ndarray
+    work_ts: np.ndarray
+    work_instance: np.ndarray
+    us: np.ndarray
+    op: np.ndarray
+    ts: np.ndarray
+    instance: np.ndarray
+    kind: np.ndarray
+    name: np.ndarray
+
+
+def attention_items(view: RegionView) -> AttentionItems:
+    """``view``'s work and attention items (see :class:`AttentionItems`)."""
+    marks = attention_marks(view.ops)
+    return _device_visits(view, marks) if view.on_device else _op_visits(view, marks)
+
+
 def attention_time(view: RegionView) -> list[StepAttention]:
     """The attention time of every instance of ``view``'s region, in order."""
-    marks = attention_marks(view.ops)
+    items = attention_items(view)
     n = view.n
-    if view.on_device:
-        work, us, kind, names, instance = _device_visits(view, marks)
-    else:
-        work, us, kind, names, instance = _op_visits(view, marks)
+    work = np.bincount(items.work_instance, weights=items.work_us, minlength=n)[:n]
+    us, kind, names, instance = items.us, items.kind, items.name, items.instance
     strings = view.ops.trace.events.strings
     per = np.zeros((5, n), dtype=np.float64)
     for k in range(1, 5):
@@ -222,22 +249,23 @@ def _label(name: str) -> str:
 _NODE_PREFIX = "autograd::engine::evaluate_function: "
 
 
-def _op_visits(view: RegionView, marks: AttentionMarks
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A CPU trace's op time: per instance, the durations of its outermost ATen ops (the
-    whole); and its outermost attention ops (each mark's outermost ATen op, never one
-    inside another counted one): their time, kind, name id and instance."""
+def _op_visits(view: RegionView, marks: AttentionMarks) -> AttentionItems:
+    """A CPU trace's op time: per instance, its outermost ATen ops (the whole); and its
+    outermost attention ops (each mark's outermost ATen op, never one inside another
+    counted one)."""
     ops = view.ops
     pos = view.op_positions
     instance = view.visit_instance
-    n = view.n
     # ATen ops inside no other ATen op (annotations between don't count), as
     # :func:`attnprof.analysis.passes.outermost_cpu_ops` has them.
     outer = (~ops.annotation & ~_inside_any(ops, np.flatnonzero(~ops.annotation)))[pos]
-    whole = np.bincount(instance[outer], weights=ops.dur[pos[outer]], minlength=n)[:n]
+    whole = pos[outer]
+    work = (ops.dur[whole].astype(np.float64), whole, ops.start[whole].astype(np.float64),
+            instance[outer])
     if not len(ops):
         empty = np.zeros(0, dtype=np.int64)
-        return whole, empty.astype(np.float64), empty, empty, empty
+        return AttentionItems(*work, empty.astype(np.float64), empty,
+                              empty.astype(np.float64), empty, empty, empty)
     kind = _kind(marks, np.arange(len(ops), dtype=np.int64))
     marked = np.flatnonzero((kind > 0) & ~ops.annotation)
     head = np.zeros(len(ops), dtype=bool)
@@ -245,8 +273,9 @@ def _op_visits(view: RegionView, marks: AttentionMarks
     head &= ~_inside_any(ops, marked)
     at = np.flatnonzero(head[pos])
     chosen = pos[at]
-    return whole, ops.dur[chosen].astype(np.float64), kind[chosen], ops.name[chosen], \
-        instance[at]
+    return AttentionItems(*work, ops.dur[chosen].astype(np.float64), chosen,
+                          ops.start[chosen].astype(np.float64), instance[at], kind[chosen],
+                          ops.name[chosen])
 
 
 def _inside_any(ops: OpIndex, roots: np.ndarray) -> np.ndarray:
@@ -257,8 +286,7 @@ def _inside_any(ops: OpIndex, roots: np.ndarray) -> np.ndarray:
     return np.cumsum(cover[:-1]) > 0
 
 
-def _device_visits(view: RegionView, marks: AttentionMarks
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _device_visits(view: RegionView, marks: AttentionMarks) -> AttentionItems:
     """A GPU trace's device time: per instance, all its device events' (the whole); and
     its attention events: their time, kind, name id and instance."""
     dev = view.devices
@@ -288,9 +316,10 @@ def _device_visits(view: RegionView, marks: AttentionMarks
         unnamed = fused & ~is_in(kind, [_FWD_NAMED, _BWD_NAMED])
         kind[unnamed] = np.where(bwd[unnamed], _BWD_NAMED, _FWD_NAMED)
     instance = view.device_instance
-    work = np.bincount(instance, weights=us, minlength=view.n)[:view.n]
-    at = np.flatnonzero(kind > 0)
-    return work, us[at], kind[at], names[at], instance[at]
+    ts = dev.where_ts[at].astype(np.float64)
+    mine = np.flatnonzero(kind > 0)
+    return AttentionItems(us, op, ts, instance, us[mine], op[mine], ts[mine], instance[mine],
+                          kind[mine], names[mine])
 
 
 def summarize_attention(steps: list[StepAttention], *, on_device: bool) -> AttentionTime:

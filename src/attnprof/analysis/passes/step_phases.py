@@ -20,28 +20,29 @@ Each step's wall time is cut into phases by what the trace shows:
 Where marks overlap, the first in the list above wins; a stretch between two marks of the
 same phase (the engine's own time between two backward functions) is that phase; the time
 between a loss and its backward is the backward's (seeding the gradient). The phases of a
-step add up to its wall time exactly. Attention's part of each phase is its work there
-(device time on a GPU trace, compute ops' work on a CPU one), as
-:func:`attention_work` classifies it.
+step add up to its wall time exactly. Attention's part of each phase, and each phase's
+work, are counted from the items of the one attention time
+(:func:`~attnprof.analysis.passes.attention_time.attention_items`: device time on a GPU
+trace, outermost ops' time on a CPU one), so the phases' attention adds up to the region's
+attention time.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.pairs import is_in, names_matching
+from attnprof.analysis.index.pairs import names_matching
 from attnprof.analysis.index.regions import WHOLE_TRACE
 from attnprof.analysis.index.views import RegionView
-from attnprof.analysis.passes.attention_share import ATTENTION_OP, _fused_attention_names
+from attnprof.analysis.passes.attention_time import attention_items
 from attnprof.record.trace_report import PHASES, PhaseTime
 
-__all__ = ["BACKWARD_OP", "AttentionWork", "attention_work", "split_steps"]
+__all__ = ["BACKWARD_OP", "split_steps"]
 
 BACKWARD_OP = re.compile(r"^autograd::engine::evaluate_function: ")
 _OPTIMIZER = re.compile(r"^Optimizer\.(?:step|zero_grad)#|(?i:^optimi[sz]er(?:[._ ]?step)?$)")
@@ -53,49 +54,14 @@ _LOSS_LABEL = re.compile(r"(?i)(?:^|[^a-z])loss(?:$|[^a-z])")
 _MARKED = ("backward", "optimizer", "data", "loss")
 
 
-@dataclass(frozen=True)
-class AttentionWork:
-    """A region's work items (compute ops on a CPU trace, device events on a GPU one):
-    their time, whether each is attention, the CPU op it ran in (-1: unknown) and when
-    that op started (or the launch's time), and the instance it belongs to."""
-
-    us: np.ndarray
-    attention: np.ndarray
-    op: np.ndarray
-    ts: np.ndarray
-    instance: np.ndarray
-
-
-def attention_work(view: RegionView) -> AttentionWork:
-    """The region's work and which of it is attention, by today's classification (that of
-    :func:`~attnprof.analysis.passes.attention_share.measure_attention`): the one call to
-    change when the definition of attention time changes."""
-    ops = view.ops
-    inside = ops.inside(ATTENTION_OP) if len(ops) else np.zeros(1, dtype=bool)
-    if view.on_device:
-        dev = view.devices
-        at = view.device_visits
-        op = dev.op[at]
-        mine = is_in(dev.name[at], _fused_attention_names(ops, dev.name))
-        mine |= (op >= 0) & inside[np.clip(op, 0, None)]
-        return AttentionWork(us=(dev.end[at] - dev.start[at]).astype(np.float64),
-                             attention=mine, op=op, ts=dev.where_ts[at],
-                             instance=view.device_instance)
-    chosen = view.compute_mask
-    op = view.op_positions[chosen]
-    return AttentionWork(us=view.compute_us[chosen], attention=inside[op], op=op,
-                         ts=ops.start[op], instance=view.visit_instance[chosen])
-
-
 def split_steps(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
     """Fields ``phases`` (empty unless the region's instances ran a backward),
     ``instance_us`` and ``instance_attention_shares``."""
     ops = view.ops
-    work = attention_work(view)
+    items = attention_items(view)
     n = view.n
-    total = np.bincount(work.instance, weights=work.us, minlength=n)
-    att = np.bincount(work.instance, weights=np.where(work.attention, work.us, 0.0),
-                      minlength=n)
+    total = np.bincount(items.work_instance, weights=items.work_us, minlength=n)[:n]
+    att = np.bincount(items.instance, weights=items.us, minlength=n)[:n]
     out: dict[str, Any] = {
         "instance_us": [inst.dur for inst in view.instances],
         "instance_attention_shares": [min(a / t, 1.0) if t > 0 else None
@@ -110,16 +76,19 @@ def split_steps(view: RegionView, fields: Mapping[str, Any]) -> dict[str, Any]:
     wall = np.zeros(len(PHASES))
     work_us = np.zeros(len(PHASES))
     att_us = np.zeros(len(PHASES))
-    # Work items come instance by instance: each step's are one slice.
-    bounds = np.searchsorted(work.instance, np.arange(n + 1))
+    # Items come instance by instance: each step's are one slice.
+    work_bounds = np.searchsorted(items.work_instance, np.arange(n + 1))
+    att_bounds = np.searchsorted(items.instance, np.arange(n + 1))
     for k, inst in enumerate(view.instances):
         mine = view.instance_ops(k)
         cuts, labels = _segments(ops, mine, marks, inst.start, inst.end)
         np.add.at(wall, labels, np.diff(cuts))
-        here = slice(int(bounds[k]), int(bounds[k + 1]))
-        phase = _phase_of(ops, marks, work.op[here], work.ts[here], cuts, labels)
-        np.add.at(work_us, phase, work.us[here])
-        np.add.at(att_us, phase, np.where(work.attention[here], work.us[here], 0.0))
+        here = slice(int(work_bounds[k]), int(work_bounds[k + 1]))
+        phase = _phase_of(ops, marks, items.work_op[here], items.work_ts[here], cuts, labels)
+        np.add.at(work_us, phase, items.work_us[here])
+        here = slice(int(att_bounds[k]), int(att_bounds[k + 1]))
+        phase = _phase_of(ops, marks, items.op[here], items.ts[here], cuts, labels)
+        np.add.at(att_us, phase, items.us[here])
     step = sum(inst.dur for inst in view.instances)
     out["phases"] = [_phase(name, float(wall[i]), float(work_us[i]), float(att_us[i]), n, step)
                      for i, name in enumerate(PHASES) if wall[i] > 0 or work_us[i] > 0]
