@@ -61,6 +61,19 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     causal: bool = True
     mode: Mode = "forward"
     window: int = 128
+    #: The attention mask (:data:`attnprof.spec.masking.MASKS`); ``None``: ``causal`` or
+    #: ``none`` as the ``causal`` flag says (records before masks existed).
+    mask: str | None = None
+    #: Ragged lengths (:mod:`attnprof.spec.lengths`): a ``LO..HI`` range drawn from
+    #: ``lengths_dist``, or the lengths themselves; ``None``: a seeded default draw.
+    lengths: str | tuple[int, ...] | None = None
+    lengths_dist: str = "uniform"
+    #: Share of (query, key) pairs a ``bool`` mask admits (exactly, in every query row).
+    mask_density: float = 0.5
+    #: Tokens of the bidirectional prefix of a ``prefix`` (prefix-LM) mask (``None``: seq/4).
+    prefix: int | None = None
+    #: Seed of every random part of the mask (lengths, documents, ``bool``, ``bias``).
+    mask_seed: int = 0
 
     # ----- derived sizes ---------------------------------------------------------------
     @property
@@ -84,13 +97,50 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         return self.seq if self.kv_seq is None else self.kv_seq
 
     @property
+    def mask_kind(self) -> str:
+        """The mask by name: ``mask``, or ``causal``/``none`` from the ``causal`` flag."""
+        if self.mask is not None:
+            return self.mask
+        return "causal" if self.causal else "none"
+
+    @property
     def is_causal(self) -> bool:
-        """Whether the measured call applies a causal mask.
+        """Whether the measured call's mask includes the causal constraint (``causal``,
+        and ``window``, ``padding``, ``document``, ``bias``, ``alibi`` unless
+        ``causal`` is off).
 
         A single decode query sits at the end of the cache and may see every cached key,
         so causality does not constrain it.
         """
-        return self.causal and self.mode != "decode"
+        from attnprof.spec.masking import CAUSAL_COMPOSES
+
+        return (self.causal and self.mode != "decode"
+                and self.mask_kind in ("causal", *CAUSAL_COMPOSES))
+
+    @property
+    def plain_mask(self) -> bool:
+        """True when the mask is ``none`` or plain ``causal``: what SDPA's ``is_causal``
+        alone says; any other mask is a tensor (or a flex ``mask_mod``)."""
+        return self.mask_kind in ("none", "causal")
+
+    def row_lengths(self) -> tuple[int, ...]:
+        """One real length per batch row of a ``padding`` mask (seeded when not given)."""
+        from attnprof.spec.lengths import row_lengths
+
+        return row_lengths(self.lengths, self.batch, self.k_len, self.lengths_dist,
+                           self.mask_seed)
+
+    def documents(self) -> tuple[tuple[int, ...], ...]:
+        """Per batch row, the document lengths of a ``document`` mask (sum: the row)."""
+        from attnprof.spec.lengths import documents
+
+        return documents(self.lengths, self.batch, self.k_len, self.lengths_dist,
+                         self.mask_seed)
+
+    @property
+    def prefix_len(self) -> int:
+        """The bidirectional prefix of a ``prefix`` mask (``seq/4`` when not given)."""
+        return self.prefix if self.prefix is not None else max(1, self.k_len // 4)
 
     @property
     def element_bytes(self) -> int:
@@ -133,6 +183,8 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         if self.mode == "decode":
             seq = f"cache={self.k_len}"
         mask = "causal" if self.is_causal else "full"
+        if self.mask is not None and not self.plain_mask:
+            mask = self.mask_kind + ("+causal" if self.is_causal else "")
         return (f"B={self.batch} H={self.heads}{kv} {seq} D={self.head_dim} "
                 f"{self.dtype} {self.device} {mask} {self.mode}")
 
@@ -157,6 +209,9 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
                 f"causal attention with --seq {self.seq} != --kv-seq {self.k_len} is ambiguous "
                 "(PyTorch aligns the mask top-left, FlashAttention bottom-right); "
                 "use equal lengths, --no-causal, or --mode decode for a KV cache")
+        from attnprof.spec.masking import check_mask
+
+        check_mask(self)
         return self.replace(dtype=dtype, device=self.device.strip().lower())
 
 
@@ -177,6 +232,9 @@ def check_given(**fields: Any) -> None:
         canonical_dtype(given["dtype"])
     if "head_dim" in given:
         _check_head_dim(given["head_dim"])
+    from attnprof.spec.masking import check_mask_fields
+
+    check_mask_fields(given)
 
 
 #: Head counts up to which a refusal lists every divisor (a count of 10**12 took forever).
