@@ -187,6 +187,27 @@ def admitted_pairs(workload: Workload, window: int | None) -> float:
     return float(b * _count(q_len, k_len, causal, window))
 
 
+def padded_pairs(workload: Workload) -> float:
+    """The pairs a padded batch's call spans: every row at full length under the same
+    causal rule, counted exactly (what the padding mask then throws away is waste)."""
+    return float(workload.batch * _count(workload.q_len, workload.k_len, workload.is_causal,
+                                         None))
+
+
+def real_pairs(workload: Workload) -> float:
+    """The pairs of a padded batch between real tokens only (a padded query row's pairs
+    are not useful work, though the key-padding mask admits them)."""
+    offset = workload.k_len - workload.q_len
+    total = 0
+    for n in workload.row_lengths():
+        for i in range(workload.q_len):
+            pos = i + offset
+            if pos < n:
+                lo, hi = _band(pos, workload.k_len, workload.is_causal, None)
+                total += max(0, min(hi, n - 1) - lo + 1)
+    return float(total)
+
+
 def _count(q_len: int, k_len: int, causal: bool, window: int | None) -> int:
     offset = k_len - q_len
     total = 0

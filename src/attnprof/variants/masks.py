@@ -135,6 +135,8 @@ def build_mask(workload: Workload, window: int | None,
         extra = (rank < round(workload.mask_density * k_len)).to(device)
     if extra is not None:
         allowed = extra if allowed is None else allowed & extra
+    if allowed is not None:  # every mask [B or 1, 1, q_len, k_len], whatever it broadcast
+        allowed = allowed.expand(allowed.shape[0], 1, q_len, k_len).contiguous()
     bias = None
     if kind == "bias":
         gen = torch.Generator(device="cpu").manual_seed(workload.mask_seed + 1)
