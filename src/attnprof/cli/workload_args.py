@@ -70,9 +70,14 @@ def workload_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The workload fields the user set on the command line (``--lengths`` read: a range
     stays text, drawn once the batch is known; a list or ``@FILE`` becomes integers)."""
     names = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
-             "causal", "mode", "window", "mask", "lengths", "lengths_dist", "mask_density",
-             "prefix", "mask_seed")
-    fields = given_flags(args, names)
+             "causal", "mode", "window")
+    return {**given_flags(args, names), **mask_fields(args)}
+
+
+def mask_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The mask's fields the user set (``--mask``, ``--lengths`` read, ...)."""
+    fields = given_flags(args, ("mask", "lengths", "lengths_dist", "mask_density", "prefix",
+                                "mask_seed", "causal"))
     text = fields.get("lengths")
     if isinstance(text, str):
         parsed = parse_lengths(text)

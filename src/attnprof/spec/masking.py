@@ -103,6 +103,10 @@ def check_mask_fields(given: dict[str, Any]) -> None:
         lengths = lengths_mod.parse_lengths(lengths)
     if lengths is not None and "seq" in given:
         lengths_mod.check_lengths(lengths, "--lengths", given["seq"])
+    if (isinstance(given.get("lengths"), tuple) and kind == "padding" and "batch" in given
+            and len(given["lengths"]) != given["batch"]):
+        raise UsageError(f"--lengths gives {len(given['lengths'])} lengths for --batch "
+                         f"{given['batch']}; give one length per batch row, or a range LO..HI")
 
 
 def check_mask(workload: Workload) -> None:
