@@ -70,6 +70,8 @@ def test_every_mask_runs_naive_sdpa_flex_and_a_user_function(mask: str, fast_set
         assert row.max_abs_error is not None and row.max_abs_error <= 1e-4, row.variant
         own = workload.window if row.variant == "sliding-window" else window
         assert row.flops == costs.forward_flops(workload, own)
+    # which SDPA backend ran for this mask is on the row (CPU: flash takes every mask)
+    assert record.result("sdpa").sdpa_backend is not None
     statuses = {r.variant: r.status for r in record.results}
     assert statuses["naive"] == statuses["sdpa"] == statuses["flex-eager"] == "ok"
     assert statuses[f"{user_file}:my_attention"] == "ok"
@@ -84,3 +86,29 @@ def test_a_row_with_no_key_is_zero_in_the_reference_and_says_so(fast_settings) -
     assert sdpa.status == "ok" and sdpa.max_abs_error == 0.0
     # hand-written softmax over -inf everywhere is NaN: a loud "wrong", never silent
     assert naive.status == "wrong" and "NaN" in naive.reason
+
+
+def test_a_pinned_backend_refusing_a_mask_says_so_from_pytorchs_warnings() -> None:
+    from attnprof.variants import get_variant
+
+    warnings = ["Memory efficient kernel not used because:",
+                "Memory Efficient attention has been runtime disabled.",
+                "Flash attention kernel not used because:",
+                "Flash Attention does not support non-null attn_mask.",
+                "cuDNN attention kernel not used because:",
+                "cuDNN attention has been runtime disabled."]
+    workload = Workload(device="cuda", dtype="bfloat16", mask="padding")
+    reason = get_variant("sdpa-flash").explain_refusal(
+        RuntimeError("No available kernel. Aborting execution."), warnings, workload)
+    assert reason == ("PyTorch refused: Flash attention kernel not used because: Flash "
+                      "Attention does not support non-null attn_mask.")
+
+
+def test_a_pinned_backend_that_cannot_run_here_is_a_row_with_the_reason(fast_settings
+                                                                       ) -> None:
+    record = compare(_workload("bias"), ["sdpa-efficient", "sdpa-math"],
+                     settings=fast_settings)
+    assert record.result("sdpa-math").status == "ok"
+    assert record.result("sdpa-math").sdpa_backend == "math"
+    refused = record.result("sdpa-efficient")
+    assert refused.status == "unsupported" and "CUDA" in refused.reason
