@@ -123,6 +123,13 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         alone says; any other mask is a tensor (or a flex ``mask_mod``)."""
         return self.mask_kind in ("none", "causal")
 
+    @property
+    def mask_label(self) -> str:
+        """The mask as a table says it: ``causal``, ``full``, or ``padding+causal``."""
+        if self.plain_mask:
+            return "causal" if self.is_causal else "full"
+        return self.mask_kind + ("+causal" if self.is_causal else "")
+
     def row_lengths(self) -> tuple[int, ...]:
         """One real length per batch row of a ``padding`` mask (seeded when not given)."""
         from attnprof.spec.lengths import row_lengths
@@ -182,9 +189,7 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         seq = f"S={self.seq}" if self.k_len == self.seq else f"Sq={self.seq} Sk={self.k_len}"
         if self.mode == "decode":
             seq = f"cache={self.k_len}"
-        mask = "causal" if self.is_causal else "full"
-        if self.mask is not None and not self.plain_mask:
-            mask = self.mask_kind + ("+causal" if self.is_causal else "")
+        mask = self.mask_label
         return (f"B={self.batch} H={self.heads}{kv} {seq} D={self.head_dim} "
                 f"{self.dtype} {self.device} {mask} {self.mode}")
 
