@@ -48,6 +48,12 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     attending over a KV cache of ``kv_seq`` (default ``seq``) tokens, so the query length is 1.
     ``window`` is the sliding-window size used by windowed variants (keys within ``window``
     positions of the query, looking back when causal).
+
+    ``mask`` names the attention mask (:mod:`attnprof.spec.masking`: ``padding``,
+    ``document``, ``bool``, ``bias``, ``alibi``, ``prefix``, ``window``, ...); ``lengths``
+    gives a ragged batch's lengths (:mod:`attnprof.spec.lengths`: ``"32..256"`` drawn from
+    ``lengths_dist``, or the lengths themselves), and every random part of the mask is
+    seeded by ``mask_seed``.
     """
 
     batch: int = 2
