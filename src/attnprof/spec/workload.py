@@ -15,6 +15,8 @@ from typing import Any, Literal
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.spec.lengths import documents, row_lengths
+from attnprof.spec.masking import CAUSAL_COMPOSES, check_mask, check_mask_fields
 
 Mode = Literal["forward", "forward+backward", "decode"]
 MODES: tuple[str, ...] = ("forward", "forward+backward", "decode")
@@ -118,8 +120,6 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         A single decode query sits at the end of the cache and may see every cached key,
         so causality does not constrain it.
         """
-        from attnprof.spec.masking import CAUSAL_COMPOSES
-
         return (self.causal and self.mode != "decode"
                 and self.mask_kind in ("causal", *CAUSAL_COMPOSES))
 
@@ -138,15 +138,11 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
 
     def row_lengths(self) -> tuple[int, ...]:
         """One real length per batch row of a ``padding`` mask (seeded when not given)."""
-        from attnprof.spec.lengths import row_lengths
-
         return row_lengths(self.lengths, self.batch, self.k_len, self.lengths_dist,
                            self.mask_seed)
 
     def documents(self) -> tuple[tuple[int, ...], ...]:
         """Per batch row, the document lengths of a ``document`` mask (sum: the row)."""
-        from attnprof.spec.lengths import documents
-
         return documents(self.lengths, self.batch, self.k_len, self.lengths_dist,
                          self.mask_seed)
 
@@ -220,8 +216,6 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
                 f"causal attention with --seq {self.seq} != --kv-seq {self.k_len} is ambiguous "
                 "(PyTorch aligns the mask top-left, FlashAttention bottom-right); "
                 "use equal lengths, --no-causal, or --mode decode for a KV cache")
-        from attnprof.spec.masking import check_mask
-
         check_mask(self)
         return self.replace(dtype=dtype, device=self.device.strip().lower())
 
@@ -243,8 +237,6 @@ def check_given(**fields: Any) -> None:
         canonical_dtype(given["dtype"])
     if "head_dim" in given:
         _check_head_dim(given["head_dim"])
-    from attnprof.spec.masking import check_mask_fields
-
     check_mask_fields(given)
 
 
