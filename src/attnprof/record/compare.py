@@ -144,7 +144,7 @@ class PaddingWaste(msgspec.Struct, kw_only=True):
 
 
 _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
-             "causal", "mode")
+             "causal", "mode", "mask")
 _RESULT = ("variant", "status", "median_ms", "iqr_ms", "noisy", "samples", "cpu_dispatch_ms",
            "device_ms", "compile_time_s", "tflops_per_s", "flops_of_ceiling", "gbytes_per_s",
            "bandwidth_of_ceiling", "traffic_bytes", "bound_by", "peak_memory_bytes",
@@ -203,6 +203,7 @@ def compare_lines(record: CompareRecord) -> list[dict[str, Any]]:
 def workload_line(workload: Workload, environment: Environment, created: str) -> dict[str, Any]:
     """A comparison line's workload, machine and run columns."""
     shared: dict[str, Any] = {k: getattr(workload, k) for k in _WORKLOAD}
+    shared["mask"] = workload.mask_label  # "causal" for records from before --mask
     shared.update(device_name=environment.device_name, torch=environment.torch,
                   created=created)
     return shared
