@@ -44,7 +44,7 @@ def _build(workload: Workload, compiled: bool, window: int | None = None) -> Bui
         if mask.allowed is not None and mask.allowed.shape[0] > 1:
             batch = workload.batch
         if mask.bias is not None:
-            score_mod = bias_score_mod(mask.bias)
+            score_mod = bias_score_mod(mask.bias, getattr(torch, workload.dtype))
     block_mask = None
     if mask_mod is not None:
         block_mask = create_block_mask(mask_mod, B=batch, H=None, Q_LEN=workload.q_len,

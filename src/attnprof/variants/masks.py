@@ -161,12 +161,14 @@ def tensor_mask_mod(allowed: torch.Tensor) -> MaskMod:
     return mask_mod
 
 
-def bias_score_mod(bias: torch.Tensor) -> Callable[..., torch.Tensor]:
-    """A flex ``score_mod`` adding a float [1, heads, q, k] bias to every score."""
-    table = bias[0]
+def bias_score_mod(bias: torch.Tensor, dtype: torch.dtype) -> Callable[..., torch.Tensor]:
+    """A flex ``score_mod`` adding a float [1, heads, q, k] bias to every score: the bias
+    rounded to the inputs' ``dtype`` (what SDPA and the reference receive), added in the
+    scores' own dtype."""
+    table = bias[0].to(dtype).to(bias.dtype)
 
     def score_mod(score: torch.Tensor, b: torch.Tensor, h: torch.Tensor, q_idx: torch.Tensor,
                   kv_idx: torch.Tensor) -> torch.Tensor:
-        return score + table[h, q_idx, kv_idx]
+        return score + table[h, q_idx, kv_idx].to(score.dtype)
 
     return score_mod
