@@ -39,6 +39,9 @@ export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
   > "$OUT/machine.txt" 2>&1
 
 echo "== GPU tests"
+# tests/gpu/test_cuda_masks.py: every --mask through SDPA (backend per mask, pinned flash's
+# refusal) and flex in bf16, and the packing variants (sdpa-jagged, flex-document, varlen)
+# beside a padded batch with its padding waste.
 timeout -s INT -k 20 180 $PY -m pytest tests -m gpu -q -p no:cacheprovider 2>&1 \
   | tee "$OUT/gpu_tests.log"
 

@@ -15,7 +15,12 @@ import msgspec
 
 from attnprof.cli.flags import given_flags
 from attnprof.cli.parser import csv_list
-from attnprof.cli.workload_args import add_threads_argument, threads_from_args
+from attnprof.cli.workload_args import (
+    add_mask_arguments,
+    add_threads_argument,
+    mask_fields,
+    threads_from_args,
+)
 from attnprof.errors import UsageError
 from attnprof.spec.grid import INTEGER_FIELDS, Axis, Grid, flag_of, parse_axis, parse_choices
 from attnprof.spec.quantities import parse_bytes, parse_seconds
@@ -50,6 +55,7 @@ def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when present)")
     g.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
                    help="apply a causal mask (default: on)")
+    add_mask_arguments(g)  # one value each: the mask is the same at every point
     parser.add_argument("--variants", "-v", type=csv_list, action="extend",
                         help="comma-separated variant names or path/to/file.py:callable "
                              f"(default: {','.join(DEFAULT_VARIANTS)})")
@@ -86,6 +92,7 @@ def grid_from_args(args: argparse.Namespace) -> tuple[Grid, dict[str, Any]]:
     axes: dict[str, tuple[int | str, ...]] = {}
     fixed: dict[str, Any] = {}
     given = given_flags(args, (*_AXIS_ORDER, "device", "causal"))
+    masking = {k: v for k, v in mask_fields(args).items() if k != "causal"}
     for field in _AXIS_ORDER:
         text = given.get(field)
         if text is None:
@@ -99,6 +106,7 @@ def grid_from_args(args: argparse.Namespace) -> tuple[Grid, dict[str, Any]]:
     for name in ("device", "causal"):
         if name in given:
             fixed[name] = given[name]
+    fixed.update(masking)
     return Grid(axes=[Axis(field=f, values=list(v)) for f, v in axes.items()]), fixed
 
 

@@ -6,6 +6,9 @@ import argparse
 from typing import Any
 
 from attnprof.cli.flags import given_flags
+from attnprof.errors import UsageError
+from attnprof.spec.lengths import DISTRIBUTIONS, parse_lengths
+from attnprof.spec.masking import MASKS
 from attnprof.spec.settings import (
     CPU_ALLOCATOR_STATES,
     DEFAULT_VARIANT_TIMEOUT_S,
@@ -36,14 +39,55 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
                    help="apply a causal mask (default: on)")
     g.add_argument("--mode", choices=MODES, help="what one measured step runs")
-    g.add_argument("--window", type=int, help="sliding-window size for windowed variants")
+    g.add_argument("--window", type=int,
+                   help="sliding-window size (for --mask window and windowed variants)")
+    add_mask_arguments(g)
+
+
+def add_mask_arguments(g: argparse._ActionsContainer) -> None:
+    """``--mask`` and what it reads: ``--lengths``, ``--lengths-dist``, ``--mask-density``,
+    ``--prefix``, ``--mask-seed`` (see docs/masks.md)."""
+    g.add_argument("--mask", metavar="KIND",
+                   help="attention mask: " + ", ".join(MASKS) + " (default causal; "
+                        "--no-causal = none)")
+    g.add_argument("--lengths", metavar="LO..HI|N,N,..|@FILE",
+                   help="ragged lengths for --mask padding (one per batch row) or document "
+                        "(documents packed in each row): a range drawn from --lengths-dist, "
+                        "a list, or a file of integers")
+    g.add_argument("--lengths-dist", metavar="DIST",
+                   help="distribution a LO..HI range is drawn from: "
+                        + ", ".join(DISTRIBUTIONS) + " (default uniform; seeded)")
+    g.add_argument("--mask-density", type=float, metavar="P",
+                   help="share of key positions each query admits under --mask bool "
+                        "(default 0.5)")
+    g.add_argument("--prefix", type=int, metavar="N",
+                   help="bidirectional prefix tokens of --mask prefix (default seq/4)")
+    g.add_argument("--mask-seed", type=int, metavar="N",
+                   help="seed of the mask's random parts: lengths, documents, bool, bias "
+                        "(default 0)")
 
 
 def workload_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """The workload fields the user set on the command line."""
+    """The workload fields the user set on the command line (``--lengths`` read: a range
+    stays text, drawn once the batch is known; a list or ``@FILE`` becomes integers)."""
     names = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
              "causal", "mode", "window")
-    return given_flags(args, names)
+    return {**given_flags(args, names), **mask_fields(args)}
+
+
+def mask_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The mask's fields the user set (``--mask``, ``--lengths`` read, ...)."""
+    fields = given_flags(args, ("mask", "lengths", "lengths_dist", "mask_density", "prefix",
+                                "mask_seed", "causal"))
+    text = fields.get("lengths")
+    if isinstance(text, str):
+        parsed = parse_lengths(text)
+        if text.startswith("@") or ".." not in text:
+            fields["lengths"] = parsed
+        if "lengths_dist" in fields and isinstance(fields["lengths"], tuple):
+            raise UsageError("--lengths-dist draws a LO..HI range; --lengths here gives the "
+                             "lengths themselves; drop one of them")
+    return fields
 
 
 def add_timing_arguments(parser: argparse.ArgumentParser) -> None:

@@ -116,8 +116,35 @@ class VariantResult(msgspec.Struct, kw_only=True):
     analysis: TraceReport | None = None
 
 
+class PaddingWaste(msgspec.Struct, kw_only=True):
+    """What a padded batch (``--mask padding``) spends on its padding.
+
+    FLOPs: the pairs a padded call computes (every row at ``--seq``, under the same causal
+    rule) against those on real tokens, both counted exactly. Time: the padded baseline's
+    median against the unpadded total, measured by ``unpadded_variant`` (``None`` when it
+    did not run ``ok``; then ``note`` says how to measure it).
+    """
+
+    lengths: list[int]
+    real_tokens: int
+    padded_tokens: int
+    padded_flops: float
+    useful_flops: float
+    flops_share: float
+    padded_variant: str | None = None
+    padded_ms: float | None = None
+    unpadded_variant: str | None = None
+    unpadded_ms: float | None = None
+    #: ``padded_ms - unpadded_ms`` and its share of ``padded_ms`` (negative: padding was
+    #: cheaper than the unpadded calls, which happens at small sizes).
+    time_ms: float | None = None
+    time_share: float | None = None
+    method: str = ""
+    note: str = ""
+
+
 _WORKLOAD = ("batch", "heads", "kv_heads", "seq", "kv_seq", "head_dim", "dtype", "device",
-             "causal", "mode")
+             "causal", "mode", "mask")
 _RESULT = ("variant", "status", "median_ms", "iqr_ms", "noisy", "samples", "cpu_dispatch_ms",
            "device_ms", "compile_time_s", "tflops_per_s", "flops_of_ceiling", "gbytes_per_s",
            "bandwidth_of_ceiling", "traffic_bytes", "bound_by", "peak_memory_bytes",
@@ -140,6 +167,8 @@ class CompareRecord(RecordBase, tag="compare"):
     ceilings: Ceilings | None = None
     #: The ``--budgets`` verdict on the rows (``None``: no budgets were given).
     budgets: BudgetReport | None = None
+    #: What padding cost (``--mask padding`` only): :mod:`attnprof.run.padding`.
+    padding_waste: PaddingWaste | None = None
 
     def workload_spec(self) -> Workload:
         """The :class:`Workload` this record measured (kv_heads and kv_seq spelled out)."""
@@ -174,6 +203,7 @@ def compare_lines(record: CompareRecord) -> list[dict[str, Any]]:
 def workload_line(workload: Workload, environment: Environment, created: str) -> dict[str, Any]:
     """A comparison line's workload, machine and run columns."""
     shared: dict[str, Any] = {k: getattr(workload, k) for k in _WORKLOAD}
+    shared["mask"] = workload.mask_label  # "causal" for records from before --mask
     shared.update(device_name=environment.device_name, torch=environment.torch,
                   created=created)
     return shared

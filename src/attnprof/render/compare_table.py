@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.formatting import format_bytes, threads_text
-from attnprof.record.compare import CompareRecord, VariantResult
+from attnprof.record.compare import CompareRecord, PaddingWaste, VariantResult
 from attnprof.render.styles import SEVERITY_STYLE, STATUS_STYLE, error_text
 from attnprof.variants.base import Variant
 
@@ -161,6 +161,8 @@ def _footer(record: CompareRecord, console: Console) -> None:
     if memory:
         lines.append(f"peak mem: {', '.join(sorted(memory))}; max err: max |out − float64 "
                      "reference| on the same inputs")
+    if (waste := record.padding_waste) is not None:
+        lines.append(padding_line(waste))
     if "wall" in timed:
         lines.append(f"CPU allocator: {record.settings.cpu_allocator} "
                      f"({_ALLOCATOR_STATES.get(record.settings.cpu_allocator, '')}); "
@@ -169,6 +171,20 @@ def _footer(record: CompareRecord, console: Console) -> None:
         console.print(Text(line, style="dim"))
     if record.status != "complete":
         console.print("[yellow]run incomplete: only the rows above finished[/yellow]")
+
+
+def padding_line(waste: PaddingWaste) -> str:
+    """The padding waste of a padded batch, as the footer says it."""
+    text = (f"padding waste: {waste.real_tokens:,} real of {waste.padded_tokens:,} padded "
+            f"tokens; {waste.flops_share:.0%} of the padded call's FLOPs are on padding")
+    if waste.time_ms is not None and waste.padded_ms is not None:
+        share = f" ({waste.time_share:.0%})" if waste.time_share is not None else ""
+        text += (f"; time {fmt_ms(waste.time_ms)} ms{share}: {waste.padded_variant} "
+                 f"{fmt_ms(waste.padded_ms)} ms padded vs {waste.unpadded_variant} "
+                 f"{fmt_ms(waste.unpadded_ms)} ms unpadded ({waste.method})")
+    elif waste.note:
+        text += f"; {waste.note}"
+    return text
 
 
 def render_variant_list(variants: list[Variant], console: Console) -> None:

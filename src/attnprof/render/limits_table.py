@@ -35,7 +35,7 @@ def render_limits(ceilings: list[Ceiling], base: Workload, console: Console, *,
     field, budget = ceilings[0].field, ceilings[0].budget_bytes
     others = (f"B={base.batch} " if field != "batch" else "") + (
         f"H={base.heads} KV={base.num_kv_heads} " + (f"S={base.seq} " if field != "seq" else "")
-        + f"D={base.head_dim} {base.dtype} {base.device} {'causal' if base.causal else 'full'}")
+        + f"D={base.head_dim} {base.dtype} {base.device} {base.mask_label}")
     table = Table(title=f"attnprof limits — largest {field} that fits {format_bytes(budget)} "
                         f"· {others}", title_justify="left",
                   caption=f"{DEFINITION}; each probe is a real step in a fresh worker; "

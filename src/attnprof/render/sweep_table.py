@@ -91,7 +91,7 @@ def _fixed(record: SweepRecord) -> str:
               ("kv_seq", "Sk"), ("head_dim", "D"))
              if name not in swept and shown.get(name, True)]
     parts += [getattr(b, name) for name in ("dtype", "mode") if name not in swept]
-    parts += [b.device, "causal" if b.causal else "full"]
+    parts += [b.device, b.mask_label]
     return " ".join(str(p) for p in parts)
 
 

@@ -56,7 +56,7 @@ def prepare(workload: Workload | None = None,
         workload = workload.replace(**fields)
     workload = workload.validate()
     check_against_device(workload)
-    return workload, resolve_variants(variants)
+    return workload, resolve_variants(variants, workload)
 
 
 def compare(workload: Workload | None = None,
@@ -88,7 +88,16 @@ def compare(workload: Workload | None = None,
         if settings.plan.processes > 1:  # each process a fresh worker: run/processes.py
             from attnprof.run.processes import run_in_processes
 
-            return run_in_processes(point, executor, progress=progress, on_record=on_result)
-        runner = executor if executor is not None else InlineExecutor(chosen)
-        return runner.run(point, progress=progress, on_record=on_result)
+            record = run_in_processes(point, executor, progress=progress,
+                                      on_record=on_result)
+        else:
+            runner = executor if executor is not None else InlineExecutor(chosen)
+            record = runner.run(point, progress=progress, on_record=on_result)
+        if workload.mask_kind == "padding":
+            from attnprof.run.padding import padding_waste
+
+            record.padding_waste = padding_waste(record)
+            if on_result is not None:  # the saved record gains it too
+                on_result(record)
+        return record
 

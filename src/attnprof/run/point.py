@@ -67,4 +67,5 @@ def empty_record(point: Point) -> CompareRecord:
     record_type = ProfileRecord if point.kind == "profile" else CompareRecord
     return record_type(environment=collect_environment(point.workload.device),
                        workload=point.workload.resolved(), settings=point.settings,
-                       flops_convention=costs.FLOPS_CONVENTION, ceilings=point.ceilings)
+                       flops_convention=costs.flops_convention(point.workload),
+                       ceilings=point.ceilings)

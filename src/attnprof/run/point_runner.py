@@ -23,7 +23,7 @@ import msgspec
 
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
-from attnprof.measure.accuracy import output_error, reference_output
+from attnprof.measure.accuracy import output_error, reference_output, scored_rows
 from attnprof.measure.allocator import (
     heap_bytes,
     minor_faults,
@@ -327,7 +327,8 @@ class PointRunner:
         call = checked_call(candidate.built.call, self.workload)  # its shape, once more
         with candidate.built.context(), grad_mode("forward"):
             out = call(inputs.q, inputs.k, inputs.v)
-        measured.error, measured.nonfinite = output_error(out, reference)
+        measured.error, measured.nonfinite = output_error(out, reference,
+                                                          scored_rows(self.workload))
 
     def _trace(self, candidate: Candidate) -> None:
         try:

@@ -7,7 +7,9 @@ dense and CPU SDPA as zero). attnprof follows FlashAttention's benchmark convent
 * forward = 4 · B · H · Sq · Sk · D (two matmuls, 2 FLOPs per multiply-add), with H the
   *query* heads: grouped K/V heads save memory, not arithmetic;
 * causal (square) = half of that, as FlashAttention counts it;
-* a sliding window counts the (query, key) pairs the mask actually admits;
+* a sliding window, and every other mask (padding, document, prefix, bool, bias, alibi:
+  :mod:`attnprof.spec.masking`), counts the (query, key) pairs the mask actually admits,
+  exactly, row by row — so a padded batch is credited with its real tokens only;
 * backward = 2.5 × forward, so forward+backward = 3.5 × forward.
 
 These are *useful* FLOPs: a naive kernel that computes the full S×S product and then masks
@@ -20,6 +22,14 @@ from attnprof.spec.workload import Workload
 
 FLOPS_CONVENTION = ("flash-attn: fwd 4·B·H·Sq·Sk·D, causal ×0.5, sliding window counts "
                     "admitted pairs, bwd 2.5×fwd")
+#: The convention of a workload with any mask but none or plain causal.
+MASKED_FLOPS_CONVENTION = ("fwd 4·H·D·(admitted (query, key) pairs, counted exactly per "
+                           "batch row under the mask), bwd 2.5×fwd")
+
+
+def flops_convention(workload: Workload) -> str:
+    """The FLOP convention ``workload``'s counts follow (they differ for masks)."""
+    return FLOPS_CONVENTION if workload.plain_mask else MASKED_FLOPS_CONVENTION
 
 
 def attended_pairs(q_len: int, k_len: int, causal: bool, window: int | None) -> float:
@@ -45,7 +55,11 @@ def attended_pairs(q_len: int, k_len: int, causal: bool, window: int | None) -> 
 
 
 def forward_flops(workload: Workload, window: int | None = None) -> float:
-    """FLOPs of one forward call under :data:`FLOPS_CONVENTION`."""
+    """FLOPs of one forward call under :func:`flops_convention`."""
+    if not workload.plain_mask:
+        from attnprof.spec.masking import admitted_pairs
+
+        return 4.0 * workload.heads * admitted_pairs(workload, window) * workload.head_dim
     pairs = attended_pairs(workload.q_len, workload.k_len, workload.is_causal, window)
     return 4.0 * workload.batch * workload.heads * pairs * workload.head_dim
 

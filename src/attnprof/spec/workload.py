@@ -15,6 +15,8 @@ from typing import Any, Literal
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.spec.lengths import documents, row_lengths
+from attnprof.spec.masking import CAUSAL_COMPOSES, check_mask, check_mask_fields
 
 Mode = Literal["forward", "forward+backward", "decode"]
 MODES: tuple[str, ...] = ("forward", "forward+backward", "decode")
@@ -48,6 +50,12 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     attending over a KV cache of ``kv_seq`` (default ``seq``) tokens, so the query length is 1.
     ``window`` is the sliding-window size used by windowed variants (keys within ``window``
     positions of the query, looking back when causal).
+
+    ``mask`` names the attention mask (:mod:`attnprof.spec.masking`: ``padding``,
+    ``document``, ``bool``, ``bias``, ``alibi``, ``prefix``, ``window``, ...); ``lengths``
+    gives a ragged batch's lengths (:mod:`attnprof.spec.lengths`: ``"32..256"`` drawn from
+    ``lengths_dist``, or the lengths themselves), and every random part of the mask is
+    seeded by ``mask_seed``.
     """
 
     batch: int = 2
@@ -61,6 +69,19 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     causal: bool = True
     mode: Mode = "forward"
     window: int = 128
+    #: The attention mask (:data:`attnprof.spec.masking.MASKS`); ``None``: ``causal`` or
+    #: ``none`` as the ``causal`` flag says (records before masks existed).
+    mask: str | None = None
+    #: Ragged lengths (:mod:`attnprof.spec.lengths`): a ``LO..HI`` range drawn from
+    #: ``lengths_dist``, or the lengths themselves; ``None``: a seeded default draw.
+    lengths: str | tuple[int, ...] | None = None
+    lengths_dist: str = "uniform"
+    #: Share of (query, key) pairs a ``bool`` mask admits (exactly, in every query row).
+    mask_density: float = 0.5
+    #: Tokens of the bidirectional prefix of a ``prefix`` (prefix-LM) mask (``None``: seq/4).
+    prefix: int | None = None
+    #: Seed of every random part of the mask (lengths, documents, ``bool``, ``bias``).
+    mask_seed: int = 0
 
     # ----- derived sizes ---------------------------------------------------------------
     @property
@@ -84,13 +105,51 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         return self.seq if self.kv_seq is None else self.kv_seq
 
     @property
+    def mask_kind(self) -> str:
+        """The mask by name: ``mask``, or ``causal``/``none`` from the ``causal`` flag."""
+        if self.mask is not None:
+            return self.mask
+        return "causal" if self.causal else "none"
+
+    @property
     def is_causal(self) -> bool:
-        """Whether the measured call applies a causal mask.
+        """Whether the measured call's mask includes the causal constraint (``causal``,
+        and ``window``, ``padding``, ``document``, ``bias``, ``alibi`` unless
+        ``causal`` is off).
 
         A single decode query sits at the end of the cache and may see every cached key,
         so causality does not constrain it.
         """
-        return self.causal and self.mode != "decode"
+        return (self.causal and self.mode != "decode"
+                and self.mask_kind in ("causal", *CAUSAL_COMPOSES))
+
+    @property
+    def plain_mask(self) -> bool:
+        """True when the mask is ``none`` or plain ``causal``: what SDPA's ``is_causal``
+        alone says; any other mask is a tensor (or a flex ``mask_mod``)."""
+        return self.mask_kind in ("none", "causal")
+
+    @property
+    def mask_label(self) -> str:
+        """The mask as a table says it: ``causal``, ``full``, or ``padding+causal``."""
+        if self.plain_mask:
+            return "causal" if self.is_causal else "full"
+        return self.mask_kind + ("+causal" if self.is_causal else "")
+
+    def row_lengths(self) -> tuple[int, ...]:
+        """One real length per batch row of a ``padding`` mask (seeded when not given)."""
+        return row_lengths(self.lengths, self.batch, self.k_len, self.lengths_dist,
+                           self.mask_seed)
+
+    def documents(self) -> tuple[tuple[int, ...], ...]:
+        """Per batch row, the document lengths of a ``document`` mask (sum: the row)."""
+        return documents(self.lengths, self.batch, self.k_len, self.lengths_dist,
+                         self.mask_seed)
+
+    @property
+    def prefix_len(self) -> int:
+        """The bidirectional prefix of a ``prefix`` mask (``seq/4`` when not given)."""
+        return self.prefix if self.prefix is not None else max(1, self.k_len // 4)
 
     @property
     def element_bytes(self) -> int:
@@ -132,7 +191,7 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         seq = f"S={self.seq}" if self.k_len == self.seq else f"Sq={self.seq} Sk={self.k_len}"
         if self.mode == "decode":
             seq = f"cache={self.k_len}"
-        mask = "causal" if self.is_causal else "full"
+        mask = self.mask_label
         return (f"B={self.batch} H={self.heads}{kv} {seq} D={self.head_dim} "
                 f"{self.dtype} {self.device} {mask} {self.mode}")
 
@@ -157,6 +216,7 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
                 f"causal attention with --seq {self.seq} != --kv-seq {self.k_len} is ambiguous "
                 "(PyTorch aligns the mask top-left, FlashAttention bottom-right); "
                 "use equal lengths, --no-causal, or --mode decode for a KV cache")
+        check_mask(self)
         return self.replace(dtype=dtype, device=self.device.strip().lower())
 
 
@@ -177,6 +237,7 @@ def check_given(**fields: Any) -> None:
         canonical_dtype(given["dtype"])
     if "head_dim" in given:
         _check_head_dim(given["head_dim"])
+    check_mask_fields(given)
 
 
 #: Head counts up to which a refusal lists every divisor (a count of 10**12 took forever).

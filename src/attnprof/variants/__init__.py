@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnprof.errors import UsageError
+from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Support, Variant
 from attnprof.variants.flex import FLEX, FLEX_EAGER
 from attnprof.variants.gqa import GQA_NATIVE, GQA_REPEAT_KV
 from attnprof.variants.mha_module import MHA_MODULE
 from attnprof.variants.naive import NAIVE, NAIVE_INPLACE
+from attnprof.variants.packing import PACKING
 from attnprof.variants.sdpa import SDPA, SDPA_PINNED
 from attnprof.variants.sliding_window import SLIDING_WINDOW
 from attnprof.variants.user import is_user_spec, user_variant
@@ -25,25 +27,33 @@ REGISTRY: dict[str, Variant] = {
     for v in (NAIVE, NAIVE_INPLACE, SDPA, *SDPA_PINNED, FLEX, FLEX_EAGER, GQA_NATIVE,
               GQA_REPEAT_KV, SLIDING_WINDOW, MHA_MODULE)
 }
+#: The packing alternatives to a padded batch (variants/packing.py): by name, and by default
+#: on a ``--mask padding`` workload only (elsewhere each would be a row of "unsupported").
+PACKING_REGISTRY: dict[str, Variant] = {v.name: v for v in PACKING}
+#: Every built-in variant by name.
+BUILTINS: dict[str, Variant] = {**REGISTRY, **PACKING_REGISTRY}
 
 
 def get_variant(name: str) -> Variant:
     """The registered variant called ``name``, or a user variant for ``file.py:callable``."""
-    if name in REGISTRY:
-        return REGISTRY[name]
+    if name in BUILTINS:
+        return BUILTINS[name]
     if is_user_spec(name):
         return user_variant(name)
-    raise UsageError(f"unknown variant {name!r}; choose from {', '.join(REGISTRY)} "
+    raise UsageError(f"unknown variant {name!r}; choose from {', '.join(BUILTINS)} "
                      "or give path/to/file.py:callable")
 
 
-def resolve_variants(names: Sequence[str | Variant] | None) -> list[Variant]:
-    """Variants for ``names`` (all built-ins when empty), duplicates removed, order kept.
+def resolve_variants(names: Sequence[str | Variant] | None,
+                     workload: Workload | None = None) -> list[Variant]:
+    """Variants for ``names`` (all built-ins when empty, with the packing ones when
+    ``workload`` is a padded batch), duplicates removed, order kept.
 
     Already-resolved :class:`Variant` objects pass through unchanged.
     """
     if not names:
-        return list(REGISTRY.values())
+        padded = workload is not None and workload.mask_kind == "padding"
+        return [*REGISTRY.values(), *(PACKING if padded else ())]
     seen: dict[str, Variant] = {}
     for item in names:
         if isinstance(item, Variant):
@@ -57,4 +67,5 @@ def resolve_variants(names: Sequence[str | Variant] | None) -> list[Variant]:
     return list(seen.values())
 
 
-__all__ = ["REGISTRY", "Built", "Support", "Variant", "get_variant", "resolve_variants"]
+__all__ = ["BUILTINS", "PACKING_REGISTRY", "REGISTRY", "Built", "Support", "Variant",
+           "get_variant", "resolve_variants"]

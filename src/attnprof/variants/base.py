@@ -80,5 +80,6 @@ class Variant:
     tags: tuple[str, ...] = field(default=())
 
     def window(self, workload: Workload) -> int | None:
-        """The window this variant masks with on ``workload`` (``None`` = no window)."""
-        return workload.window if self.windowed else None
+        """The window this variant masks with on ``workload`` (``None`` = no window):
+        its own (``windowed``), or the workload's ``--mask window``."""
+        return workload.window if self.windowed or workload.mask_kind == "window" else None

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
-from attnprof.variants.masks import flex_mask_mod
+from attnprof.variants.masks import (
+    bias_score_mod,
+    build_mask,
+    flex_mask_mod,
+    mask_window,
+    tensor_mask_mod,
+)
 
 
 def _supports(workload: Workload) -> Support:
@@ -27,16 +33,27 @@ def _build(workload: Workload, compiled: bool, window: int | None = None) -> Bui
     import torch
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
-    mask_mod = flex_mask_mod(workload.q_len, workload.k_len, workload.is_causal, window)
+    window = window if window is not None else mask_window(workload)
+    batch = None
+    score_mod = None
+    if workload.plain_mask or workload.mask_kind == "window":
+        mask_mod = flex_mask_mod(workload.q_len, workload.k_len, workload.is_causal, window)
+    else:  # every other mask: a mask_mod over the mask tensor, a score_mod for a bias
+        mask = build_mask(workload, window)
+        mask_mod = None if mask.allowed is None else tensor_mask_mod(mask.allowed)
+        if mask.allowed is not None and mask.allowed.shape[0] > 1:
+            batch = workload.batch
+        if mask.bias is not None:
+            score_mod = bias_score_mod(mask.bias, getattr(torch, workload.dtype))
     block_mask = None
     if mask_mod is not None:
-        block_mask = create_block_mask(mask_mod, B=None, H=None, Q_LEN=workload.q_len,
+        block_mask = create_block_mask(mask_mod, B=batch, H=None, Q_LEN=workload.q_len,
                                        KV_LEN=workload.k_len, device=workload.device)
     fn = torch.compile(flex_attention, dynamic=False) if compiled else flex_attention
     gqa = workload.groups > 1
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return fn(q, k, v, block_mask=block_mask, enable_gqa=gqa)
+        return fn(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)
 
     notes = () if compiled else ("not compiled: materialises the full score matrix",)
     return Built(call=call, notes=notes)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
-from attnprof.variants.masks import expand_kv
+from attnprof.variants.masks import expand_kv, mask_window
 
 if TYPE_CHECKING:
     import torch
@@ -40,10 +40,13 @@ def _notes(workload: Workload) -> tuple[str, ...]:
 def _build_native(workload: Workload) -> Built:
     import torch.nn.functional as F
 
-    causal = workload.is_causal
+    from attnprof.variants.sdpa import sdpa_kwargs
+
+    kwargs = sdpa_kwargs(workload, mask_window(workload))
+    kwargs["enable_gqa"] = True
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
 
     return Built(call=call, notes=_notes(workload))
 
@@ -51,11 +54,15 @@ def _build_native(workload: Workload) -> Built:
 def _build_repeat(workload: Workload) -> Built:
     import torch.nn.functional as F
 
-    causal, groups = workload.is_causal, workload.groups
+    from attnprof.variants.sdpa import sdpa_kwargs
+
+    kwargs = sdpa_kwargs(workload, mask_window(workload))
+    kwargs.pop("enable_gqa", None)
+    groups = workload.groups
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         k, v = expand_kv(k, groups), expand_kv(v, groups)
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
 
     return Built(call=call, notes=_notes(workload))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
-from attnprof.variants.masks import expand_kv, workload_mask
+from attnprof.variants.masks import build_mask, expand_kv, mask_window
 
 
 def _build(workload: Workload) -> Built:
@@ -28,11 +28,25 @@ def _build(workload: Workload) -> Built:
         module.out_proj.weight.copy_(eye)
         module.out_proj.bias.zero_()
     module.train(workload.mode == "forward+backward")
-    allowed = workload_mask(workload, None)
-    # nn.MultiheadAttention's boolean masks mean the opposite of SDPA's: True = blocked.
-    blocked = None if allowed is None else ~allowed
-    causal, groups = workload.is_causal, workload.groups
     b, h, d = workload.batch, workload.heads, workload.head_dim
+    causal, groups = workload.is_causal, workload.groups
+    mask = build_mask(workload, mask_window(workload))
+    # nn.MultiheadAttention's boolean masks mean the opposite of SDPA's: True = blocked.
+    # One [q, k] mask is shared by the batch; a per-row mask or a bias per head goes in as
+    # the module's float [batch·heads, q, k] mask (-inf where blocked).
+    blocked: torch.Tensor | None
+    if mask.bias is None and (mask.allowed is None or mask.allowed.shape[0] == 1):
+        blocked = None if mask.allowed is None else ~mask.allowed[0, 0]
+    else:
+        float_mask = mask.sdpa_mask(dtype)
+        if float_mask is not None and float_mask.dtype == torch.bool:
+            float_mask = torch.zeros_like(float_mask, dtype=dtype).masked_fill(
+                ~float_mask, float("-inf"))
+        assert float_mask is not None
+        blocked = float_mask.expand(b, h, workload.q_len, workload.k_len).reshape(
+            b * h, workload.q_len, workload.k_len)
+        causal = False
+    causal = causal and workload.plain_mask
 
     def to_embed(t: torch.Tensor) -> torch.Tensor:
         return t.transpose(1, 2).reshape(b, t.shape[2], h * d)

@@ -12,20 +12,23 @@ import math
 
 from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
-from attnprof.variants.masks import expand_kv, workload_mask
+from attnprof.variants.masks import build_mask, expand_kv, mask_window
 
 
 def _build(workload: Workload, inplace: bool) -> Built:
     import torch
 
     scale = 1.0 / math.sqrt(workload.head_dim)
-    allowed = workload_mask(workload, None)
-    blocked = None if allowed is None else ~allowed
+    mask = build_mask(workload, mask_window(workload))
+    blocked = None if mask.allowed is None else ~mask.allowed
+    bias = None if mask.bias is None else mask.bias.to(getattr(torch, workload.dtype))
     groups = workload.groups
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         k, v = expand_kv(k, groups), expand_kv(v, groups)
         scores = (q @ k.transpose(-2, -1)) * scale
+        if bias is not None:
+            scores = scores.add_(bias) if inplace else scores + bias
         if blocked is not None:
             if inplace:
                 scores.masked_fill_(blocked, float("-inf"))

@@ -30,6 +30,25 @@ if TYPE_CHECKING:
 class _SdpaKwargs(TypedDict, total=False):
     is_causal: bool
     enable_gqa: bool  # passed only when K/V heads are grouped
+    attn_mask: torch.Tensor  # passed only for a mask other than none or plain causal
+
+
+def sdpa_kwargs(workload: Workload, window: int | None = None) -> _SdpaKwargs:
+    """SDPA's keywords for ``workload``: ``is_causal`` for no mask or plain causal, else
+    the mask as ``attn_mask`` (boolean, or float for a bias), built once here."""
+    import torch
+
+    from attnprof.variants.masks import build_mask
+
+    kwargs: _SdpaKwargs = {"is_causal": workload.is_causal}
+    if not workload.plain_mask or window is not None:
+        mask = build_mask(workload, window).sdpa_mask(getattr(torch, workload.dtype))
+        kwargs["is_causal"] = False
+        if mask is not None:
+            kwargs["attn_mask"] = mask
+    if workload.groups > 1:
+        kwargs["enable_gqa"] = True
+    return kwargs
 
 
 #: variant name -> SDPBackend member name
@@ -43,9 +62,9 @@ PINNED: dict[str, str] = {
 def _build(workload: Workload, backend: str | None) -> Built:
     import torch.nn.functional as F
 
-    kwargs: _SdpaKwargs = {"is_causal": workload.is_causal}
-    if workload.groups > 1:
-        kwargs["enable_gqa"] = True
+    from attnprof.variants.masks import mask_window
+
+    kwargs = sdpa_kwargs(workload, mask_window(workload))
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, **kwargs)

@@ -10,11 +10,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attnprof.spec.workload import Workload
-from attnprof.variants.base import Built, Variant
+from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import workload_mask
 
 if TYPE_CHECKING:
     import torch
+
+
+def _supports(workload: Workload) -> Support:
+    if workload.mask_kind in ("none", "causal", "window"):
+        return SUPPORTED
+    return Support(False, f"sliding-window applies its own band mask and takes no --mask "
+                          f"{workload.mask_kind}; use --mask window (or causal/none) with it, "
+                          "or sdpa for this mask")
 
 
 def _build(workload: Workload) -> Built:
@@ -35,5 +43,6 @@ SLIDING_WINDOW = Variant(
     family="sliding-window",
     summary="SDPA with a boolean band mask of --window keys",
     build=_build,
+    supports=_supports,
     windowed=True,
 )

@@ -4,7 +4,10 @@ The callable must accept ``(q, k, v, attn_mask=None, is_causal=False, scale=None
 enable_gqa=False)`` with q, k, v in [batch, heads, seq, head_dim] layout — the signature of
 ``F.scaled_dot_product_attention`` — so SDPA itself, a FlashAttention wrapper or a user's own
 kernel plugs in unchanged. attnprof passes ``is_causal`` and, when K/V heads are grouped,
-``enable_gqa=True``.
+``enable_gqa=True``. With a mask other than ``none`` or plain ``causal`` (``--mask``) it
+passes the mask as SDPA takes it: ``attn_mask=`` a boolean [batch or 1, 1, q, k] tensor
+(True = may attend) or, for ``bias``/``alibi``, a float [1, heads, q, k] tensor added to the
+scores (``-inf`` where blocked), with ``is_causal=False`` (the mask holds the causal part).
 
 A hand-written function that ignores ``enable_gqa`` fails on grouped K/V with PyTorch's bare
 shape error (``The size of tensor a (8) must match the size of tensor b (2) ...``), which
@@ -149,9 +152,10 @@ def user_variant(spec: str) -> Variant:
              f"ran: {'; '.join(changed)}",) if changed else ()
 
     def build(workload: Workload) -> Built:
-        kwargs: dict[str, bool] = {"is_causal": workload.is_causal}
-        if workload.groups > 1:
-            kwargs["enable_gqa"] = True
+        from attnprof.variants.masks import mask_window
+        from attnprof.variants.sdpa import sdpa_kwargs
+
+        kwargs = sdpa_kwargs(workload, mask_window(workload))
 
         def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
             return fn(q, k, v, **kwargs)
