@@ -43,6 +43,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Finished:
     from attnprof.analysis.recommend import Constraints, recommend
+    from attnprof.analysis.structure_choice import structure_choices
     from attnprof.cli.outcome import print_written, sweep_status
     from attnprof.cli.sweep_args import grid_from_args
     from attnprof.errors import UsageError
@@ -79,7 +80,8 @@ def run(args: argparse.Namespace) -> Finished:
     recs = recommend(record.points, record.variants, constraints, record.batch_points)
     record = RecommendRecord.of_sweep(record)
     record.recommendation = Recommended(constraints=constraints, source=source,
-                                        recommendations=recs)
+                                        recommendations=recs,
+                                        structures=structure_choices(record.points, recs))
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     if args.json:
         record.save(args.json)
