@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.config_args import add_from_config_argument, apply_from_config
 from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written, rows_status
 from attnprof.cli.paged_args import add_block_size_argument, apply_block_sizes
 from attnprof.cli.parser import csv_list
@@ -27,6 +28,7 @@ def add_parser(sub: Any) -> None:
                         "ones); see --list-variants")
     p.add_argument("--list-variants", action="store_true", help="list variants and exit")
     add_block_size_argument(p)
+    add_from_config_argument(p)
     p.add_argument("--json", metavar="PATH", help="write the run record (JSON) to PATH")
     p.add_argument("--csv", metavar="PATH",
                    help="write one CSV line per variant (with the workload's fields) to PATH")
@@ -56,6 +58,7 @@ def run(args: argparse.Namespace) -> int | Finished:
         render_variant_list([*REGISTRY.values(), *OPT_IN.values()], console)
         return ExitCode.OK
     apply_block_sizes(args)
+    apply_from_config(args, text=False)
     csv = [Output("--csv", args.csv)] if args.csv is not None else []
     budgets = None
     if args.budgets:  # a malformed file fails before anything is measured
