@@ -10,6 +10,7 @@ from attnprof.cli.config_args import add_from_config_argument, apply_from_config
 from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written, rows_status
 from attnprof.cli.paged_args import add_block_size_argument, apply_block_sizes
 from attnprof.cli.parser import csv_list
+from attnprof.cli.precision_args import add_precision_arguments
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 from attnprof.exit_codes import ExitCode
@@ -29,6 +30,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--list-variants", action="store_true", help="list variants and exit")
     add_block_size_argument(p)
     add_from_config_argument(p)
+    add_precision_arguments(p)
     p.add_argument("--json", metavar="PATH", help="write the run record (JSON) to PATH")
     p.add_argument("--csv", metavar="PATH",
                    help="write one CSV line per variant (with the workload's fields) to PATH")

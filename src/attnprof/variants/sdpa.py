@@ -48,7 +48,7 @@ def _build(workload: Workload, backend: str | None) -> Built:
         kwargs["enable_gqa"] = True
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=workload.dropout, **kwargs)
 
     if backend is None:
         return Built(call=call)
@@ -71,6 +71,7 @@ SDPA = Variant(
     family="sdpa",
     summary="F.scaled_dot_product_attention, backend chosen by PyTorch",
     build=lambda workload: _build(workload, None),
+    takes_dropout=True,
 )
 
 
@@ -82,6 +83,7 @@ def _pinned(name: str, backend: str) -> Variant:
         build=functools.partial(_build, backend=backend),
         explain_refusal=functools.partial(_explain_refusal, backend),
         materializes_scores=backend == "MATH",
+        takes_dropout=True,
     )
 
 
