@@ -80,3 +80,17 @@ def test_no_layout_table_without_a_structural_axis() -> None:
 
 def test_layout_labels() -> None:
     assert [structure_label(8, k) for k in (8, 2, 1)] == ["MHA", "GQA 4:1", "MQA"]
+
+
+def test_head_dim_and_head_count_layouts_are_set_side_by_side_too() -> None:
+    # recommend --heads 8,16 --head-dim 64,32 makes these: the same model width two ways.
+    points = []
+    for index, (heads, dim) in enumerate([(8, 64), (16, 32)]):
+        point = _point(index, heads, 10.0 + index, index + 10)
+        point.coords = {"seq": 64, "heads": heads, "head_dim": dim}
+        point.workload = Workload(heads=heads, kv_heads=heads, seq=64, head_dim=dim)
+        points.append(point)
+    rows = structure_choices(points, recommend(points, ["sdpa"], Constraints()))
+    assert [(r.structure, r.heads, r.head_dim, r.kv_cache_bytes_per_token) for r in rows] == [
+        ("MHA", 8, 64, 2 * 8 * 64 * 4), ("MHA", 16, 32, 2 * 16 * 32 * 4)]
+    assert [r.group for r in rows] == ["seq=64", "seq=64"]
