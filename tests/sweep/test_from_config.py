@@ -62,7 +62,7 @@ def test_recommend_answers_gqa_or_mha_for_the_configs_heads(
     ({"num_attention_heads": 3, "hidden_size": 64}, [], "states neither head_dim nor"),
     (None, [], "has no config.json"),
 ])
-@pytest.mark.parametrize("command", ["compare", "recommend"])
+@pytest.mark.parametrize("command", ["compare", "recommend", "sweep"])
 def test_a_bad_config_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                              content: object, flags: list[str], said: str,
                                              command: str) -> None:
@@ -71,7 +71,7 @@ def test_a_bad_config_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capt
     if content is not None:
         text = content if isinstance(content, str) else json.dumps(content)
         (folder / "config.json").write_text(text, encoding="utf-8")
-    extra = ["--seq", "64"] if command == "recommend" and not flags else []
+    extra = ["--seq", "64"] if command != "compare" and not flags else []
     assert main([command, "--from-config", str(folder), *flags, *extra, "--no-store"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("attnprof: error:") and said in line, line
