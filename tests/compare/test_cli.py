@@ -90,7 +90,8 @@ def test_bare_attnprof_runs_compare(tmp_path: Path) -> None:
 def test_list_variants(tmp_path: Path) -> None:
     result = attnprof("compare", "--list-variants", cwd=tmp_path)
     assert result.returncode == 0
-    for name in ("naive-inplace", "sdpa-cudnn", "flex-eager", "gqa-repeat-kv", "mha-module"):
+    for name in ("naive-inplace", "sdpa-cudnn", "flex-eager", "gqa-repeat-kv", "mha-module",
+                 "paged@16", "paged-flex@16", "flash-attn", "xformers", "flashinfer"):
         assert name in result.stdout
 
 

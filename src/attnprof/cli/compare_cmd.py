@@ -6,8 +6,11 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.config_args import add_from_config_argument, apply_from_config
 from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written, rows_status
+from attnprof.cli.paged_args import add_block_size_argument, apply_block_sizes
 from attnprof.cli.parser import csv_list
+from attnprof.cli.precision_args import add_precision_arguments
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 from attnprof.exit_codes import ExitCode
@@ -22,8 +25,12 @@ def add_parser(sub: Any) -> None:
     add_workload_arguments(p)
     p.add_argument("--variants", "-v", type=csv_list, action="extend",
                    help="comma-separated variant names or path/to/file.py:callable "
-                        "(default: all built-in); see --list-variants")
+                        "(default: all built-in but the opt-in paged and third-party "
+                        "ones); see --list-variants")
     p.add_argument("--list-variants", action="store_true", help="list variants and exit")
+    add_block_size_argument(p)
+    add_from_config_argument(p)
+    add_precision_arguments(p)
     p.add_argument("--json", metavar="PATH", help="write the run record (JSON) to PATH")
     p.add_argument("--csv", metavar="PATH",
                    help="write one CSV line per variant (with the workload's fields) to PATH")
@@ -48,10 +55,12 @@ def run(args: argparse.Namespace) -> int | Finished:
     console = make_console()
     if args.list_variants:
         from attnprof.render.compare_table import render_variant_list
-        from attnprof.variants import REGISTRY
+        from attnprof.variants import OPT_IN, REGISTRY
 
-        render_variant_list(list(REGISTRY.values()), console)
+        render_variant_list([*REGISTRY.values(), *OPT_IN.values()], console)
         return ExitCode.OK
+    apply_block_sizes(args)
+    apply_from_config(args, text=False)
     csv = [Output("--csv", args.csv)] if args.csv is not None else []
     budgets = None
     if args.budgets:  # a malformed file fails before anything is measured

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from attnprof.cli.flags import SharedFlags
+from attnprof.cli.precision_args import precision_fields
 from attnprof.cli.storing import cached_ceilings
 from attnprof.cli.workload_args import settings_from_args, workload_fields
 
@@ -55,7 +56,7 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
                            figures=Figures(kind, variants=names) if reports else None)
     # A mistake in the flags themselves is said before torch is imported (2 s of a typo's
     # answer): the workload's values the user gave, and the timing flags.
-    fields = workload_fields(args)
+    fields = {**workload_fields(args), **precision_fields(args)}
     check_given(**fields)
     settings_from_args(args, Workload(device=fields.get("device") or "cpu")).validate()
 

@@ -17,14 +17,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from attnprof.cli.model_grid import combinations, int_list, refuse_outputs, run_grid, specs_of
 from attnprof.cli.outcome import Finished, print_written, rows_status
 from attnprof.cli.parser import csv_list
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_threads_argument, threads_from_args
+from attnprof.errors import UsageError
 from attnprof.exit_codes import ExitCode
 from attnprof.spec.settings import CPU_ALLOCATOR_STATES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from attnprof.record.model import ModelSettings
+    from attnprof.spec.model_spec import ModelSpec
 
 NAME = "model"
 SAVES_RECORDS = True
@@ -49,13 +57,17 @@ def add_parser(sub: Any) -> None:
                    help="a local folder with a transformers config.json (weights used when "
                         "present, random otherwise; never downloaded)")
     g = p.add_argument_group("size (built-ins; --seq and --batch also for --model-path)")
-    for flag, what in (("--layers", "layers"), ("--hidden", "hidden size"),
-                       ("--heads", "query heads"),
+    for flag, what in (("--hidden", "hidden size"), ("--heads", "query heads"),
+                       ("--vocab", "vocabulary size")):
+        g.add_argument(flag, type=int, help=what)
+    # These take lists: every combination runs, implementations ranked within each.
+    for flag, what in (("--layers", "layers"),
                        ("--kv-heads", "key/value heads (llama: 1 = MQA, a divisor = GQA)"),
-                       ("--vocab", "vocabulary size"),
                        ("--seq", "prompt length in tokens (vit: patches)"),
                        ("--batch", "batch size (default 1)")):
-        g.add_argument(flag, type=int, help=what)
+        g.add_argument(flag, type=int_list(flag), metavar="N[,N...]",
+                       help=f"{what}; a list runs each value (with the other lists: every "
+                            "combination, in one table)")
     g.add_argument("--dtype", default="float32", help="float32, bfloat16, float16, float64")
     g.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when present)")
     p.add_argument("--attention-module", metavar="REGEX",
@@ -131,12 +143,17 @@ def run(args: argparse.Namespace) -> Finished:
                                                      ("--csv", args.csv)) if path is not None]
     if args.trace is not None:
         outputs.append(Output("--trace", args.trace, folder=True, files=_trace_files(args)))
-    plan = plan_outputs(args, outputs, _input_files(args), figures=Figures("model"))
+    combos = combinations(args)
+    if len(combos) > 1:
+        refuse_outputs(args)
+    else:
+        plan = plan_outputs(args, outputs, _input_files(args), figures=Figures("model"))
     traces = args.trace
-    spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=args.layers,
-                     hidden=args.hidden, heads=args.heads, kv_heads=args.kv_heads,
-                     vocab=args.vocab, seq=args.seq,
-                     batch=1 if args.batch is None else args.batch,
+    one = combos[0]
+    spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=one["layers"],
+                     hidden=args.hidden, heads=args.heads, kv_heads=one["kv_heads"],
+                     vocab=args.vocab, seq=one["seq"],
+                     batch=one["batch"] or 1,
                      dtype=args.dtype, device=args.device or _default_device(),
                      attention_module=args.attention_module,
                      implementations=tuple(args.attn or ()),
@@ -151,6 +168,8 @@ def run(args: argparse.Namespace) -> Finished:
                              cpu_allocator=args.cpu_allocator,
                              threads=threads_from_args(args, spec.device))
     console = make_console()
+    if len(combos) > 1:
+        return _run_grid(args, spec, combos, settings, console)
     prepared = prepare_model(spec, seed=args.seed)  # every user mistake fails here
     create_folders(plan)  # only now: a mistake found above leaves nothing behind
 
@@ -174,6 +193,19 @@ def run(args: argparse.Namespace) -> Finished:
     status = (UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs)
               else rows_status(r.status for r in record.runs))
     return Finished(status, record)
+
+
+def _run_grid(args: argparse.Namespace, spec: ModelSpec, combos: list[dict[str, int | None]],
+              settings: ModelSettings, console: Console) -> Finished:
+    """Every combination of the list flags through the executor, in one table."""
+    from attnprof.render.model_grid_view import render_model_grid
+
+    if args.timeout is not None:
+        raise UsageError("--timeout takes one model run; with lists of sizes, leave it out")
+    records = run_grid(specs_of(spec, combos), settings, args.executor, args.seed)
+    render_model_grid(records, console)
+    status = rows_status(r.status for record in records for r in record.runs)
+    return Finished(status, None)
 
 
 def _default_device() -> str:

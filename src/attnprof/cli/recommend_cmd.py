@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from attnprof.cli.config_args import add_from_config_argument, apply_from_config
 from attnprof.cli.outcome import Finished
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
@@ -29,6 +30,7 @@ def add_parser(sub: Any) -> None:
                                    "what decided it; and, under a memory limit, the throughput "
                                    "of the largest batch each candidate fits.")
     add_grid_arguments(p)
+    add_from_config_argument(p)
     p.add_argument("--max-latency", metavar="TIME", help="latency limit per step, e.g. 5ms")
     p.add_argument("--max-memory", metavar="SIZE", help="peak memory limit, e.g. 2GiB")
     p.add_argument("--from", dest="from_record", metavar="SWEEP_RECORD",
@@ -43,6 +45,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Finished:
     from attnprof.analysis.recommend import Constraints, recommend
+    from attnprof.analysis.structure_choice import structure_choices
     from attnprof.cli.outcome import print_written, sweep_status
     from attnprof.cli.sweep_args import grid_from_args
     from attnprof.errors import UsageError
@@ -52,6 +55,7 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.spec.quantities import parse_bytes, parse_ms
 
+    apply_from_config(args, text=True)
     constraints = Constraints(
         max_latency_ms=parse_ms("--max-latency", args.max_latency) if args.max_latency else None,
         max_memory_bytes=(parse_bytes("--max-memory", args.max_memory) if args.max_memory
@@ -79,7 +83,8 @@ def run(args: argparse.Namespace) -> Finished:
     recs = recommend(record.points, record.variants, constraints, record.batch_points)
     record = RecommendRecord.of_sweep(record)
     record.recommendation = Recommended(constraints=constraints, source=source,
-                                        recommendations=recs)
+                                        recommendations=recs,
+                                        structures=structure_choices(record.points, recs))
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     if args.json:
         record.save(args.json)

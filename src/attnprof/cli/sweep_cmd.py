@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import Any
 
+from attnprof.cli.config_args import add_from_config_argument, apply_from_config
 from attnprof.cli.outcome import Finished
 from attnprof.cli.reports import add_report_arguments
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
@@ -28,6 +29,7 @@ def add_parser(sub: Any) -> None:
                                    "(lists and ranges of any field), each point isolated in a "
                                    "worker; fit latency and memory exponents.")
     add_grid_arguments(p)
+    add_from_config_argument(p)
     p.add_argument("--json", metavar="PATH",
                    help="write the sweep record to PATH, saved after every point")
     p.add_argument("--resume", metavar="RECORD",
@@ -50,6 +52,7 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
 
+    apply_from_config(args, text=True)
     budgets, resume = check_outputs(args)
     record = run_planned_sweep(args, resume)
     judge_budgets(budgets, record, args.budgets)

@@ -13,7 +13,8 @@ import msgspec
 
 from attnprof.formatting import format_bytes
 
-__all__ = ["Constraints", "Headroom", "Pick", "Recommendation", "Recommended"]
+__all__ = ["Constraints", "Headroom", "Pick", "Recommendation", "Recommended",
+           "StructureChoice"]
 
 
 class Constraints(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,6 +72,30 @@ class Recommendation(msgspec.Struct, kw_only=True):
     headroom: list[Headroom] = msgspec.field(default_factory=list)
 
 
+class StructureChoice(msgspec.Struct, kw_only=True):
+    """One head layout at one shape, beside the others swept at that shape (``recommend
+    --kv-heads 2,4``): its recommended variant and what it costs
+    (:mod:`attnprof.analysis.structure_choice`)."""
+
+    point: int
+    #: The coordinates the structures share (``seq=256``), as one line.
+    group: str
+    #: ``MHA``, ``MQA`` or ``GQA 4:1``.
+    structure: str
+    heads: int
+    kv_heads: int
+    head_dim: int
+    #: K and V bytes one token keeps in the cache, per layer.
+    kv_cache_bytes_per_token: int
+    variant: str | None = None
+    latency_ms: float | None = None
+    peak_memory_bytes: int | None = None
+    #: Against the group's fastest structure: ``fastest``, ``tie`` or ``slower`` (``None``:
+    #: nothing ran within the constraints here).
+    verdict: str | None = None
+    p_value: float | None = None
+
+
 class Recommended(msgspec.Struct, kw_only=True):
     """A recommendation over a sweep's points: the limits, where the points came from,
     and one choice per point."""
@@ -79,3 +104,5 @@ class Recommended(msgspec.Struct, kw_only=True):
     #: ``measured now`` or the sweep record it was read from.
     source: str
     recommendations: list[Recommendation]
+    #: The head layouts set side by side, when heads, KV heads or head dim were swept.
+    structures: list[StructureChoice] = msgspec.field(default_factory=list)

@@ -101,7 +101,7 @@ def _runs(record: ModelRecord, console: Console) -> None:
         table.add_row(Text(r.implementation), r.phase,
                       Text(r.status, style=STATUS_STYLE.get(r.status, "")),
                       _ms(lat.median if lat else None),
-                      *((_rank(r),) if ranked else ()),
+                      *((rank_text(r),) if ranked else ()),
                       f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—",
                       format_bytes(r.peak_memory_bytes),
                       share_text(r.attention_share, r.shares_unreliable),
@@ -131,7 +131,7 @@ def _runs(record: ModelRecord, console: Console) -> None:
     _attention_calls(record, console)
 
 
-def _rank(r: PhaseRun) -> str:
+def rank_text(r: PhaseRun) -> str:
     """``1 (fastest)``, ``tie (p=0.69)``, ``tie (p=0.001; 1.03× within ±5%)`` or
     ``2: 1.21× sdpa (p=0.0001)``."""
     v = r.versus

@@ -8,10 +8,11 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.formatting import format_bytes, one_line
-from attnprof.record.recommendation import Constraints, Pick, Recommendation
+from attnprof.noise import ALPHA
+from attnprof.record.recommendation import Constraints, Pick, Recommendation, StructureChoice
 from attnprof.render.compare_table import fmt_ms
 
-__all__ = ["render_recommendations"]
+__all__ = ["render_recommendations", "render_structures"]
 
 
 def render_recommendations(recs: list[Recommendation], constraints: Constraints,
@@ -60,3 +61,37 @@ def _headroom(r: Recommendation, constraints: Constraints) -> list[Text]:
                  f"{h.tokens_per_s:,.0f} tokens/s (measured"
                  + (")" if h.point == r.point else " in a run at that batch)"))
             for h in sorted(r.headroom, key=lambda h: -h.tokens_per_s)]
+
+
+def render_structures(rows: list[StructureChoice], console: Console) -> None:
+    """GQA or MHA: every head layout swept at a shape, side by side (no table when none)."""
+    if not rows:
+        return
+    table = Table(title="head layouts side by side: GQA or MHA", title_justify="left",
+                  caption="per layout, its recommended variant; KV cache: K and V bytes one "
+                          "token keeps, per layer; vs fastest: that variant's samples against "
+                          "the fastest layout's (Mann-Whitney U and the noise margin; the "
+                          "points ran one after another, not interleaved)",
+                  caption_justify="left")
+    for name in ("shape", "layout", "heads", "KV heads", "head dim", "best variant", "ms",
+                 "peak mem", "KV cache / token", "vs fastest"):
+        right = name in ("heads", "KV heads", "head dim", "ms", "peak mem", "KV cache / token")
+        table.add_column(name, justify="right" if right else "left", overflow="fold")
+    for r in rows:
+        table.add_row(Text(r.group or "—"), r.structure, str(r.heads), str(r.kv_heads),
+                      str(r.head_dim), Text(r.variant or "none"),
+                      fmt_ms(r.latency_ms) if r.latency_ms is not None else "—",
+                      format_bytes(r.peak_memory_bytes),
+                      format_bytes(r.kv_cache_bytes_per_token), _verdict(r))
+    console.print(table)
+
+
+def _verdict(r: StructureChoice) -> Text:
+    if r.verdict is None:
+        return Text("—")
+    if r.verdict == "fastest":
+        return Text("fastest", style="bold green")
+    p = f" (p={r.p_value:.2g})" if r.p_value is not None else ""
+    if r.verdict == "tie" and r.p_value is not None and r.p_value <= ALPHA:
+        p = f" (p={r.p_value:.2g}; within the noise margin)"
+    return Text(f"{r.verdict}{p}", style="yellow" if r.verdict == "tie" else "")

@@ -132,13 +132,14 @@ def _sweep(record: SweepRecord, console: Console, top: int) -> None:
 
 
 def _recommend(record: RecommendRecord, console: Console, top: int) -> None:
-    from attnprof.render.recommend_table import render_recommendations
+    from attnprof.render.recommend_table import render_recommendations, render_structures
 
     rec = record.recommendation
     if rec is None:  # a recommend record is made with one; an edited file may lack it
         console.print(Text("no recommendation in this record", style="yellow"))
         return
     render_recommendations(rec.recommendations, rec.constraints, console, rec.source)
+    render_structures(rec.structures, console)
 
 
 def _check(record: CheckRecord, console: Console, top: int) -> None:

@@ -50,6 +50,7 @@ from attnprof.run import phases
 from attnprof.run.guards import InputGuard, checked_call
 from attnprof.run.measurements import Candidate, Measurements
 from attnprof.run.point import OWN_STEPS, Point, empty_record
+from attnprof.run.precision import accuracy_call, precision_support, with_precision
 from attnprof.run.rows import (
     failure_row,
     is_oom,
@@ -196,7 +197,7 @@ class PointRunner:
         """Check support, build, run the first call (the compile) and warm up; the warm-up
         calls check the output's shape and dtype."""
         workload = self.workload
-        support = variant.supports(workload)
+        support = precision_support(variant, workload, variant.supports(workload))
         result: VariantResult | Candidate
         if not support.ok:
             result = status_row(variant, "unsupported", support.reason)
@@ -208,7 +209,7 @@ class PointRunner:
 
             def build_and_warm_up() -> None:
                 self._phase(variant.name, phases.BUILDING)
-                built = variant.build(workload)
+                built = with_precision(variant.build(workload), workload)
                 measured.notes.extend(built.notes)
                 step = make_step(built.call, self.inputs, workload.mode)
                 checked = make_step(checked_call(built.call, workload), self.inputs,
@@ -324,7 +325,10 @@ class PointRunner:
 
     def _accuracy(self, candidate: Candidate, reference: torch.Tensor) -> None:
         inputs, measured = self.inputs, candidate.measured
-        call = checked_call(candidate.built.call, self.workload)  # its shape, once more
+        checked, note = accuracy_call(candidate.variant, candidate.built, self.workload)
+        if note is not None:
+            measured.notes.append(note)
+        call = checked_call(checked, self.workload)  # its shape, once more
         with candidate.built.context(), grad_mode("forward"):
             out = call(inputs.q, inputs.k, inputs.v)
         measured.error, measured.nonfinite = output_error(out, reference,

@@ -77,7 +77,7 @@ def result_row(variant: Variant, workload: Workload, measured: Measurements,
     moved = float(traffic.total_bytes) if traffic is not None else floor
     tflops = costs.achieved_rate(flops, seconds)
     gbps = costs.achieved_rate(moved, seconds)
-    tol = TOLERANCE[workload.dtype]
+    tol = TOLERANCE[workload.compute_dtype]
     status, reason = accuracy_verdict(error, nonfinite, tol, workload.dtype)
     of_matmul = share(tflops, ceilings.matmul_tflops_per_s * 1e12 if ceilings else None)
     of_copy = share(gbps, ceilings.bandwidth_gbytes_per_s * 1e9 if ceilings else None)

@@ -65,6 +65,12 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     kv_seq: int | None = None
     head_dim: int = 64
     dtype: str = "float32"
+    #: Attention dropout probability (``--dropout``): outputs are random, so accuracy is
+    #: checked at 0 (see :mod:`attnprof.run.precision`).
+    dropout: float = 0.0
+    #: ``torch.autocast`` dtype the calls run under (``--autocast bf16|fp16``), inputs
+    #: staying ``dtype``; ``None``: no autocast.
+    autocast: str | None = None
     device: str = "cpu"
     causal: bool = True
     mode: Mode = "forward"
@@ -159,6 +165,12 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     def device_type(self) -> str:
         return self.device.split(":", 1)[0]
 
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype attention computes in: the autocast dtype when set, else ``dtype``
+        (it decides the accuracy tolerance)."""
+        return canonical_dtype(self.autocast) if self.autocast else self.dtype
+
     # ----- construction ----------------------------------------------------------------
     def replace(self, **changes: Any) -> Workload:
         """A copy with ``changes`` applied (not validated; call :meth:`validate`)."""
@@ -210,6 +222,7 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         _check_divides(self.heads, self.num_kv_heads)
         _check_mode(self.mode)
         dtype = canonical_dtype(self.dtype)
+        _check_precision(self.dropout, self.autocast, dtype)
         _check_head_dim(self.head_dim)
         if self.causal and self.mode != "decode" and self.k_len != self.seq:
             raise UsageError(
@@ -231,6 +244,9 @@ def check_given(**fields: Any) -> None:
             _positive(name, given[name])
     if "heads" in given and "kv_heads" in given:
         _check_divides(given["heads"], given["kv_heads"])
+    if "dropout" in given or "autocast" in given:
+        _check_precision(given.get("dropout", 0.0), given.get("autocast"),
+                         canonical_dtype(given.get("dtype", "float32")))
     if "mode" in given:
         _check_mode(given["mode"])
     if "dtype" in given:
@@ -250,6 +266,29 @@ def _check_divides(heads: int, kv_heads: int) -> None:
                    if heads <= _LISTED_HEADS else f"a divisor of {heads}")
         raise UsageError(f"--kv-heads {kv_heads} does not divide --heads {heads}; use "
                          f"{choices} (1 = MQA, {heads} = MHA)")
+
+
+#: What ``--autocast`` takes: the 16-bit dtypes torch.autocast computes attention in.
+AUTOCAST_DTYPES = ("bfloat16", "float16")
+
+
+def _check_precision(dropout: object, autocast: str | None, dtype: str) -> None:
+    """``dropout`` in [0, 1); ``autocast`` a 16-bit dtype over float32 inputs."""
+    if (not isinstance(dropout, int | float) or isinstance(dropout, bool)
+            or not 0.0 <= dropout < 1.0):
+        raise UsageError(f"--dropout must be a probability in [0, 1), got {dropout!r}; "
+                         "e.g. --dropout 0.1")
+    if autocast is None:
+        return
+    try:
+        name = canonical_dtype(autocast)
+    except UsageError:
+        name = ""
+    if name not in AUTOCAST_DTYPES:
+        raise UsageError(f"--autocast {autocast!r} is not a 16-bit dtype; use bf16 or fp16")
+    if dtype != "float32":
+        raise UsageError(f"--autocast {autocast} runs float32 inputs in 16 bits, but "
+                         f"--dtype is {dtype}; drop --dtype or use --dtype float32")
 
 
 def _check_mode(mode: str) -> None:

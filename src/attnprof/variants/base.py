@@ -77,6 +77,8 @@ class Variant:
     windowed: bool = False
     compiled: bool = False
     materializes_scores: bool = False
+    #: Passes the workload's ``dropout`` to its kernel (others refuse a dropout workload).
+    takes_dropout: bool = False
     tags: tuple[str, ...] = field(default=())
 
     def window(self, workload: Workload) -> int | None:

@@ -67,7 +67,7 @@ def _build(workload: Workload, backend: str | None) -> Built:
     kwargs = sdpa_kwargs(workload, mask_window(workload))
 
     def call(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=workload.dropout, **kwargs)
 
     if backend is None:
         return Built(call=call)
@@ -90,6 +90,7 @@ SDPA = Variant(
     family="sdpa",
     summary="F.scaled_dot_product_attention, backend chosen by PyTorch",
     build=lambda workload: _build(workload, None),
+    takes_dropout=True,
 )
 
 
@@ -101,6 +102,7 @@ def _pinned(name: str, backend: str) -> Variant:
         build=functools.partial(_build, backend=backend),
         explain_refusal=functools.partial(_explain_refusal, backend),
         materializes_scores=backend == "MATH",
+        takes_dropout=True,
     )
 
 

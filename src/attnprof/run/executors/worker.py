@@ -114,9 +114,11 @@ def _loads_dynamo(point: Point) -> bool:
     """Whether measuring ``point`` imports torch._dynamo and torch._inductor (about 70 MB
     of address space, and seconds): a compiled or flex_attention built-in variant does,
     and so does torch.profiler's trace capture. Torch's code, not the variants' memory."""
-    from attnprof.variants import BUILTINS
+    from attnprof.variants import BUILTINS, OPT_IN
 
-    builtins = (BUILTINS.get(name) for name in point.variants)
+    # An opt-in name may carry a block size (paged-flex@64): its kind decides.
+    builtins = (BUILTINS.get(name) or OPT_IN.get(name.partition("@")[0])
+                for name in point.variants)
     return point.settings.trace_dir is not None or any(
         v is not None and (v.compiled or v.family == "flex") for v in builtins)
 
