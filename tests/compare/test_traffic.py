@@ -118,5 +118,5 @@ def test_the_roofline_places_them_apart_and_names_the_io_floor(
     console = Console(record=True, width=250, color_system=None)
     render_compare(naive_sdpa, console)
     text = console.export_text()
-    assert "traffic" in text and "× floor)" in text
+    assert "traffic" in text and "×floor" in text
     assert "I/O floor: 128.0 KiB a step" in text  # 4 × 32 KiB

@@ -42,12 +42,12 @@ def _with_share(rate: float | None, share: float | None) -> Text:
 
 
 def traffic_text(r: VariantResult) -> str:
-    """``50.3 MiB (19.2× floor)``: the variant's traffic and its multiple of the I/O floor."""
+    """``50.3 MiB 19×floor``: the variant's traffic and its multiple of the I/O floor."""
     if r.traffic_bytes is None:
         return "—"
     text = format_bytes(int(r.traffic_bytes))
     if r.bytes_moved:
-        text += f" ({r.traffic_bytes / r.bytes_moved:.1f}× floor)"
+        text += f" {r.traffic_bytes / r.bytes_moved:.3g}×floor"
     return text
 
 
@@ -121,7 +121,7 @@ def render_compare(record: CompareRecord, console: Console) -> None:
         table.add_column("CPU dispatch ms", justify="right")
     table.add_column("TFLOP/s", justify="right")
     table.add_column("GB/s", justify="right")
-    table.add_column("traffic", justify="right", no_wrap=True)
+    table.add_column("traffic", justify="right")
     table.add_column("peak mem", justify="right", no_wrap=True)
     table.add_column("max err", justify="right", no_wrap=True)
     table.add_column("notes", overflow="fold", ratio=1)
