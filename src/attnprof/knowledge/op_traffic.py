@@ -15,9 +15,9 @@ an op asks for, which is what a roofline's intensity is about.
 Only the *leaf compute ops* are counted, so that no byte is counted twice: ops that move
 no data (views, reshapes that alias, allocations: :data:`NO_DATA`; ops given no tensor of
 more than one element, such as the scalar a ``mul`` by a Python float wraps) count
-nothing, and an op is counted only when no compute op ran inside it (``aten::matmul`` is not counted, the
-``aten::bmm`` it calls is; ``aten::softmax`` is not, ``aten::_softmax`` is; an SDPA kernel
-whose children only allocate and view is).
+nothing, and an op is counted only when no compute op ran inside it (``aten::matmul`` is
+not counted, the ``aten::bmm`` it calls is; ``aten::softmax`` is not, ``aten::_softmax``
+is; an SDPA kernel whose children only allocate and view is).
 
 Beside it, the *I/O floor* (:func:`attnprof.spec.costs.step_bytes`: Q, K, V read and O
 written once) is what any attention must move; naive attention's traffic is several
