@@ -27,6 +27,7 @@ times its floor, because it writes and re-reads the S×S scores.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -53,6 +54,10 @@ NO_DATA = frozenset(f"aten::{n}" for n in (
     "dim", "is_same_size", "_has_compatible_shallow_copy_type", "requires_grad_",
     "retain_grad", "_version", "output_nr", "_nested_tensor_from_mask_left_aligned",
     "_propagate_xla_data", "record_stream", "_to_copy_meta"))
+
+#: Events of work the profiler records no ops for: a compiled graph's generated kernels
+#: (torch.compile). A step that ran one has traffic this model cannot see.
+OPAQUE = re.compile(r"CompiledFxGraph|Torch-Compiled Region|CompiledFunction")
 
 #: Reductions: their output is not counted (at most one value per reduced row).
 _REDUCTIONS = frozenset(f"aten::{n}" for n in (
@@ -212,10 +217,17 @@ def leaf_compute_ops(ops: Iterable[OpShapes]) -> list[OpShapes]:
     return leaves
 
 
-def traffic(ops: Iterable[OpShapes]) -> Traffic:
-    """The traffic of the ops a step ran (every op the profiler recorded in it)."""
+def traffic(ops: Iterable[OpShapes]) -> Traffic | None:
+    """The traffic of the ops a step ran (every event the profiler recorded in it);
+    ``None`` where the model cannot tell: the step ran a compiled graph (:data:`OPAQUE`),
+    whose kernels record no ops, or no op that moves data was recorded."""
+    events = list(ops)
+    if any(OPAQUE.search(o.name) for o in events):
+        return None
     read = written = assumed = 0
-    leaves = leaf_compute_ops(ops)
+    leaves = leaf_compute_ops(events)
+    if not leaves:
+        return None
     for op in leaves:
         r, w, guessed = op_bytes(op)
         read, written, assumed = read + r, written + w, assumed + guessed

@@ -65,7 +65,8 @@ def io_floor_line(record: CompareRecord) -> str | None:
                  "once; leaf ops only), not a counter reading; GB/s and bound by: over "
                  "the traffic")
     if any(r.gbytes_basis == "I/O floor" for r in record.results if r.gbytes_per_s):
-        said += "; rows without traffic: GB/s over the I/O floor"
+        said += ("; rows without traffic (a compiled graph's kernels record no ops; no "
+                 "memory phase): GB/s over the I/O floor")
     return said
 
 
@@ -95,6 +96,8 @@ def row_notes(r: VariantResult) -> str:
         parts.append(f"ran {r.sdpa_backend}")
     if r.bound_by is not None:
         parts.append(f"{r.bound_by}-bound on the roofline (its traffic)")
+    elif r.gbytes_basis == "I/O floor" and r.gbytes_per_s is not None:
+        parts.append("traffic not modelled: GB/s over the I/O floor")
     if r.compile_time_s is not None:
         parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
     if r.minor_faults_per_call is not None and r.minor_faults_per_call >= 1:
