@@ -70,7 +70,9 @@ def test_a_compiled_graph_or_nothing_counted_is_no_traffic() -> None:
     # torch.compile's generated kernels record no ops: a model of what the profiler saw
     # would read 0 B (flex_attention compiled did, before), never a figure to show.
     ops = [_op("Torch-Compiled Region: 0/0", [], [], 0, 100),
-           _op("aten::empty", [[], []], ["ScalarList", ""], 1, 2)]
+           _op("## Call CompiledFxGraph fgo4f3kv ##", [], [], 1, 99),
+           _op("aten::empty", [[], []], ["ScalarList", ""], 1, 2),
+           _op("aten::mul", [[4, 4], []], ["float", "double"], 3, 4)]
     assert traffic(ops) is None
     assert traffic([_op("aten::view", [[4, 4], []], ["float", "ScalarList"], 0, 1)]) is None
 

@@ -55,9 +55,11 @@ NO_DATA = frozenset(f"aten::{n}" for n in (
     "retain_grad", "_version", "output_nr", "_nested_tensor_from_mask_left_aligned",
     "_propagate_xla_data", "record_stream", "_to_copy_meta"))
 
-#: Events of work the profiler records no ops for: a compiled graph's generated kernels
-#: (torch.compile). A step that ran one has traffic this model cannot see.
-OPAQUE = re.compile(r"CompiledFxGraph|Torch-Compiled Region|CompiledFunction")
+#: Events of work the profiler records no ops for: an Inductor-compiled graph's generated
+#: kernels (``## Call CompiledFxGraph … ##``; compiled flex_attention records no aten op
+#: at all). A step that ran one has traffic this model cannot see. Dynamo's region alone
+#: is no such sign: flex-eager runs in one with every aten op recorded.
+OPAQUE = re.compile(r"CompiledFxGraph")
 
 #: Reductions: their output is not counted (at most one value per reduced row).
 _REDUCTIONS = frozenset(f"aten::{n}" for n in (

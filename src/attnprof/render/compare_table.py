@@ -95,7 +95,7 @@ def row_notes(r: VariantResult) -> str:
     if r.sdpa_backend:
         parts.append(f"ran {r.sdpa_backend}")
     if r.bound_by is not None:
-        parts.append(f"{r.bound_by}-bound on the roofline (its traffic)")
+        parts.append(f"{r.bound_by}-bound (roofline)")
     elif r.gbytes_basis == "I/O floor" and r.gbytes_per_s is not None:
         parts.append("traffic not modelled: GB/s over the I/O floor")
     if r.compile_time_s is not None:
