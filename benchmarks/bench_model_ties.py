@@ -96,6 +96,12 @@ def slowed() -> tuple[Any, Any]:
     return model, ids
 
 
+def differs_beyond_noise(a: list[float], b: list[float]) -> tuple[float, float, bool]:
+    from attnprof.run.model_ranks import differs_beyond_noise as rule
+
+    return rule(a, b) if a and b else (1.0, 0.0, False)
+
+
 def one_run(factory: str, min_time: float, rounds: int | None) -> dict[str, Any]:
     """One ``attnprof model`` process on ``factory``: each run's median and verdict."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,6 +118,11 @@ def one_run(factory: str, min_time: float, rounds: int | None) -> dict[str, Any]
         record = json.loads(out.read_text())
     runs = {r["implementation"]: r for r in record["runs"]}
     return {impl: {"median_ms": r["latency_ms"]["median"] if r.get("latency_ms") else None,
+                   "spread": (r["latency_ms"]["iqr"] / r["latency_ms"]["median"]
+                              if r.get("latency_ms") and r["latency_ms"]["median"] else None),
+                   "samples": r["latency_ms"]["count"] if r.get("latency_ms") else 0,
+                   "all": r["latency_ms"]["samples"] if r.get("latency_ms") else [],
+                   "rounds": r.get("round_medians_ms") or [],
                    "backend": r.get("sdpa_backend"), "versus": r.get("versus")}
             for impl, r in runs.items()}
 
@@ -121,9 +132,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--min-time", type=float, default=0.5)
     parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--factories", default="same,slowed")
     args = parser.parse_args()
-    counts = {"same: tie": 0, "slowed: ranked": 0}
-    for factory in ("same", "slowed"):
+    counts = {"same: tie": 0, "slowed: ranked": 0, "same: tie (rounds)": 0,
+              "slowed: ranked (rounds)": 0}
+    for factory in args.factories.split(","):
         for n in range(args.runs):
             runs = one_run(factory, args.min_time, args.rounds)
             flash = runs["sdpa-flash"]["versus"] or {}
@@ -135,13 +148,29 @@ def main() -> None:
             if (factory == "slowed" and verdict == "slower"
                     and flash.get("verdict") == "slower"):
                 counts["slowed: ranked"] += 1
-            medians = ", ".join(f"{impl} {r['median_ms']:.3f} ms ({r['backend']})"
-                                for impl, r in runs.items() if r["median_ms"] is not None)
+            # The same rule with each interleaved round's median as the unit (as a diff
+            # takes each process's median when it has them), for comparison.
+            fast = min(runs, key=lambda i: runs[i]["median_ms"] or 0.0)
+            slow = next(i for i in runs if i != fast)
+            p_r, margin_r, by_rounds = differs_beyond_noise(runs[fast]["rounds"],
+                                                            runs[slow]["rounds"])
+            counts["same: tie (rounds)"] += factory == "same" and not by_rounds
+            counts["slowed: ranked (rounds)"] += (factory == "slowed" and by_rounds
+                                                  and slow == "sdpa-flash")
+            medians = ", ".join(
+                f"{impl} {r['median_ms']:.3f} ms (IQR {r['spread']:.0%}, {r['samples']} "
+                f"samples, {r['backend']})" for impl, r in runs.items()
+                if r["median_ms"] is not None)
             print(f"{factory} run {n + 1}: {medians}; fastest {other.get('fastest')}, other "
-                  f"{verdict} ratio {other.get('ratio', 0):.3f} p={other.get('p_value')}",
-                  flush=True)
-    print(f"same kernels read tie in {counts['same: tie']} of {args.runs} runs; the slowed "
-          f"implementation was ranked second in {counts['slowed: ranked']} of {args.runs}")
+                  f"{verdict} ratio {other.get('ratio', 0):.3f} p={other.get('p_value', 1):.2g}"
+                  f" margin {other.get('margin') or 0:.0%}; by rounds: "
+                  f"{'slower' if by_rounds else 'tie'} p={p_r:.2g} margin {margin_r:.0%}; "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"samples as units: same kernels read tie in {counts['same: tie']} of {args.runs} "
+          f"runs; the slowed implementation was ranked second in "
+          f"{counts['slowed: ranked']} of {args.runs}")
+    print(f"rounds as units: tie in {counts['same: tie (rounds)']} of {args.runs}; ranked in "
+          f"{counts['slowed: ranked (rounds)']} of {args.runs}")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,17 @@ def test_outputs_follow_from_the_inputs() -> None:
                         0, 1)) == (4 * 512 + 8 * 6, 4 * 512, True)
 
 
+def test_a_compiled_graph_or_nothing_counted_is_no_traffic() -> None:
+    # torch.compile's generated kernels record no ops: a model of what the profiler saw
+    # would read 0 B (flex_attention compiled did, before), never a figure to show.
+    ops = [_op("Torch-Compiled Region: 0/0", [], [], 0, 100),
+           _op("## Call CompiledFxGraph fgo4f3kv ##", [], [], 1, 99),
+           _op("aten::empty", [[], []], ["ScalarList", ""], 1, 2),
+           _op("aten::mul", [[4, 4], []], ["float", "double"], 3, 4)]
+    assert traffic(ops) is None
+    assert traffic([_op("aten::view", [[4, 4], []], ["float", "ScalarList"], 0, 1)]) is None
+
+
 # ----- compare --variants naive,sdpa at S=256 ------------------------------------------
 @pytest.fixture(scope="module")
 def naive_sdpa() -> CompareRecord:
@@ -118,5 +129,5 @@ def test_the_roofline_places_them_apart_and_names_the_io_floor(
     console = Console(record=True, width=250, color_system=None)
     render_compare(naive_sdpa, console)
     text = console.export_text()
-    assert "traffic" in text and "× floor)" in text
+    assert "traffic" in text and "×floor" in text
     assert "I/O floor: 128.0 KiB a step" in text  # 4 × 32 KiB

@@ -40,7 +40,8 @@ def _samples(seed: int, centre: float, spread: float = 0.02, n: int = 80) -> lis
 def test_the_same_distribution_ties_with_its_p_value() -> None:
     a, b = _run("eager", _samples(20, 10.0)), _run("sdpa", _samples(21, 10.0))
     rank_runs([a, b])
-    fast, slow = (a, b) if a.latency_ms.median <= b.latency_ms.median else (b, a)  # type: ignore[union-attr]
+    assert a.latency_ms is not None and b.latency_ms is not None
+    fast, slow = (a, b) if a.latency_ms.median <= b.latency_ms.median else (b, a)
     assert fast.versus is not None and fast.versus.verdict == "fastest"
     assert slow.versus is not None and slow.versus.verdict == "tie"
     assert slow.versus.rank == 1 and slow.versus.fastest == fast.implementation

@@ -15,9 +15,9 @@ an op asks for, which is what a roofline's intensity is about.
 Only the *leaf compute ops* are counted, so that no byte is counted twice: ops that move
 no data (views, reshapes that alias, allocations: :data:`NO_DATA`; ops given no tensor of
 more than one element, such as the scalar a ``mul`` by a Python float wraps) count
-nothing, and an op is counted only when no compute op ran inside it (``aten::matmul`` is not counted, the
-``aten::bmm`` it calls is; ``aten::softmax`` is not, ``aten::_softmax`` is; an SDPA kernel
-whose children only allocate and view is).
+nothing, and an op is counted only when no compute op ran inside it (``aten::matmul`` is
+not counted, the ``aten::bmm`` it calls is; ``aten::softmax`` is not, ``aten::_softmax``
+is; an SDPA kernel whose children only allocate and view is).
 
 Beside it, the *I/O floor* (:func:`attnprof.spec.costs.step_bytes`: Q, K, V read and O
 written once) is what any attention must move; naive attention's traffic is several
@@ -27,6 +27,7 @@ times its floor, because it writes and re-reads the S×S scores.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -53,6 +54,12 @@ NO_DATA = frozenset(f"aten::{n}" for n in (
     "dim", "is_same_size", "_has_compatible_shallow_copy_type", "requires_grad_",
     "retain_grad", "_version", "output_nr", "_nested_tensor_from_mask_left_aligned",
     "_propagate_xla_data", "record_stream", "_to_copy_meta"))
+
+#: Events of work the profiler records no ops for: an Inductor-compiled graph's generated
+#: kernels (``## Call CompiledFxGraph … ##``; compiled flex_attention records no aten op
+#: at all). A step that ran one has traffic this model cannot see. Dynamo's region alone
+#: is no such sign: flex-eager runs in one with every aten op recorded.
+OPAQUE = re.compile(r"CompiledFxGraph")
 
 #: Reductions: their output is not counted (at most one value per reduced row).
 _REDUCTIONS = frozenset(f"aten::{n}" for n in (
@@ -212,10 +219,17 @@ def leaf_compute_ops(ops: Iterable[OpShapes]) -> list[OpShapes]:
     return leaves
 
 
-def traffic(ops: Iterable[OpShapes]) -> Traffic:
-    """The traffic of the ops a step ran (every op the profiler recorded in it)."""
+def traffic(ops: Iterable[OpShapes]) -> Traffic | None:
+    """The traffic of the ops a step ran (every event the profiler recorded in it);
+    ``None`` where the model cannot tell: the step ran a compiled graph (:data:`OPAQUE`),
+    whose kernels record no ops, or no op that moves data was recorded."""
+    events = list(ops)
+    if any(OPAQUE.search(o.name) for o in events):
+        return None
     read = written = assumed = 0
-    leaves = leaf_compute_ops(ops)
+    leaves = leaf_compute_ops(events)
+    if not leaves:
+        return None
     for op in leaves:
         r, w, guessed = op_bytes(op)
         read, written, assumed = read + r, written + w, assumed + guessed

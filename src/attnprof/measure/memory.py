@@ -33,7 +33,8 @@ class MemoryProfile:
     method: str
     op_names: tuple[str, ...]
     #: The bytes the step's ops read and wrote, modelled from their recorded shapes
-    #: (``None``: shapes not recorded).
+    #: (``None``: shapes not recorded, or a step the model cannot see, such as a compiled
+    #: graph's).
     traffic: Traffic | None = None
 
 
@@ -75,7 +76,7 @@ def profile_step(step: Callable[[], object], device: str, *,
     names = tuple(dict.fromkeys(e.name() for e in events if e.name().startswith("aten::")))
     moved = traffic(OpShapes(e.name(), e.shapes(), e.dtypes(), e.start_ns(), e.end_ns(),
                              e.start_thread_id())
-                    for e in events if e.name().startswith("aten::")) if shapes else None
+                    for e in events) if shapes else None
     if device.startswith("cuda"):
         return MemoryProfile(_cuda_peak(step, device), "cuda-allocator-peak", names, moved)
     running = peak = 0

@@ -42,12 +42,12 @@ def _with_share(rate: float | None, share: float | None) -> Text:
 
 
 def traffic_text(r: VariantResult) -> str:
-    """``50.3 MiB (19.2× floor)``: the variant's traffic and its multiple of the I/O floor."""
+    """``50.3 MiB 19×floor``: the variant's traffic and its multiple of the I/O floor."""
     if r.traffic_bytes is None:
         return "—"
     text = format_bytes(int(r.traffic_bytes))
     if r.bytes_moved:
-        text += f" ({r.traffic_bytes / r.bytes_moved:.1f}× floor)"
+        text += f" {r.traffic_bytes / r.bytes_moved:.3g}×floor"
     return text
 
 
@@ -65,7 +65,8 @@ def io_floor_line(record: CompareRecord) -> str | None:
                  "once; leaf ops only), not a counter reading; GB/s and bound by: over "
                  "the traffic")
     if any(r.gbytes_basis == "I/O floor" for r in record.results if r.gbytes_per_s):
-        said += "; rows without traffic: GB/s over the I/O floor"
+        said += ("; rows without traffic (a compiled graph's kernels record no ops; no "
+                 "memory phase): GB/s over the I/O floor")
     return said
 
 
@@ -94,7 +95,9 @@ def row_notes(r: VariantResult) -> str:
     if r.sdpa_backend:
         parts.append(f"ran {r.sdpa_backend}")
     if r.bound_by is not None:
-        parts.append(f"{r.bound_by}-bound on the roofline (its traffic)")
+        parts.append(f"{r.bound_by}-bound (roofline)")
+    elif r.gbytes_basis == "I/O floor" and r.gbytes_per_s is not None:
+        parts.append("traffic not modelled: GB/s over the I/O floor")
     if r.compile_time_s is not None:
         parts.append(f"compile {r.compile_time_s:.1f} s (not in latency)")
     if r.minor_faults_per_call is not None and r.minor_faults_per_call >= 1:
@@ -123,7 +126,7 @@ def render_compare(record: CompareRecord, console: Console) -> None:
         table.add_column("CPU dispatch ms", justify="right")
     table.add_column("TFLOP/s", justify="right")
     table.add_column("GB/s", justify="right")
-    table.add_column("traffic", justify="right", no_wrap=True)
+    table.add_column("traffic", justify="right")
     table.add_column("peak mem", justify="right", no_wrap=True)
     table.add_column("max err", justify="right", no_wrap=True)
     table.add_column("notes", overflow="fold", ratio=1)

@@ -5,14 +5,14 @@ For every (implementation, phase) the step is timed twice in interleaved rounds 
 attnprof's labels (the latency reported) and with them (so their cost is measured, not
 assumed), and with two implementations or more, in the same rounds as the phase's other
 implementations (:mod:`attnprof.run.model_rounds`), which then tie or rank
-(:mod:`attnprof.run.model_ranks`) — then its peak memory is taken, a short trace is captured with the labels on and
-analysed (:func:`attnprof.analysis.attribution.attribute_model`; retaken while the
-moment was noisy, :func:`_trace`), and, in decode, the
-cache's growth is measured beside what the config says it must be. The same weights and
-inputs serve every implementation; each one's output is compared with the reference
-(eager when it is run, else the first). A refused implementation is a row with status
-``unsupported`` and transformers' reason; a phase that raises is a row with its error; the
-others still run.
+(:mod:`attnprof.run.model_ranks`) — then its peak memory is taken, a short trace is
+captured with the labels on and analysed
+(:func:`attnprof.analysis.attribution.attribute_model`; retaken while the moment was
+noisy, :func:`_trace`), and, in decode, the cache's growth is measured beside what the
+config says it must be. The same weights and inputs serve every implementation; each
+one's output is compared with the reference (eager when it is run, else the first). A
+refused implementation is a row with status ``unsupported`` and transformers' reason; a
+phase that raises is a row with its error; the others still run.
 """
 
 from __future__ import annotations
