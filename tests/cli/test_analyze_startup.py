@@ -14,10 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.subprocess
-
 #: Project modules loaded by ``analyze TRACE --no-store`` of a CPU trace: 133 when this
 #: test was written (2026-12-04; 149 before the attribution and the store were made lazy).
 #: A new module on the path is fine; raise the budget in the same commit, and say why.
