@@ -15,6 +15,7 @@ OUT_OF_QUICK: dict[str, tuple[str, ...]] = {
     "capture/test_capture_transformers.py": ("hf",),
     "capture/test_known_cost.py": ("slow",),
     "cli/test_analyze_hardening.py": ("subprocess",),
+    "cli/test_analyze_startup.py": ("subprocess",),
     "cli/test_input_files.py": ("subprocess", "hf"),
     "cli/test_mistakes_before_torch.py": ("subprocess",),
     "cli/test_output_encoding.py": ("subprocess",),

@@ -14,19 +14,21 @@ imports torch.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
-from attnprof.analysis.attribution import attribute_model
 from attnprof.analysis.contended_steps import contention_findings, read_contention
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
 from attnprof.analysis.index.device_events import link_device_events
 from attnprof.analysis.index.device_kind import identify_device
-from attnprof.analysis.index.op_index import index_cpu_ops
+from attnprof.analysis.index.op_index import OpIndex, index_cpu_ops
+from attnprof.analysis.index.pairs import names_matching
 from attnprof.analysis.index.regions import find_regions
 from attnprof.analysis.index.views import view_regions
 from attnprof.analysis.passes import REGION_PASSES, RegionPass, build_region_report
 from attnprof.analysis.passes.breakdown import kernel_breakdown
 from attnprof.analysis.passes.timeline import step_timeline
+from attnprof.knowledge.annotations import MODULE_PREFIX, PART_PREFIX
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.trace_report import (
     TraceReport,
@@ -86,9 +88,26 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
         report.contention = read_contention(views, report.regions)
         report.findings += contention_findings(report.contention)
     # A model trace (attnprof's model labels): where each layer's time went.
-    report.model = attribute_model(ops, devices, views, report.breakdown)
+    if _has_model_labels(ops):
+        # Imported here: the attribution (eight modules, a third of the analysis' import
+        # time) is needed by model traces only, and most traces analysed are not.
+        from attnprof.analysis.attribution import attribute_model
+
+        report.model = attribute_model(ops, devices, views, report.breakdown)
     report.timeline = step_timeline(views)
     return report
+
+
+_MODEL_LABEL = re.compile(f"^(?:{re.escape(MODULE_PREFIX)}|{re.escape(PART_PREFIX)})")
+
+
+def _has_model_labels(ops: OpIndex) -> bool:
+    """Whether any annotation is one of attnprof's model labels (what
+    :func:`~attnprof.analysis.attribution.attribute_model` needs; without one it returns
+    ``None``)."""
+    annotations = ops.name[ops.annotation]
+    strings = ops.trace.events.strings
+    return bool(names_matching(annotations, strings.__getitem__, _MODEL_LABEL).any())
 
 
 def _workload(meta: dict[str, Any] | None) -> Workload | None:

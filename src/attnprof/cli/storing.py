@@ -51,7 +51,7 @@ def open_for_saving(args: argparse.Namespace) -> Store | None:
     """The store a record-making command will save into, checked (and made) now; ``None``
     with ``--no-store``."""
     from attnprof.errors import UsageError
-    from attnprof.store import STORE_ENV, open_store, store_path
+    from attnprof.store import STORE_ENV, store_path
 
     label = SharedFlags.of(args).label
     if label is not None and (not label.strip() or any(_unsafe_in_label(c) for c in label)):
@@ -60,6 +60,8 @@ def open_for_saving(args: argparse.Namespace) -> Store | None:
     path = store_path(args.store, no_store=args.no_store)
     if path is None:
         return None
+    from attnprof.store import open_store  # sqlite3 and the record family: not for --no-store
+
     try:
         return open_store(path, create=True)
     except UsageError as exc:

@@ -12,8 +12,24 @@ wait for a writer, and a busy timeout, so several processes may save at once.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from attnprof.store.location import STORE_ENV, default_store_path, store_path
-from attnprof.store.store import PreparedRun, RunQuery, Store, StoredRun, open_store
+
+if TYPE_CHECKING:
+    from attnprof.store.store import PreparedRun, RunQuery, Store, StoredRun, open_store
 
 __all__ = ["STORE_ENV", "PreparedRun", "RunQuery", "Store", "StoredRun", "default_store_path",
            "open_store", "store_path"]
+
+
+#: Loaded on first use: a command run with ``--no-store`` asks only where the store is
+#: (:mod:`attnprof.store.location`), and needs neither ``sqlite3`` nor the record family.
+_FROM_STORE = frozenset({"PreparedRun", "RunQuery", "Store", "StoredRun", "open_store"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_STORE:
+        return getattr(importlib.import_module("attnprof.store.store"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
