@@ -118,18 +118,27 @@ def render_compare(record: CompareRecord, console: Console) -> None:
                   caption=Text(f"{env.device_name} · {threads_text(env.threads, env.cpus)} · torch "
                                f"{env.torch} · attnprof {env.attnprof}"),
                   caption_justify="left")
+    # A terminal too narrow for every column (80: a pipe, a CI log) gets the rates in a
+    # second table and the notes below, one line a variant, rather than columns folded to
+    # a letter a line.
+    narrow = console.width < _ONE_TABLE_WIDTH
+    rates = Table(title="rates", title_justify="left") if narrow else table
     table.add_column("variant", style="bold", no_wrap=True)
     table.add_column("status", no_wrap=True)
-    table.add_column("median ms", justify="right")
+    table.add_column("median ms", justify="right", no_wrap=True)
     table.add_column("IQR", justify="right", no_wrap=True)
     if cuda:
         table.add_column("CPU dispatch ms", justify="right")
-    table.add_column("TFLOP/s", justify="right")
-    table.add_column("GB/s", justify="right")
-    table.add_column("traffic", justify="right")
+    if narrow:
+        rates.add_column("variant", style="bold", no_wrap=True)
+    rates.add_column("TFLOP/s", justify="right")
+    rates.add_column("GB/s", justify="right")
+    rates.add_column("traffic", justify="right")
     table.add_column("peak mem", justify="right", no_wrap=True)
     table.add_column("max err", justify="right", no_wrap=True)
-    table.add_column("notes", overflow="fold", ratio=1)
+    if not narrow:
+        table.add_column("notes", overflow="fold", ratio=1)
+    below: list[Text] = []
     for r in record.results:
         lat = r.latency_ms
         # Variant names and reasons come from users and PyTorch: Text, never rich markup.
@@ -138,12 +147,29 @@ def render_compare(record: CompareRecord, console: Console) -> None:
             fmt_ms(lat.median if lat else None), _spread(r)]
         if cuda:
             row.append(fmt_ms(r.cpu_dispatch_ms))
-        row += [_with_share(r.tflops_per_s, r.flops_of_ceiling),
-                _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling), traffic_text(r),
-                format_bytes(r.peak_memory_bytes), fmt_error(r), Text(row_notes(r))]
-        table.add_row(*row)
+        rated = [_with_share(r.tflops_per_s, r.flops_of_ceiling),
+                 _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling), traffic_text(r)]
+        measured = [format_bytes(r.peak_memory_bytes), fmt_error(r)]
+        if narrow:
+            table.add_row(*row, *measured)
+            if r.status == "ok":
+                rates.add_row(Text(r.variant), *rated)
+            if notes := row_notes(r):
+                below.append(Text.assemble((r.variant, "bold"), f": {notes}"))
+        else:
+            table.add_row(*row, *rated, *measured, Text(row_notes(r)))
     console.print(table)
+    if narrow and rates.row_count:
+        console.print(rates)
+    if below:
+        console.print(Text("notes", style="bold"))
+        for line in below:
+            console.print(line)
     _footer(record, console)
+
+
+#: The narrowest terminal that gets the comparison as one table, notes included.
+_ONE_TABLE_WIDTH = 150
 
 
 def _footer(record: CompareRecord, console: Console) -> None:
