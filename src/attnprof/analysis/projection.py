@@ -33,9 +33,9 @@ from attnprof.record.environment import Ceilings
 from attnprof.spec import costs
 from attnprof.spec.workload import Workload
 
-__all__ = ["ASSUMPTIONS", "Bound", "MemoryFit", "RowProjection", "Target", "bound_of",
-           "device_target", "estimated_peak_bytes", "largest_fitting_seq", "machine_target",
-           "project_row"]
+__all__ = ["ASSUMPTIONS", "SEQ_LIMIT", "SEQ_STEP", "Bound", "MemoryFit", "RowProjection", "Target",
+           "bound_of", "device_target", "estimated_peak_bytes", "largest_fitting_seq",
+           "machine_target", "own_efficiency", "project_record", "project_row"]
 
 #: What every bound assumes, printed under each table of them.
 ASSUMPTIONS = ("bound = max(FLOPs / peak FLOP/s for the dtype, traffic / memory bandwidth): "
@@ -44,6 +44,8 @@ ASSUMPTIONS = ("bound = max(FLOPs / peak FLOP/s for the dtype, traffic / memory 
                "traffic) as measured; real runs take longer, never less")
 #: The granularity of the largest-sequence search: ``limits``' default --step for seq.
 SEQ_STEP = 64
+#: Where the search stops: 4M tokens, beyond any context a step of attention is run at.
+SEQ_LIMIT = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ class MemoryFit:
 
     scaling: str  # "quadratic" or "linear" in seq
     largest_seq: int | None  # None: not even SEQ_STEP fits, or not estimable
-    note: str = ""
+    #: The search stopped at :data:`SEQ_LIMIT` still fitting: the largest is at least that.
+    at_limit: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,7 @@ def estimated_peak_bytes(row_peak: int, workload: Workload, seq: int,
 
 def largest_fitting_seq(row_peak: int, workload: Workload, memory_bytes: int,
                         quadratic: bool, step: int = SEQ_STEP,
-                        limit: int = 1 << 24) -> int | None:
+                        limit: int = SEQ_LIMIT) -> int | None:
     """The largest multiple of ``step`` (up to ``limit``) whose estimated peak is at most
     ``memory_bytes`` (the estimate grows with seq, so a bisection finds it)."""
     def fits(n: int) -> bool:
@@ -179,9 +182,50 @@ def project_row(row: VariantResult, workload: Workload, target: Target, *,
     memory = None
     if quadratic is not None and row.peak_memory_bytes is not None \
             and target.memory_bytes is not None and row.status == "ok":
-        memory = MemoryFit("quadratic" if quadratic else "linear",
-                           largest_fitting_seq(row.peak_memory_bytes, workload,
-                                               target.memory_bytes, quadratic),
-                           "estimate: the measured peak scaled with seq")
+        largest = largest_fitting_seq(row.peak_memory_bytes, workload, target.memory_bytes,
+                                      quadratic)
+        memory = MemoryFit("quadratic" if quadratic else "linear", largest,
+                           at_limit=largest == SEQ_LIMIT)
     return RowProjection(row.variant, target.name, bound, no_bound, projection,
                          efficiency_source, memory)
+
+
+def own_efficiency(row: VariantResult, measured_on: Target | None) -> float | None:
+    """The fraction of its bound ``row`` reached on the device that measured it
+    (``bound / measured``, 0-1), or ``None`` when the device is not in the table or the
+    row has no bound or latency."""
+    if measured_on is None or row.status != "ok" or row.latency_ms is None:
+        return None
+    bound = bound_of(row.flops, row.traffic_bytes, measured_on)
+    measured_s = row.latency_ms.median / 1e3
+    if bound is None or measured_s <= 0:
+        return None
+    return min(bound.seconds / measured_s, 1.0)
+
+
+def project_record(rows: list[VariantResult], workload: Workload, targets: list[Target],
+                   quadratic: dict[str, bool | None],
+                   measured_on: Target | None) -> list[RowProjection]:
+    """Every row on every target, row by row. ``measured_on``: the table's device the rows
+    were measured on (``None``: not a table device, so no projection is made);
+    ``quadratic``: per variant, whether its memory grows with seq squared."""
+    found = []
+    for row in rows:
+        efficiency = own_efficiency(row, measured_on)
+        for target in targets:
+            if measured_on is None:
+                source = "no projection: the rows were not measured on a device in the table"
+            elif measured_on.family != target.family:
+                source = (f"no projection: measured on {measured_on.name} "
+                          f"({measured_on.family}), not a {target.family} device")
+            elif efficiency is None:
+                source = "no projection: the row has no bound or no latency where measured"
+            else:
+                source = (f"projection: {efficiency:.0%} of its bound, as measured on "
+                          f"{measured_on.name}")
+            same = measured_on is not None and measured_on.family == target.family
+            found.append(project_row(row, workload, target,
+                                     quadratic=quadratic.get(row.variant),
+                                     efficiency=efficiency if same else None,
+                                     efficiency_source=source))
+    return found

@@ -45,8 +45,8 @@ import msgspec
 
 from attnprof.errors import UsageError
 
-__all__ = ["DEVICES", "DTYPE_KEYS", "Device", "device_named", "devices_from_toml",
-           "dtype_key", "load_devices", "parse_targets"]
+__all__ = ["DEVICES", "DTYPE_KEYS", "Device", "device_for_name", "device_named",
+           "devices_from_toml", "dtype_key", "load_devices", "parse_targets"]
 
 #: The table's dtype names, and the record dtypes (torch's names) they stand for.
 DTYPE_KEYS: Mapping[str, str] = MappingProxyType({
@@ -294,3 +294,22 @@ def load_devices(path: Path | None) -> Mapping[str, Device]:
 
     source = f"devices file {str(path)!r}"
     return {**DEVICES, **devices_from_toml(read_toml(path, source, _FIX), source)}
+
+
+#: What a record's ``device_name`` (``torch.cuda.get_device_name``) says, tested in order:
+#: the more specific names first ("H100 PCIe" before "H100", "L40S" before "L4").
+_NAME_PATTERNS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("H100", "PCIE"), "h100-pcie"), (("H100",), "h100-sxm"), (("H200",), "h200"),
+    (("A100", "80GB"), "a100-80gb"), (("A100",), "a100-40gb"), (("L40S",), "l40s"),
+    (("L4",), "l4"), (("B200",), "b200"), (("MI300X",), "mi300x"), (("MI250X",), "mi250x"))
+
+
+def device_for_name(device_name: str,
+                    table: Mapping[str, Device] = DEVICES) -> Device | None:
+    """The table's device a record's ``device_name`` names ("NVIDIA H100 80GB HBM3" ->
+    h100-sxm), or ``None`` (a CPU, or a device the table lacks)."""
+    upper = device_name.upper()
+    for words, name in _NAME_PATTERNS:
+        if all(w in upper for w in words) and name in table:
+            return table[name]
+    return table.get(device_name.strip().lower())
