@@ -103,7 +103,7 @@ def test_a_bad_devices_file_or_a_record_of_another_kind_is_refused(
     assert "is a sweep record" in capsys.readouterr().err
 
 
-@pytest.mark.slow  # a subprocess that imports attnprof
+@pytest.mark.subprocess  # a fresh interpreter, to see what it imports
 def test_project_never_imports_torch(record_file: Path) -> None:
     probe = ("import sys\nfrom attnprof.cli.main import main\n"
              "status = main(sys.argv[1:])\nprint(status, 'torch' in sys.modules)\n")
