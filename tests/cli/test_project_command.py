@@ -61,6 +61,8 @@ def test_bounds_per_variant_and_target_with_their_assumptions(
             assert got["projection_s"] is None  # never a projection without a measurement
             assert got["limited_by"] == bound.limited_by
             assert f"{bound.seconds * 1e3:.4g}" in text
+            assert row.latency_ms is not None  # measured here, in ms, beside the bounds
+            assert f"{row.latency_ms.median:.4g}" in text
             # the naive variant materialises the scores: its memory grows with seq squared
             scaling = "quadratic" if row.variant == "naive" else "linear"
             assert got["memory_scaling"] == scaling

@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
                    if measured_on_device is not None else None)
     quadratic = _memory_scaling([r.variant for r in record.results])
     rows = project_record(record.results, workload, targets, quadratic, measured_on)
-    measured_ms = {r.variant: r.latency_ms.median if r.latency_ms else None
-                   for r in record.results}
+    measured_s = {r.variant: r.latency_ms.median / 1e3 if r.latency_ms else None
+                  for r in record.results}
     console = make_console()
-    render_projection(console, workload, rows, targets, measured_ms)
+    render_projection(console, workload, rows, targets, measured_s)
     if args.json:
         data = projection_data(args.target, workload, rows, targets)
         write_atomic(args.json, msgspec.json.format(msgspec.json.encode(data)) + b"\n")

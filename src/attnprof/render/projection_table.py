@@ -22,8 +22,9 @@ def _ms(seconds: float | None) -> str:
 
 
 def render_projection(console: Console, workload: Workload, rows: Sequence[RowProjection],
-                      targets: Sequence[Target], measured_ms: dict[str, float | None]) -> None:
-    """The table, then each target's figures and what every bound assumes."""
+                      targets: Sequence[Target], measured_s: dict[str, float | None]) -> None:
+    """The table, then each target's figures and what every bound assumes; ``measured_s``:
+    each variant's median latency where it was measured, in seconds."""
     table = Table(title=f"Bounds on other hardware: {workload.describe()}",
                   caption="bound and projection are computed, never measured")
     for name, justify in (("variant", "left"), ("target", "left"),
@@ -37,7 +38,7 @@ def render_projection(console: Console, workload: Workload, rows: Sequence[RowPr
                    else f"< {SEQ_STEP}" if p.memory.largest_seq is None
                    else f"{'≥ ' if p.memory.at_limit else ''}{p.memory.largest_seq:,} "
                         f"({p.memory.scaling})")
-        table.add_row(p.variant, p.target, _ms(measured_ms.get(p.variant)),
+        table.add_row(p.variant, p.target, _ms(measured_s.get(p.variant)),
                       _ms(bound.seconds) if bound else f"none: {p.no_bound}",
                       bound.limited_by if bound else "—", _ms(p.projection_s), largest)
     console.print(table)
