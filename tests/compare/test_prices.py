@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from attnprof.analysis.cost import row_cost, tokens_per_call
+from attnprof.analysis.cost import row_cost
 from attnprof.cli.main import main
 from attnprof.record.compare import CompareRecord
 from attnprof.record.family import load_record
+from attnprof.spec.prices import tokens_per_call
 
 TINY = ["--batch", "1", "--heads", "2", "--seq", "64", "--head-dim", "16", "--min-time",
         "0.02", "--threads", "1", "--no-store"]
@@ -90,3 +91,22 @@ def test_a_bad_price_is_one_line_before_torch(tmp_path: Path, flags: list[str],
     assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr)
     (line,) = done.stderr.strip().splitlines()
     assert said in line, line
+
+
+def test_diff_shows_the_cost_change_beside_the_latency(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    old, old_path = _compare(tmp_path / "a", "--price", "2")
+    new, new_path = _compare(tmp_path / "b", "--price", "3")
+    capsys.readouterr()
+    assert main(["diff", old_path, new_path, "--json", str(tmp_path / "d.json")]) in (0, 1)
+    text = capsys.readouterr().out
+    assert "$ per 1M" in text
+    for record, price in ((old, 2.0), (new, 3.0)):
+        for row in record.results:
+            cost = row_cost(row, record.workload, price)
+            assert cost is not None
+            assert f"${cost.usd_per_million_tokens:.4g}" in text

@@ -12,14 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnprof.record.compare import VariantResult
+from attnprof.spec.prices import tokens_per_call, usd_per_call
 from attnprof.spec.workload import Workload
 
-__all__ = ["RowCost", "row_cost", "token_kind", "tokens_per_call"]
-
-
-def tokens_per_call(workload: Workload) -> int:
-    """Tokens one measured call processes (see the module doc)."""
-    return workload.batch * workload.q_len
+__all__ = ["RowCost", "row_cost", "token_kind"]
 
 
 def token_kind(workload: Workload) -> str:
@@ -39,5 +35,5 @@ def row_cost(row: VariantResult, workload: Workload, usd_per_hour: float) -> Row
     """The cost of ``row`` at ``usd_per_hour``; ``None`` unless it is ``ok`` and timed."""
     if row.status != "ok" or row.latency_ms is None:
         return None
-    per_call = usd_per_hour / 3600.0 * row.latency_ms.median / 1e3
+    per_call = usd_per_call(usd_per_hour, row.latency_ms.median)
     return RowCost(per_call, per_call / tokens_per_call(workload) * 1e6)

@@ -8,8 +8,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.analysis.cost import row_cost, token_kind, tokens_per_call
+from attnprof.analysis.cost import row_cost, token_kind
 from attnprof.record.compare import CompareRecord
+from attnprof.spec.prices import tokens_per_call
 
 __all__ = ["render_costs"]
 

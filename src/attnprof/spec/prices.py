@@ -18,8 +18,10 @@ import os
 from pathlib import Path
 
 from attnprof.errors import UsageError
+from attnprof.spec.workload import Workload
 
-__all__ = ["PRICES_ENV", "find_price", "load_prices", "parse_price"]
+__all__ = ["PRICES_ENV", "find_price", "load_prices", "parse_price", "tokens_per_call",
+           "usd_per_call"]
 
 #: The environment variable naming a prices file.
 PRICES_ENV = "ATTNPROF_PRICES"
@@ -63,3 +65,16 @@ def find_price(prices: dict[str, float], names: list[str]) -> tuple[str, float] 
         if key in prices:
             return name, prices[key]
     return None
+
+
+def tokens_per_call(workload: Workload) -> int:
+    """Tokens one measured call processes: the batch's full sequences in ``forward``
+    (prefill) and ``forward+backward`` (tokens trained), one new token per sequence in
+    ``decode``."""
+    return workload.batch * workload.q_len
+
+
+def usd_per_call(usd_per_hour: float, median_ms: float) -> float:
+    """The price of one call's median latency: the machine is rented whole, so cost
+    follows wall time."""
+    return usd_per_hour / 3600.0 * median_ms / 1e3
