@@ -101,6 +101,10 @@ TABLE: tuple[tuple[tuple[str, ...], dict[ExitCode, str]], ...] = (
         ExitCode.OK: "done",
         ExitCode.USAGE: "a user mistake (a file that is not a record, an output that cannot "
                         "be written)"}),
+    (("project",), {
+        ExitCode.OK: "done (a target with no figure for the dtype says so in its row)",
+        ExitCode.USAGE: "a user mistake (an unknown device, a bad devices file, a record "
+                        "that is not a comparison)"}),
 )
 
 

@@ -11,6 +11,7 @@ from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_w
 from attnprof.cli.paged_args import add_block_size_argument, apply_block_sizes
 from attnprof.cli.parser import csv_list
 from attnprof.cli.precision_args import add_precision_arguments
+from attnprof.cli.pricing import add_price_arguments
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 from attnprof.exit_codes import ExitCode
@@ -42,6 +43,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--budgets", metavar="FILE",
                    help="check the rows against a budgets file (TOML); exit 1 if any fails")
     add_report_arguments(p)
+    add_price_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -67,11 +69,19 @@ def run(args: argparse.Namespace) -> int | Finished:
         from attnprof.spec.budgets import load_budgets
 
         budgets = load_budgets(args.budgets)
+    from attnprof.cli.pricing import price_of, price_request
+
+    prices = price_request(args)  # a bad price fails before anything is measured
     record = measure(args, console, variants=args.variants, json_path=args.json,
                      trace_dir=args.trace, trace_steps=args.trace_steps, other_outputs=csv,
                      other_inputs=[args.budgets] if args.budgets else [])
     judge_budgets(budgets, record, args.budgets)
-    if args.json and record.budgets is not None:  # the verdict joins the saved record
+    record.price, unpriced = price_of(prices, record.environment.device_name,
+                                      record.workload.device_type)
+    if unpriced:
+        console.print(unpriced, style="yellow", markup=False, highlight=False)
+    if args.json and (record.budgets is not None or record.price is not None):
+        # the verdict and the price join the saved record
         record.save(args.json)
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)

@@ -25,6 +25,7 @@ from attnprof.cli import (
     limits_cmd,
     model_cmd,
     profile_cmd,
+    project_cmd,
     recommend_cmd,
     report_cmd,
     runs_cmd,
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
 
 #: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
 COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, model_cmd, sweep_cmd,
-            limits_cmd, recommend_cmd, runs_cmd, show_cmd, diff_cmd, env_cmd, report_cmd)
+            limits_cmd, recommend_cmd, runs_cmd, show_cmd, diff_cmd, env_cmd, report_cmd,
+            project_cmd)
 DEFAULT_COMMAND = compare_cmd.NAME
 
 

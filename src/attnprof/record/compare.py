@@ -15,6 +15,7 @@ import msgspec
 from attnprof.record.base import RecordBase
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.environment import Ceilings, Environment
+from attnprof.record.price import Price
 from attnprof.record.trace_report import TraceReport
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
@@ -169,6 +170,8 @@ class CompareRecord(RecordBase, tag="compare"):
     budgets: BudgetReport | None = None
     #: What padding cost (``--mask padding`` only): :mod:`attnprof.run.padding`.
     padding_waste: PaddingWaste | None = None
+    #: The machine's price the rows' costs are read at (``--price``, a prices file).
+    price: Price | None = None
 
     def workload_spec(self) -> Workload:
         """The :class:`Workload` this record measured (kv_heads and kv_seq spelled out)."""

@@ -17,7 +17,7 @@ __all__ = ["format_change", "render_diff"]
 
 _METRIC_TITLE = {"latency_ms": "latency", "peak_memory_bytes": "peak memory",
                  "attention_share": "attention share", "attention_us": "attention / step",
-                 "layer_us": "layer / step"}
+                 "layer_us": "layer / step", "usd_per_million_tokens": "$ per 1M tokens"}
 _STATE_STYLE = {"broken": "bold red", "fixed": "green", "failing": "yellow", "added": "cyan",
                 "removed": "cyan"}
 
@@ -107,6 +107,8 @@ def _value(m: MetricChange, value: float | None) -> str:
         return format_bytes(value)
     if m.unit == "µs":
         return format_us(value)
+    if m.unit == "$":
+        return "—" if value is None else f"${value:.4g}"
     return "—" if value is None else f"{value:.1%}" if m.metric.endswith("share") else f"{value:g}"
 
 

@@ -94,6 +94,10 @@ def _compare(record: CompareRecord, console: Console, top: int) -> None:
     render_compare(record, console)
     render_findings_by_variant(record, console)
     _budgets(record.budgets, console)
+    if record.price is not None:
+        from attnprof.render.cost_table import render_costs
+
+        render_costs(record, console)
 
 
 def _budgets(report: BudgetReport | None, console: Console) -> None:

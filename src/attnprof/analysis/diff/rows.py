@@ -18,6 +18,7 @@ from attnprof.record.diff import MetricChange, RowDiff, RowState
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.record.model_attribution import LayerReport, ModelAttribution
 from attnprof.record.sweep import SweepRecord
+from attnprof.spec.prices import tokens_per_call, usd_per_call
 
 __all__ = ["compare_rows", "model_rows", "sweep_rows"]
 
@@ -26,9 +27,33 @@ Key = dict[str, "str | int"]
 
 
 def compare_rows(old: CompareRecord, new: CompareRecord, alpha: float) -> list[RowDiff]:
-    """One row per variant of either comparison."""
-    return _match(old.results, new.results, lambda r: {"variant": r.variant},
+    """One row per variant of either comparison (with each side's price, its cost per
+    million tokens beside the latency)."""
+    rows = _match(old.results, new.results, lambda r: {"variant": r.variant},
                   lambda a, b, key: _variant_row(a, b, key, alpha))
+    if old.price is not None and new.price is not None:
+        _add_costs(rows, old, new)
+    return rows
+
+
+def _add_costs(rows: list[RowDiff], old: CompareRecord, new: CompareRecord) -> None:
+    """Each compared row's cost per million tokens, old and new, shown, not judged: the
+    latency beside it is what is judged (a price change moves it too)."""
+    assert old.price is not None and new.price is not None
+
+    def per_million(record: CompareRecord, price: float, variant: object) -> float | None:
+        row = next((r for r in record.results if r.variant == variant), None)
+        if row is None or row.latency_ms is None:
+            return None
+        return (usd_per_call(price, row.latency_ms.median)
+                / tokens_per_call(record.workload) * 1e6)
+
+    for row in rows:
+        if row.state == "compared":
+            variant = row.key.get("variant")
+            row.metrics.append(informative(
+                "usd_per_million_tokens", "$", per_million(old, old.price.usd_per_hour, variant),
+                per_million(new, new.price.usd_per_hour, variant)))
 
 
 def sweep_rows(old: SweepRecord, new: SweepRecord, alpha: float) -> list[RowDiff]:

@@ -1,0 +1,39 @@
+"""What a measured row costs at a price: per call and per million tokens.
+
+Tokens are what one measured call processes: in ``forward`` (inference prefill) and
+``forward+backward`` (training: the tokens trained) the batch's full sequences
+(``batch × seq``), in ``decode`` one new token per sequence (``batch``). Cost is the
+machine's price for the call's median latency: the machine is rented whole, so an idle
+accelerator beside a slow kernel costs the same per hour. Pure: figures in, figures out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attnprof.record.compare import VariantResult
+from attnprof.spec.prices import tokens_per_call, usd_per_call
+from attnprof.spec.workload import Workload
+
+__all__ = ["RowCost", "row_cost", "token_kind"]
+
+
+def token_kind(workload: Workload) -> str:
+    """What the tokens are: ``prefill``, ``decode`` or ``trained``."""
+    return {"forward": "prefill", "decode": "decode"}.get(workload.mode, "trained")
+
+
+@dataclass(frozen=True)
+class RowCost:
+    """US dollars per call and per million tokens of one row."""
+
+    usd_per_call: float
+    usd_per_million_tokens: float
+
+
+def row_cost(row: VariantResult, workload: Workload, usd_per_hour: float) -> RowCost | None:
+    """The cost of ``row`` at ``usd_per_hour``; ``None`` unless it is ``ok`` and timed."""
+    if row.status != "ok" or row.latency_ms is None:
+        return None
+    per_call = usd_per_call(usd_per_hour, row.latency_ms.median)
+    return RowCost(per_call, per_call / tokens_per_call(workload) * 1e6)
