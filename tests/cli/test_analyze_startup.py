@@ -17,7 +17,10 @@ from pathlib import Path
 #: Project modules loaded by ``analyze TRACE --no-store`` of a CPU trace: 133 when this
 #: test was written (2026-12-04; 149 before the attribution and the store were made lazy).
 #: A new module on the path is fine; raise the budget in the same commit, and say why.
-PROJECT_MODULES_BUDGET = 140
+#: 140 -> 150: argparse builds every command's parser, and the workload flags gained the
+#: mask and lengths checks (spec.masking, spec.lengths, cli.paged_args, precision_args,
+#: config_args, model_grid, pricing): small plain modules, none of the heavy ones above.
+PROJECT_MODULES_BUDGET = 150
 
 #: Top-level packages the analyze path never uses.
 NEVER = ("torch", "scipy", "pandas", "matplotlib", "jinja2", "transformers", "ray",

@@ -84,8 +84,8 @@ def run(args: argparse.Namespace) -> Finished:
     set_cpu_allocator("reuse")  # elsewhere than glibc it says why; analyze runs on regardless
 
     from attnprof.analysis.trace_files import expand_trace_paths, skipped_note
-    from attnprof.errors import UsageError
     from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.errors import UsageError
     from attnprof.outputs import Output, create_folders
     from attnprof.record.ranks import RanksRecord
     from attnprof.run.analyze import AnalyzeRequest, analyze

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from attnprof.cli.flags import given_flags
+
 
 def add_from_config_argument(parser: argparse.ArgumentParser) -> None:
     """The flag; the sizes it reads fill only the flags left out."""
@@ -17,7 +19,7 @@ def add_from_config_argument(parser: argparse.ArgumentParser) -> None:
 def apply_from_config(args: argparse.Namespace, *, text: bool) -> None:
     """Fill ``args``'s unset size flags from ``--from-config`` (as text for the grid
     commands, whose flags are lists), and refuse a ``--seq`` beyond the max positions."""
-    folder = getattr(args, "from_config", None)
+    folder = given_flags(args, ("from_config",)).get("from_config")
     if folder is None:
         return
     from attnprof.errors import UsageError
@@ -26,11 +28,11 @@ def apply_from_config(args: argparse.Namespace, *, text: bool) -> None:
 
     sizes = read_config_sizes(folder)
     for field, value in sizes.fields().items():
-        if getattr(args, field, None) is None:
+        if given_flags(args, (field,)).get(field) is None:
             setattr(args, field, str(value) if text else value)
     limit = sizes.max_positions
     for field in ("seq", "kv_seq"):
-        given = getattr(args, field, None)
+        given = given_flags(args, (field,)).get(field)
         if limit is None or given is None:
             continue
         values = parse_axis(field, given) if isinstance(given, str) else (given,)

@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from attnprof.cli.flags import given_flags
 from attnprof.errors import UsageError
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def int_list(flag: str) -> Callable[[str], list[int]]:
 
 def combinations(args: argparse.Namespace) -> list[dict[str, int | None]]:
     """Every combination of the list flags (a flag left out is ``None``: the default)."""
-    axes = [getattr(args, name) or [None] for name in LIST_FLAGS]
+    axes = [given_flags(args, (name,)).get(name) or [None] for name in LIST_FLAGS]
     combos = [dict(zip(LIST_FLAGS, values, strict=True)) for values in itertools.product(*axes)]
     if len(combos) > MAX_COMBINATIONS:
         raise UsageError(f"the lists make {len(combos)} model runs; give at most "
@@ -63,7 +64,7 @@ def refuse_outputs(args: argparse.Namespace) -> None:
     """A grid has no single record to write: its outputs flags are refused before anything
     runs (run one combination with them instead)."""
     for flag in ("json", "csv", "trace", "html", "plots"):
-        if getattr(args, flag, None) is not None:
+        if given_flags(args, (flag,)).get(flag) is not None:
             raise UsageError(f"--{flag} writes one model run; with lists of sizes, give one "
                              "value each to write it (the grid's table is printed)")
 

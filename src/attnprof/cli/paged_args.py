@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from attnprof.cli.flags import given_flags
+
 
 def add_block_size_argument(parser: argparse.ArgumentParser) -> None:
     """``--block-size``: block sizes the paged variants run at (one row per size)."""
@@ -16,7 +18,7 @@ def add_block_size_argument(parser: argparse.ArgumentParser) -> None:
 def apply_block_sizes(args: argparse.Namespace) -> None:
     """Expand ``args.variants`` by ``--block-size`` (a bad size is a UsageError, before
     torch is imported)."""
-    if getattr(args, "block_size", None) is None:
+    if given_flags(args, ("block_size",)).get("block_size") is None:
         return
     from attnprof.spec.paged import parse_block_sizes
     from attnprof.variants.paged import with_block_sizes

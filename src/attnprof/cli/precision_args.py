@@ -31,6 +31,6 @@ def precision_fields(args: argparse.Namespace) -> dict[str, Any]:
         # As records keep dtypes; a bad name is refused, in its own words, by the checks.
         with contextlib.suppress(UsageError):
             fields["autocast"] = canonical_dtype(fields["autocast"])
-    if "autocast" in fields and getattr(args, "dtype", None) is None:
+    if "autocast" in fields and given_flags(args, ("dtype",)).get("dtype") is None:
         fields["dtype"] = "float32"
     return fields

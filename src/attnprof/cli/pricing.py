@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from attnprof.cli.flags import given_flags
 from attnprof.record.price import Price
 
 __all__ = ["PriceRequest", "add_price_arguments", "price_of", "price_request"]
@@ -37,13 +38,13 @@ def price_request(args: argparse.Namespace) -> PriceRequest | None:
     """The price asked for, checked (one line, exit 2, on a mistake); ``None``: none."""
     from attnprof.spec.prices import PRICES_ENV, load_prices, parse_price
 
-    if getattr(args, "price", None) is not None:
-        if getattr(args, "prices", None):
+    if given_flags(args, ("price",)).get("price") is not None:
+        if given_flags(args, ("prices",)).get("prices"):
             from attnprof.errors import UsageError
 
             raise UsageError("--price and --prices both set the price; give one")
         return PriceRequest(parse_price("--price", args.price), None, "--price")
-    path, named_by = getattr(args, "prices", None), "--prices"
+    path, named_by = given_flags(args, ("prices",)).get("prices"), "--prices"
     if not path and os.environ.get(PRICES_ENV):
         path, named_by = os.environ[PRICES_ENV], PRICES_ENV
     if not path:

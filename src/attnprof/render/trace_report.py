@@ -164,7 +164,7 @@ def attention_lines(region: RegionReport, top: int = 6) -> list[str]:
     how = {"name": "SDPA, flex and fused attention ops and their backward, by name",
            "pattern": "hand-written attention, inferred from its matmul → softmax → matmul "
                       "pattern"}
-    found = "; ".join(how[h] for h in att.found_by)
+    found = "; ".join(how.get(h, h) for h in att.found_by)  # a hand-edited record: as it says
     if 0 < att.inferred_us < att.per_step_us:
         found += f" ({fmt_us(att.inferred_us)} of it inferred)"
     lines = [f"{line} — {found}"]

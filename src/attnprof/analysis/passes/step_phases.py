@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
-from attnprof.analysis.index.pairs import names_matching
+from attnprof.analysis.index.pairs import distinct, names_matching
 from attnprof.analysis.index.regions import WHOLE_TRACE
 from attnprof.analysis.index.views import RegionView
 from attnprof.analysis.passes.attention_time import attention_items
@@ -131,7 +131,7 @@ def _segments(ops: OpIndex, mine: np.ndarray, marks: dict[str, np.ndarray], star
         at = mine[marks[name][mine]]
         lo_of.append(np.clip(ops.start[at], start, end))
         hi_of.append(np.clip(ops.end[at], start, end))
-    cuts = np.unique(np.concatenate([[start, end], *lo_of, *hi_of]))
+    cuts = distinct(np.concatenate([[start, end], *lo_of, *hi_of]))
     if len(cuts) < 2:
         return np.array([start, end]), np.array([PHASES.index("other")])
     mid = (cuts[:-1] + cuts[1:]) / 2
