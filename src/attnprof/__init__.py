@@ -68,7 +68,7 @@ def capture(model: Any, out: str | os.PathLike[str] = "runs/", label: str | None
     return _capture(model, out, label, **kwargs)
 
 
-def trace_handler(dir: str | os.PathLike[str] = "runs/", model: Any = None,  # noqa: A002
+def trace_handler(dir: str | os.PathLike[str] = "runs/", model: Any = None,
                   **kwargs: Any) -> TraceHandler:
     """An ``on_trace_ready`` handler for your own ``torch.profiler.profile``: writes each
     trace and its record into ``dir``; see :func:`attnprof.run.trace_handler.trace_handler`."""

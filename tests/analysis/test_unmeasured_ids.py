@@ -35,7 +35,8 @@ def test_zero_ids_are_absent(public_traces: Path, tmp_path: Path) -> None:
     devices = link_device_events(ops)
     t = trace.events
     (k,) = [i for i, row in enumerate(devices.row.tolist())
-            if t.ts[row] + trace.meta.ts_origin_us == kernel["ts"] and t.strings[int(t.name[row])] == kernel["name"]]
+            if t.ts[row] + trace.meta.ts_origin_us == kernel["ts"]
+            and t.strings[int(t.name[row])] == kernel["name"]]
     # Not joined to the sync call (correlation 0) nor to the op (External id 0): the ac2g
     # flow arriving at the kernel still carries its launch's id, and finds the launch.
     assert t.strings[int(devices.api[k])] == "cudaLaunchKernel"

@@ -1,5 +1,6 @@
 """A small training loop profiled the usual way (torch.profiler.schedule, chrome trace
-export, batches from a DataLoader), run by the tests as a script so that each capture is its own process:
+export, batches from a DataLoader), run by the tests as a script so that each capture is its
+own process:
 
     python training_loop.py OUT.json [--model gpt2|block] [--seq N [N ...]] [--inference]
                             [--busy] [--own-group]
@@ -20,6 +21,7 @@ and each active step's wall time by the loop's own clock.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -34,10 +36,8 @@ def _spin(cpu: int, stop: mp.synchronize.Event) -> None:
 
 def _own_group() -> bool:
     """A new session (hence autogroup) of the highest weight; False where not allowed."""
-    try:
+    with contextlib.suppress(OSError):
         os.setsid()
-    except OSError:
-        pass
     try:
         with open("/proc/self/autogroup", "w") as f:
             f.write("-20")
@@ -54,7 +54,7 @@ def _wait_ns() -> int | None:
         return None
 
 
-def _model(kind: str, seq: int, inference: bool):  # noqa: ANN202 - torch is imported late
+def _model(kind: str, seq: int, inference: bool):
     import torch
 
     if kind == "gpt2":

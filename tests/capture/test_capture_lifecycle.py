@@ -117,15 +117,15 @@ def test_a_mistake_is_one_usage_error_before_the_loop(tmp_path: Path, kwargs: di
                                                       said: str) -> None:
     model = KnownCostModel()
     options = {"attention_module": "SlowAttention", **kwargs}
-    with pytest.raises(UsageError, match=said.replace("(", r"\(")):
-        with attnprof.capture(model, out=tmp_path, store=False, **options):
-            pytest.fail("the loop must not run")
+    with pytest.raises(UsageError, match=said.replace("(", r"\(")), \
+            attnprof.capture(model, out=tmp_path, store=False, **options):
+        pytest.fail("the loop must not run")
     assert _labels_off(model)
     assert not any(tmp_path.iterdir())
 
 
 def test_not_a_module_or_no_attention(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="takes an nn.Module, got int"):
+    with pytest.raises(UsageError, match=r"takes an nn\.Module, got int"):
         attnprof.capture(3, out=tmp_path).__enter__()
     with pytest.raises(UsageError, match="no attention module found in Linear"):
         attnprof.capture(torch.nn.Linear(2, 2), out=tmp_path, store=False).__enter__()
@@ -165,6 +165,6 @@ def test_inside_a_running_profiler_is_a_usage_error(tmp_path: Path) -> None:
     from torch.profiler import profile
 
     model = KnownCostModel()
-    with profile(), pytest.raises(UsageError, match="already recording; pass attnprof.trace"):
+    with profile(), pytest.raises(UsageError, match=r"already recording; pass attnprof\.trace"):
         attnprof.capture(model, out=tmp_path, attention_module="SlowAttention").__enter__()
     assert _labels_off(model)

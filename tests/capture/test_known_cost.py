@@ -15,11 +15,10 @@ import time
 from pathlib import Path
 
 import torch
+from known_loop import SPENT, KnownCostModel
 
 import attnprof
 from attnprof.record.family import load_record
-
-from known_loop import SPENT, KnownCostModel
 
 
 def _loop(cap: attnprof.run.capture.Capture, model: torch.nn.Module, steps: int,

@@ -16,7 +16,7 @@ RECORDS = Path(__file__).resolve().parents[1] / "fixtures" / "records"
 
 def _help(command: str) -> str:
     parser = build_parser()
-    sub = next(a for a in parser._actions if a.choices and command in a.choices)  # noqa: SLF001
+    sub = next(a for a in parser._actions if a.choices and command in a.choices)
     return " ".join(sub.choices[command].format_help().split())
 
 
@@ -28,11 +28,10 @@ def test_kv_heads_help_states_the_default() -> None:
 
 
 def test_profile_output_is_headed_profile() -> None:
-    from attnprof.render import TerminalRenderer
-
     import msgspec
 
     from attnprof.record.compare import ProfileRecord
+    from attnprof.render import TerminalRenderer
 
     # What attnprof profile saves: a comparison of kind "profile".
     compared = load_record(RECORDS / "compare-v2.json")

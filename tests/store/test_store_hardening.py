@@ -19,12 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from store_helpers import fresh_record
 
 import attnprof.store.store as store_module
 from attnprof.cli.main import main
 from attnprof.record.family import RECORD_TYPES, load_record
 from attnprof.store import open_store
-from store_helpers import fresh_record
 
 TRACE = "a100_alexnet_inference.json.gz"
 

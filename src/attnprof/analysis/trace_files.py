@@ -26,8 +26,8 @@ def _utf8(path: str, given: str) -> str:
     except UnicodeEncodeError:
         from attnprof.errors import UsageError
 
-        where = "" if path == given else f", found in {ascii(given)}"
-        raise UsageError(f"trace {ascii(path)}{where} has a name that is not UTF-8 (bytes of "
+        where = "" if path == given else f", found in {given!a}"
+        raise UsageError(f"trace {path!a}{where} has a name that is not UTF-8 (bytes of "
                          "another encoding), which a record cannot hold; rename it to "
                          "UTF-8 or move it away") from None
     return path

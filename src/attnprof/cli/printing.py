@@ -63,7 +63,7 @@ def _quiet(stream: TextIO) -> TextIO:
     # Buffered as it was: unbuffered under python -u or PYTHONUNBUFFERED, where a write
     # reaches the pipe where the command prints (inside its stop handler), not at exit.
     layer = raw if isinstance(stream.buffer, io.RawIOBase) else io.BufferedWriter(raw)
-    return io.TextIOWrapper(layer, encoding=stream.encoding,  # type: ignore[arg-type]
+    return io.TextIOWrapper(layer, encoding=stream.encoding,
                             errors=stream.errors, line_buffering=stream.line_buffering,
                             write_through=stream.write_through)
 

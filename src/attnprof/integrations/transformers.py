@@ -29,7 +29,7 @@ from attnprof.run.capture_record import StoreChoice
 __all__ = ["AttnprofCallback"]
 
 
-class AttnprofCallback(TrainerCallback):  # type: ignore[misc]
+class AttnprofCallback(TrainerCallback):
     """Capture the Trainer's steps; ``record`` once training has ended (see the module
     doc). The arguments are :func:`attnprof.capture`'s."""
 

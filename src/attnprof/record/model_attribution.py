@@ -32,7 +32,6 @@ from typing import Literal
 import msgspec
 
 from attnprof.record.attention_time import AttentionTime
-
 from attnprof.record.finding import Finding
 
 __all__ = ["ATTENTION_COMPONENTS", "ATTENTION_KINDS", "CROSS_PREFIX", "REST_COMPONENTS",

@@ -147,9 +147,9 @@ def render_compare(record: CompareRecord, console: Console) -> None:
             fmt_ms(lat.median if lat else None), _spread(r)]
         if cuda:
             row.append(fmt_ms(r.cpu_dispatch_ms))
-        rated = [_with_share(r.tflops_per_s, r.flops_of_ceiling),
+        rated: list[Text | str] = [_with_share(r.tflops_per_s, r.flops_of_ceiling),
                  _with_share(r.gbytes_per_s, r.bandwidth_of_ceiling), traffic_text(r)]
-        measured = [format_bytes(r.peak_memory_bytes), fmt_error(r)]
+        measured: list[Text | str] = [format_bytes(r.peak_memory_bytes), fmt_error(r)]
         if narrow:
             table.add_row(*row, *measured)
             if r.status == "ok":

@@ -93,7 +93,7 @@ def _runs(record: ModelRecord, console: Console) -> None:
                           ("attention time", "right"), ("SDPA backend", "left"),
                           ("max diff", "right"), ("labels cost", "right"),
                           ("notes", "left")):
-        table.add_column(name, justify=justify,  # type: ignore[arg-type]
+        table.add_column(name, justify=justify,
                          overflow="fold", ratio=1 if name == "notes" else None,
                          no_wrap=name in ("labels cost", "rank"))
     for r in record.runs:

@@ -41,7 +41,7 @@ import time
 import warnings
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from attnprof.errors import UsageError
 from attnprof.record.analyze import AnalyzeRecord
@@ -151,7 +151,8 @@ class Capture:
             raise UsageError(f"capture: label={label!r} must be non-empty text on one line")
         self.model, self.label, self.out = model, label, Path(out)
         self._store_choice, self._attention_module = store, attention_module
-        self._options = {"record_shapes": record_shapes, "profile_memory": profile_memory}
+        self._options: dict[str, Any] = {"record_shapes": record_shapes,
+                                         "profile_memory": profile_memory}
         #: The record, once the capture is over (``None`` when no step was recorded).
         self.record: AnalyzeRecord | None = None
         #: The run's folder, trace and record files; the stored run's id.
@@ -308,7 +309,7 @@ class Capture:
 
     # ----- leaving ----------------------------------------------------------------------
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> Literal[False]:
         try:
             self._finish(exc)
         except BaseException as ours:

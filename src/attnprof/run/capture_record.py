@@ -26,8 +26,14 @@ from attnprof.knowledge.annotations import MODULE_PREFIX, PART_PREFIX
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.store import Store, open_store, store_path
 
-__all__ = ["StoreChoice", "analyse_capture", "check_store", "label_count", "save_in_store",
-           "run_folder_name"]
+__all__ = [
+    "StoreChoice",
+    "analyse_capture",
+    "check_store",
+    "label_count",
+    "run_folder_name",
+    "save_in_store",
+]
 
 #: ``store=``: ``None`` for the usual one ($ATTNPROF_STORE, else the user's), ``False`` for
 #: none, or a path.
@@ -43,7 +49,7 @@ def check_store(store: StoreChoice) -> Path | None:
     if store is True:
         store = None
     named = store is not None or os.environ.get("ATTNPROF_STORE", "").strip() != ""
-    path = store_path(None if store is None else os.fspath(store))  # type: ignore[arg-type]
+    path = store_path(None if store is None else os.fspath(store))
     assert path is not None
     try:
         open_store(path, create=True).close()

@@ -11,7 +11,8 @@
     handler.records     # one analyze record per profiling cycle
 
 Under DDP the ranks' handlers share rank 0's run folder (made on every rank alike), each
-rank's files named with its rank. Given a model, its attention modules are labelled from the handler's creation until it is
+rank's files named with its rank. Given a model, its attention modules are labelled from
+the handler's creation until it is
 closed (``close()``, or the end of its ``with`` block), as :func:`attnprof.capture`
 labels them. Each time the profiler finishes a cycle the handler writes the trace (gzip'd
 Chrome trace) into its run folder, analyses it into a record
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["TraceHandler", "trace_handler"]
 
 
-def trace_handler(dir: str | os.PathLike[str] = "runs/",  # noqa: A002 (as tensorboard's)
+def trace_handler(dir: str | os.PathLike[str] = "runs/",
                   model: torch.nn.Module | None = None, *, label: str | None = None,
                   store: StoreChoice = None,
                   attention_module: str | None = None) -> TraceHandler:
@@ -65,7 +66,7 @@ def trace_handler(dir: str | os.PathLike[str] = "runs/",  # noqa: A002 (as tenso
 class TraceHandler:
     """Call it with the profiler at the end of each cycle; ``records`` holds the results."""
 
-    def __init__(self, dir: str | os.PathLike[str], *,  # noqa: A002
+    def __init__(self, dir: str | os.PathLike[str], *,
                  model: torch.nn.Module | None, label: str | None, store: StoreChoice,
                  attention_module: str | None) -> None:
         if label is not None and (not isinstance(label, str) or not label.strip()):

@@ -171,7 +171,7 @@ class Store:
                              f"newer attnprof (this one reads up to {SCHEMA_VERSION}); "
                              "upgrade attnprof or pass another --store")
         # Stores made before the application id was set are told by their runs table.
-        if (version == 0 and tables) or (version > 0 and not _RUN_COLUMNS <= columns):
+        if (version == 0 and tables) or (version > 0 and not columns >= _RUN_COLUMNS):
             raise UsageError(f"store {self.shown} is an SQLite database but not an attnprof "
                              "store; pass another --store path")
         if create and version < SCHEMA_VERSION:

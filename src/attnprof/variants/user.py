@@ -47,7 +47,7 @@ def load_callable(spec: str, what: str = "variant") -> Callable[..., Any]:
     try:  # the name goes into the record, its JSON and the trace: UTF-8 text
         spec.encode("utf-8")
     except UnicodeEncodeError:
-        raise UsageError(f"{what} {ascii(spec)} holds bytes that are not UTF-8 (a file or "
+        raise UsageError(f"{what} {spec!a} holds bytes that are not UTF-8 (a file or "
                          "folder name in another encoding); rename it to UTF-8") from None
     target, _, attr = spec.rpartition(":")
     if not target or not attr:
