@@ -305,6 +305,43 @@ class ModelRecord(RecordBase, tag="model"):
         """The flat table (:mod:`attnprof.record.flat`): one line per layer of each run."""
         return MODEL_COLUMNS, model_lines(self)
 
+    def headline(self) -> str:
+        """Per phase: the fastest implementation (the ones tied with it named as ties)
+        and attention's share of its step."""
+        return model_headline(self)
+
+    def subject(self) -> str:
+        """The model and its input."""
+        m = self.model
+        shape = f" batch {m.batch} × seq {m.seq}" if m.batch and m.seq else ""
+        return f"{m.source} ({m.architecture}, {m.dtype} {m.device}){shape}"
+
+
+def model_headline(record: ModelRecord) -> str:
+    """See :meth:`ModelRecord.headline`."""
+    said = []
+    phases = list(dict.fromkeys(r.phase for r in record.runs))
+    for phase in phases:
+        runs = [r for r in record.runs if r.phase == phase and r.status == "ok"]
+        if not runs:
+            said.append(f"{phase}: no implementation ran cleanly.")
+            continue
+        best = [r for r in runs if r.versus is None or r.versus.verdict != "slower"]
+        slower = [r for r in runs if r not in best]
+        names = [r.implementation for r in best]
+        lead = (f"{names[0]} is fastest" if len(best) == 1 and slower else
+                f"{names[0]} is the only implementation measured" if len(best) == 1 else
+                f"{', '.join(names[:-1])} and {names[-1]} tie within noise")
+        if slower:
+            worst = max(slower, key=lambda r: r.versus.ratio if r.versus else 0.0)
+            if worst.versus is not None:
+                lead += f" ({worst.implementation} {worst.versus.ratio:.2g}× slower)"
+        share = best[0].attention_share
+        said.append(f"{phase}: {lead}; attention is "
+                    + (f"{share:.0%} of {best[0].implementation}'s step." if share is not None
+                       else "not measured as a share of the step."))
+    return " ".join(said) or "No run of the model was measured."
+
 
 def model_lines(record: ModelRecord) -> list[dict[str, Any]]:
     """A model run: one line per layer of each run (one line for a run that did not
