@@ -10,12 +10,13 @@ so the two show the same cells; the headline is the record's own
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from attnprof.record.family import Record
-from attnprof.render.html.page import Section, Table
-from attnprof.render.html.sections import section_of
 from attnprof.render.safe import terminal_safe
+
+if TYPE_CHECKING:
+    from attnprof.render.html.page import Section, Table
 
 __all__ = ["MAX_BYTES", "MarkdownRenderer", "markdown_escape"]
 
@@ -48,6 +49,10 @@ class MarkdownRenderer:
 
     def render(self, record: Record) -> str:
         """The summary; cut (with a note saying so) to stay under :data:`MAX_BYTES`."""
+        # The page model (and the figures it names) only when a summary is asked for:
+        # importing the renderers stays as cheap as before for every command.
+        from attnprof.render.html.sections import section_of
+
         safe = terminal_safe(record)
         section = section_of(safe, anchor="r0")
         rows = self.rows
