@@ -286,7 +286,7 @@ def diff_headline(record: DiffRecord) -> str:
     worse = [(r, m) for r in record.rows for m in r.metrics if m.significant and m.worse]
     better = [(r, m) for r in record.rows for m in r.metrics if m.significant and not m.worse]
     judged = [m for r in record.rows for m in r.metrics if m.not_judged is None]
-    unjudged = sum(1 for r in record.rows for m in r.metrics if m.not_judged is not None)
+    unjudged = [m.not_judged for r in record.rows for m in r.metrics if m.not_judged]
     said = []
     if worse:
         said.append(f"{len(worse)} regression{'s' if len(worse) > 1 else ''} beyond noise "
@@ -300,11 +300,12 @@ def diff_headline(record: DiffRecord) -> str:
         rest = len(judged) - len(worse) - len(better)
         text = ", ".join(said) + (f"; {rest} other metrics within noise." if rest > 0 else ".")
     elif record.rows:
-        text = f"Nothing changed beyond noise ({len(judged)} metrics compared)."
+        text = f"Nothing changed beyond noise in the {len(judged)} metrics judged."
     else:
         text = ""
     if unjudged:
-        text += f" {unjudged} metric{'s' if unjudged > 1 else ''} not judged."
+        text += (f" {len(unjudged)} metric{'s' if len(unjudged) > 1 else ''} not judged "
+                 f"({unjudged[0]}).")
     for state, verb in (("broken", "broke"), ("fixed", "was fixed"), ("added", "was added"),
                         ("removed", "was removed")):
         rows = [" ".join(str(v) for v in r.key.values()) for r in record.rows

@@ -64,10 +64,11 @@ class MarkdownRenderer:
 
 
 def main_table(section: Section) -> Table | None:
-    """The first table of the section, else of its first part with one."""
-    if section.tables:
-        return section.tables[0]
-    return next((p.tables[0] for p in section.parts if p.tables), None)
+    """A diff's rows (its verdicts) when it has any; else the section's first table with
+    rows, else its first part's; else its first table, empty."""
+    tables = [*section.tables, *(t for p in section.parts for t in p.tables)]
+    verdicts = next((t for t in section.tables if t.name.endswith("-rows") and t.rows), None)
+    return verdicts or next((t for t in tables if t.rows), tables[0] if tables else None)
 
 
 def _summary(record: Record, section: Section, rows: int) -> str:
