@@ -48,6 +48,7 @@ OUT_OF_QUICK: dict[str, tuple[str, ...]] = {
     "ranks/test_ray_ranks.py": ("ray",),
     "report/test_escaping.py": ("browser",),
     "report/test_hostile_file_names.py": ("browser",),
+    "report/test_headline.py": ("browser",),
     "report/test_html_report.py": ("browser",),
     "report/test_record_commands.py": ("slow",),
     "report/test_show.py": ("subprocess",),

@@ -23,6 +23,8 @@ from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
 from attnprof.render import RENDERERS
 from attnprof.render.figures import figures_of
+from attnprof.render.markdown import markdown_escape
+from attnprof.render.safe import terminal_safe
 from attnprof.render.terminal import TerminalRenderer
 
 KINDS = ("compare", "compare-statuses", "profile", "analyze", "compare-v1", "sweep", "model",
@@ -61,6 +63,11 @@ def test_renderer_on_record_kind(name: str, kind: str, records_by_kind: dict[str
         return
     if name == "json":
         assert decode_record(text) == record  # the whole record, losslessly
+        return
+    if name == "markdown":  # the headline first, then the main table; under 64 KiB
+        headline = terminal_safe(record).headline()  # type: ignore[attr-defined]
+        assert text.split("\n")[2] == f"**{markdown_escape(headline, None)}**"
+        assert "\n|---|" in text and len(text.encode()) < 64 * 1024
         return
     if name == "csv":
         lines = list(csv.DictReader(io.StringIO(text)))
@@ -209,6 +216,11 @@ def test_every_status_reads_the_same_in_every_renderer(name: str,
         assert [x["status"] for x in lines] == statuses
         assert [x["nonfinite_values"] for x in lines][:3] == ["0", "1024", "0"]
         assert lines[3]["median_ms"] and not lines[3]["peak_memory_bytes"]  # kept, not taken
+        return
+    if name == "markdown":  # each status, and the start of each reason, in the table
+        assert [line.split(" | ")[1] for line in out.splitlines()
+                if line.startswith("| ") and " | " in line][1:] == statuses
+        assert all(markdown_escape(row.reason[:30], None) in out for row in (nan, off, hung))
         return
     # The page's tables, not the record's JSON embedded in it (nor the plots' specs).
     text = html.unescape(re.sub(r"<script.*?</script>", "", out, flags=re.S)) \

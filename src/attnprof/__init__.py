@@ -19,6 +19,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from attnprof._version import __version__
+from attnprof.record import display as _display
 
 if TYPE_CHECKING:
     from attnprof.errors import UsageError
@@ -93,6 +94,17 @@ def load(target: str | os.PathLike[str], store: str | os.PathLike[str] | None = 
     assert path is not None
     with open_store(path, create=False) as opened:
         return opened.load(os.fspath(target))
+
+
+def _notebook_html(record: Any) -> str:
+    """A record's ``_repr_html_`` (the renderers sit above the records, so the package
+    hands them this view: see :mod:`attnprof.record.display`)."""
+    from attnprof.render.notebook import notebook_html
+
+    return notebook_html(record)
+
+
+_display.set_html_view(_notebook_html)
 
 
 def __getattr__(name: str) -> Any:

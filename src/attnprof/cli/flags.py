@@ -15,7 +15,7 @@ from typing import Any
 
 __all__ = ["SharedFlags", "given_flags"]
 
-_PATHS = ("json", "csv", "plot", "html", "plots", "budgets", "resume")
+_PATHS = ("json", "csv", "plot", "html", "markdown", "plots", "budgets", "resume")
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class SharedFlags:
     csv: str | None = None
     plot: str | None = None
     html: str | None = None
+    markdown: str | None = None
     plots: str | None = None
     budgets: str | None = None
     resume: str | None = None

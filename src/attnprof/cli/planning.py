@@ -52,9 +52,9 @@ class Figures:
 def plan_outputs(args: argparse.Namespace, outputs: Sequence[Output],
                  inputs: Iterable[str | os.PathLike[str]] = (), *,
                  figures: Figures | None = None) -> list[Output]:
-    """Check every output of the run together (``outputs``, plus ``--html`` and the
-    ``--plots`` files of ``figures``; ``None``: this run writes no report) against each
-    other, the ``inputs`` and the store; the whole plan, for
+    """Check every output of the run together (``outputs``, plus ``--html``,
+    ``--markdown`` and the ``--plots`` files of ``figures``; ``None``: this run writes no
+    report) against each other, the ``inputs`` and the store; the whole plan, for
     :func:`~attnprof.outputs.create_folders`. :class:`~attnprof.errors.UsageError` for
     the first that may not be written."""
     from attnprof.outputs import check_outputs
@@ -78,6 +78,8 @@ def _report_outputs(args: argparse.Namespace, figures: Figures) -> list[Output]:
     if html is not None:
         _check_libraries("--html")
         outputs.append(Output("--html", html))
+    if flags.markdown is not None:
+        outputs.append(Output("--markdown", flags.markdown))
     if plots is not None:
         _check_libraries("--plots")
         from attnprof.render.images import plot_files

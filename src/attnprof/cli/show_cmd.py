@@ -23,6 +23,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--top", type=int, default=15, metavar="N",
                    help="rows per table (default 15)")
     p.add_argument("--json", action="store_true", help="print the record's JSON instead")
+    p.add_argument("--format", choices=("terminal", "json", "csv", "markdown"),
+                   default="terminal",
+                   help="how to print it: the terminal's tables (default), the record's "
+                        "JSON, its CSV lines, or a Markdown summary (the headline, the main "
+                        "table, the findings)")
     add_store_arguments(p, saving=False)
     p.set_defaults(run=run)
 
@@ -38,8 +43,13 @@ def run(args: argparse.Namespace) -> int:
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
     record, stored = load_target(args, args.target)
-    if args.json:
+    if args.json or args.format == "json":
         sys.stdout.write(json_for_terminal(JsonRenderer().render(record)))
+        return ExitCode.OK
+    if args.format in ("csv", "markdown"):
+        from attnprof.render import RENDERERS
+
+        sys.stdout.write(str(RENDERERS[args.format]().render(record)))
         return ExitCode.OK
     if stored is not None:
         from rich.text import Text

@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from attnprof.record.base import RecordBase
+from attnprof.record.finding import top_finding
 from attnprof.record.trace_report import TraceReport
 
 __all__ = ["AnalyzeRecord", "UnreadableTrace"]
@@ -43,6 +44,47 @@ class AnalyzeRecord(RecordBase, tag="analyze"):
     def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
         """The flat table (:mod:`attnprof.record.flat`): one line per region of every trace."""
         return ANALYSIS_COLUMNS, analysis_lines(self)
+
+    def headline(self) -> str:
+        """The attention share of the first trace's first region with one, and the most
+        severe finding of every trace (a capture of the user's loop says so first)."""
+        return analysis_headline(self)
+
+    def subject(self) -> str:
+        """The traces read."""
+        sources = [r.source for r in self.reports]
+        return ", ".join(sources[:3]) + (f" and {len(sources) - 3} more"
+                                         if len(sources) > 3 else "")
+
+
+def analysis_headline(record: AnalyzeRecord) -> str:
+    """See :meth:`AnalyzeRecord.headline`."""
+    if not record.reports:
+        return f"No trace could be analysed ({len(record.unreadable)} unreadable)."
+    said = []
+    capture = (record.reports[0].attnprof or {}).get("capture")
+    if isinstance(capture, dict):
+        steps = capture.get("steps_recorded")
+        said.append("Captured from your own loop" + (
+            f" ({steps} steps recorded)." if isinstance(steps, int) else "."))
+    shared = [(report, region) for report in record.reports for region in report.regions
+              if region.attention_share is not None]
+    if shared:
+        report, region = shared[0]
+        share = region.attention_share or 0.0
+        where = "" if len(record.reports) == 1 else f" in {report.source}"
+        said.append(f"Attention is {share:.0%} of the {region.name} region's time{where}"
+                    + (f" (SDPA backend {region.sdpa_backend})." if region.sdpa_backend
+                       else "."))
+    else:
+        said.append("No attention was found in the traces' regions.")
+    found = top_finding([(report.source if len(record.reports) > 1 else
+                          (f.region or "trace"), f)
+                         for report in record.reports for f in report.findings])
+    said.append(found or "No findings.")
+    if record.unreadable:
+        said.append(f"{len(record.unreadable)} file(s) could not be read as traces.")
+    return " ".join(said)
 
 
 def analysis_lines(record: AnalyzeRecord) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ import msgspec
 from attnprof._version import __version__
 from attnprof.atomic import write_atomic
 from attnprof.errors import UsageError
+from attnprof.record import display
 from attnprof.record.codec import SCHEMA_VERSION, convert_record, read_head, read_record_file
 
 __all__ = ["SCHEMA_VERSION", "RecordBase", "RunStatus", "new_run_id", "now_iso"]
@@ -52,6 +53,33 @@ class RecordBase(msgspec.Struct, kw_only=True, tag_field="kind"):
     def kind(self) -> str:
         """The record's kind, as written in its ``kind`` field."""
         return str(self.__struct_config__.tag)
+
+    def headline(self) -> str:
+        """The answer in one or two sentences (what the report, the Markdown summary and
+        ``summary()`` lead with). Each kind says its own; this is the fallback."""
+        return f"attnprof {self.kind} run ({self.status})."
+
+    def subject(self) -> str:
+        """What was measured or read, in a few words (the workload, the model, the
+        traces); ``""`` when the kind has no one subject."""
+        return ""
+
+    def summary(self) -> str:
+        """The headline as text: ``print(record.summary())``."""
+        return self.headline()
+
+    def __repr__(self) -> str:
+        """One screen (under 2,000 characters): the kind, the run id, what was measured
+        and the headline; ``to_json()`` has every field."""
+        subject = self.subject()
+        head = f"<{type(self).__name__} {self.kind} {self.run_id} ({self.status})"
+        text = head + (f" · {_cut(subject, 300)}" if subject else "") + ">\n"
+        return text + _cut(self.headline(), _REPR_MAX - len(text))
+
+    def _repr_html_(self) -> str:
+        """The record in a notebook: its report's body (headline, tables, findings)
+        without the page around it, asking nothing of the network."""
+        return display.html_of(self)
 
     def to_json(self) -> bytes:
         """Pretty JSON bytes (NaN/inf become null, as JSON has no such numbers)."""
@@ -99,6 +127,15 @@ class RecordBase(msgspec.Struct, kw_only=True, tag_field="kind"):
     def load(cls: type[R], path: str | os.PathLike[str]) -> R:
         """Read a record saved by :meth:`save`."""
         return cls.from_json(read_record_file(path), repr(str(path)))
+
+
+#: The most characters ``repr(record)`` shows.
+_REPR_MAX = 1_990
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text``, cut to ``limit`` characters with an ellipsis when longer."""
+    return text if len(text) <= limit else text[:max(0, limit - 1)] + "…"
 
 
 def _kinds(cls: type[RecordBase]) -> dict[str, type[RecordBase]]:

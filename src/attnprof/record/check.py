@@ -55,6 +55,19 @@ class CheckRecord(RecordBase, tag="check"):
         """The flat table (:mod:`attnprof.record.flat`): one line per expectation."""
         return CHECK_COLUMNS, check_lines(self)
 
+    def headline(self) -> str:
+        """How many expectations held, and the first that did not."""
+        failed = [r for r in self.rows if not r.ok]
+        said = f"{len(self.rows) - len(failed)} of {len(self.rows)} expectations held"
+        if not failed:
+            return said + "."
+        return said + f"; {failed[0].what}: expected {failed[0].expected}, " \
+                      f"observed {failed[0].observed}."
+
+    def subject(self) -> str:
+        """The expectations file and what they were checked on."""
+        return f"{self.expectations} on {self.target}"
+
 
 def check_lines(record: CheckRecord) -> list[dict[str, Any]]:
     """A check: one line per expectation."""

@@ -8,20 +8,23 @@ kept. ``attnprof profile`` writes the same shape as kind ``profile``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 import msgspec
 
+from attnprof.noise import TIE, differ, relative_iqr
 from attnprof.record.base import RecordBase
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.environment import Ceilings, Environment
+from attnprof.record.finding import top_finding
 from attnprof.record.price import Price
 from attnprof.record.trace_report import TraceReport
 from attnprof.spec.settings import Settings
 from attnprof.spec.workload import Workload
 
 __all__ = ["STATUSES", "Bytes", "CompareRecord", "Latency", "Milliseconds", "ProfileRecord",
-           "RunRecord", "Status", "VariantResult"]
+           "RunRecord", "Status", "VariantResult", "fastest", "rows_headline"]
 
 #: ``ok``: measured. ``wrong``: measured, but its output is off the float64 reference by
 #: more than the dtype's tolerance, or holds NaN or ±Inf (never recommended; fails every
@@ -188,9 +191,101 @@ class CompareRecord(RecordBase, tag="compare"):
         """The flat table (:mod:`attnprof.record.flat`): one line per variant."""
         return COLUMNS, compare_lines(self)
 
+    def headline(self) -> str:
+        """The fastest variant and by how much, its memory and error beside it."""
+        return rows_headline(self.results)
+
+    def subject(self) -> str:
+        """The workload, in one line."""
+        return self.workload.describe()
+
 
 class ProfileRecord(CompareRecord, tag="profile"):
     """``attnprof profile``: a comparison whose every row carries its trace's analysis."""
+
+    def headline(self) -> str:
+        """The comparison's headline, then the most severe finding of the traces."""
+        found = top_finding([(r.variant, f) for r in self.results if r.analysis
+                             for f in r.analysis.findings])
+        return rows_headline(self.results) + (f" {found}" if found else "")
+
+
+def _median(r: VariantResult) -> float:
+    assert r.latency_ms is not None
+    return r.latency_ms.median
+
+
+def _spread(r: VariantResult) -> float:
+    assert r.latency_ms is not None
+    return relative_iqr(r.latency_ms.median, r.latency_ms.iqr)
+
+
+def fastest(results: Sequence[VariantResult]) -> tuple[list[VariantResult], list[VariantResult]]:
+    """The measured rows tied for fastest (the fastest first, then each whose median does
+    not differ from its beyond the noise: :func:`attnprof.noise.differ` on the medians and
+    their relative IQRs), and the measured rows slower beyond the noise."""
+    measured = sorted((r for r in results if r.status == "ok" and r.latency_ms is not None
+                       and r.latency_ms.median > 0), key=_median)
+    if not measured:
+        return [], []
+    best = measured[0]
+    tied = [r for r in measured if r is best or not differ(
+        _median(best), _median(r), _spread(best), _spread(r))]
+    return tied, [r for r in measured if r not in tied]
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3g} ms"
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.1f}×" if ratio < 10 else f"{ratio:.0f}×"
+
+
+def _memory(best: VariantResult, base: VariantResult) -> str:
+    a, b = best.peak_memory_bytes, base.peak_memory_bytes
+    if not a or not b:
+        return ""
+    if abs(b / a - 1) <= TIE:
+        return "the same peak memory"
+    return (f"{_times(b / a)} less peak memory" if b > a
+            else f"{_times(a / b)} more peak memory")
+
+
+def _error(best: VariantResult, base: VariantResult) -> str:
+    a, b = best.max_abs_error, base.max_abs_error
+    if a is None or b is None:
+        return ""
+    within = "within tolerance " if best.within_tolerance and base.within_tolerance else ""
+    return f"error {within}({a:.1g} vs {b:.1g})"
+
+
+def rows_headline(results: Sequence[VariantResult]) -> str:
+    """A comparison's answer: the fastest variant (or the variants tied for it) and by how
+    much against the naive baseline when measured, else the slowest; its peak memory and
+    error beside; the rows that did not run cleanly named."""
+    tied, slower = fastest(results)
+    failed = [r for r in results if r.status != "ok"]
+    tail = ("" if not failed else " " + (", ".join(f"{r.variant}: {r.status}"
+                                                   for r in failed[:6])
+                                         + (f" and {len(failed) - 6} more" if len(failed) > 6
+                                            else "") + "."))
+    if not tied:
+        return f"No variant was measured cleanly.{tail}"
+    best = tied[0]
+    if not slower:
+        if len(tied) == 1:
+            return f"{best.variant}: {_ms(_median(best))}, the only variant measured.{tail}"
+        return (f"All {len(tied)} measured variants tie within noise "
+                f"({_ms(_median(tied[0]))} to {_ms(_median(tied[-1]))}).{tail}")
+    names = [r.variant for r in tied]
+    lead = (f"{best.variant} is fastest" if len(tied) == 1 else
+            f"{', '.join(names[:-1])} and {names[-1]} tie for fastest (within noise)")
+    base = next((r for r in slower if r.variant == "naive"), slower[-1])
+    said = (f"{lead} at {_ms(_median(best))}: {_times(_median(base) / _median(best))} "
+            f"faster than {base.variant} ({_ms(_median(base))})")
+    beside = [x for x in (_memory(best, base), _error(best, base)) if x]
+    return said + (", " + ", ".join(beside) if beside else "") + "." + tail
 
 
 #: The name the Python API has always used for a comparison's record.

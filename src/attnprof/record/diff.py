@@ -272,6 +272,64 @@ class DiffRecord(RecordBase, tag="diff"):
         """The flat table (:mod:`attnprof.record.flat`): one line per row and metric."""
         return DIFF_COLUMNS, diff_lines(self)
 
+    def headline(self) -> str:
+        """What changed beyond noise: regressions and improvements (with the largest),
+        rows that broke or were fixed, and the traces' kernel and finding changes."""
+        return diff_headline(self)
+
+    def subject(self) -> str:
+        """The two sides."""
+        return f"{self.old.ref} ({self.old.kind}) → {self.new.ref} ({self.new.kind})"
+
+
+def _said(row: RowDiff, m: MetricChange) -> str:
+    key = " ".join(f"{v}" for v in row.key.values())
+    change = m.judged_change
+    return f"{key} {m.metric} " + (f"{change:+.0%}" if change is not None else
+                                   f"{m.old} → {m.new}")
+
+
+def diff_headline(record: DiffRecord) -> str:
+    """See :meth:`DiffRecord.headline`."""
+    worse = [(r, m) for r in record.rows for m in r.metrics if m.significant and m.worse]
+    better = [(r, m) for r in record.rows for m in r.metrics if m.significant and not m.worse]
+    judged = [m for r in record.rows for m in r.metrics if m.not_judged is None]
+    unjudged = [m.not_judged for r in record.rows for m in r.metrics if m.not_judged]
+    said = []
+    if worse:
+        said.append(f"{len(worse)} regression{'s' if len(worse) > 1 else ''} beyond noise "
+                    f"({'; '.join(_said(r, m) for r, m in worse[:3])}"
+                    + ("; …" if len(worse) > 3 else "") + ")")
+    if better:
+        said.append(f"{len(better)} improvement{'s' if len(better) > 1 else ''} "
+                    f"({'; '.join(_said(r, m) for r, m in better[:2])}"
+                    + ("; …" if len(better) > 2 else "") + ")")
+    if said:
+        rest = len(judged) - len(worse) - len(better)
+        text = ", ".join(said) + (f"; {rest} other metrics within noise." if rest > 0 else ".")
+    elif record.rows:
+        text = f"Nothing changed beyond noise in the {len(judged)} metrics judged."
+    else:
+        text = ""
+    if unjudged:
+        text += (f" {len(unjudged)} metric{'s' if len(unjudged) > 1 else ''} not judged "
+                 f"({unjudged[0]}).")
+    for state, verb in (("broken", "broke"), ("fixed", "was fixed"), ("added", "was added"),
+                        ("removed", "was removed")):
+        rows = [" ".join(str(v) for v in r.key.values()) for r in record.rows
+                if r.state == state]
+        if rows:
+            text += (f" {len(rows)} row{'s' if len(rows) > 1 else ''} {verb}: "
+                     f"{', '.join(rows[:3])}" + (" …" if len(rows) > 3 else "") + ".")
+    if record.traces:
+        kernels = sum(len(region.changed_kernels()) for t in record.traces
+                      for region in t.regions)
+        appeared = sum(len(t.findings_appeared) for t in record.traces)
+        gone = sum(len(t.findings_gone) for t in record.traces)
+        text += (f" Traces: {kernels} kernel count{'s' if kernels != 1 else ''} changed, "
+                 f"{appeared} finding(s) appeared, {gone} gone.")
+    return text.strip() or "Nothing to compare."
+
 
 def diff_lines(record: DiffRecord) -> list[dict[str, Any]]:
     """A diff: one line per row and metric (one line for a row without metrics), then one

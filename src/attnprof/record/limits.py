@@ -75,6 +75,21 @@ class LimitsRecord(RecordBase, tag="limits"):
         """The flat table (:mod:`attnprof.record.flat`): one line per variant and mode searched."""
         return LIMITS_COLUMNS, limits_lines(self)
 
+    def headline(self) -> str:
+        """The largest ``field`` that fits per variant and mode, the largest first."""
+        found = sorted((c for c in self.ceilings if c.largest is not None),
+                       key=lambda c: -(c.largest or 0))
+        if not found:
+            return f"No variant fit at any {self.field} searched."
+        best = found[0]
+        rest = ", ".join(f"{c.variant} {c.largest}" for c in found[1:5])
+        return (f"{best.variant} ({best.mode}) fits the largest {self.field}: {best.largest}"
+                + (f"; then {rest}." if rest else "."))
+
+    def subject(self) -> str:
+        """The workload searched from and the field that varies."""
+        return f"{self.base.describe()} · largest {self.field}"
+
 
 def limits_lines(record: LimitsRecord) -> list[dict[str, Any]]:
     """Limits: one line per variant and mode searched."""

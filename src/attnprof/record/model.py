@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from attnprof.noise import differ, relative_iqr
 from attnprof.record.base import RecordBase
 from attnprof.record.compare import Bytes, Latency, Status
 from attnprof.record.environment import Environment
@@ -314,6 +315,71 @@ class ModelRecord(RecordBase, tag="model"):
     def flat_table(self) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
         """The flat table (:mod:`attnprof.record.flat`): one line per layer of each run."""
         return MODEL_COLUMNS, model_lines(self)
+
+    def headline(self) -> str:
+        """Per phase: the fastest implementation (the ones tied with it named as ties)
+        and attention's share of its step."""
+        return model_headline(self)
+
+    def subject(self) -> str:
+        """The model and its input."""
+        m = self.model
+        shape = f" batch {m.batch} × seq {m.seq}" if m.batch and m.seq else ""
+        return f"{m.source} ({m.architecture}, {m.dtype} {m.device}){shape}"
+
+
+def _fastest_runs(runs: list[PhaseRun]) -> tuple[list[PhaseRun], list[PhaseRun]]:
+    """A phase's runs tied for fastest and the slower ones: by each run's verdict against
+    the fastest from the interleaved rounds, or, where a run has none (an older record),
+    by the medians and their spreads (:func:`attnprof.noise.differ`)."""
+    if all(r.versus is not None for r in runs) or len(runs) == 1:
+        best = [r for r in runs if r.versus is None or r.versus.verdict != "slower"]
+        return best, sorted((r for r in runs if r not in best),
+                            key=lambda r: r.versus.ratio if r.versus else 0.0)
+    timed = sorted((r for r in runs if r.latency_ms and r.latency_ms.median > 0),
+                   key=lambda r: r.latency_ms.median if r.latency_ms else 0.0)
+    if not timed:
+        return runs, []
+
+    def spread(r: PhaseRun) -> float:
+        assert r.latency_ms is not None
+        return relative_iqr(r.latency_ms.median, r.latency_ms.iqr)
+
+    first = timed[0]
+    assert first.latency_ms is not None
+    best = [r for r in timed if r is first or not differ(
+        first.latency_ms.median, r.latency_ms.median,  # type: ignore[union-attr]
+        spread(first), spread(r))]
+    return best, [r for r in timed if r not in best]
+
+
+def model_headline(record: ModelRecord) -> str:
+    """See :meth:`ModelRecord.headline`."""
+    said = []
+    phases = list(dict.fromkeys(r.phase for r in record.runs))
+    for phase in phases:
+        runs = [r for r in record.runs if r.phase == phase and r.status == "ok"]
+        if not runs:
+            said.append(f"{phase}: no implementation ran cleanly.")
+            continue
+        best, slower = _fastest_runs(runs)
+        names = [r.implementation for r in best]
+        lead = (f"{names[0]} is fastest" if len(best) == 1 and slower else
+                f"{names[0]} is the only implementation measured" if len(best) == 1 else
+                f"{', '.join(names[:-1])} and {names[-1]} tie within noise")
+        if slower:
+            worst, ratio = slower[-1], None
+            if worst.versus is not None:  # the rounds' ratio, else the medians'
+                ratio = worst.versus.ratio
+            elif worst.latency_ms and best[0].latency_ms:
+                ratio = worst.latency_ms.median / best[0].latency_ms.median
+            if ratio is not None:
+                lead += f" ({worst.implementation} {ratio:.2g}× slower)"
+        share = best[0].attention_share
+        said.append(f"{phase}: {lead}; attention is "
+                    + (f"{share:.0%} of {best[0].implementation}'s step." if share is not None
+                       else "not measured as a share of the step."))
+    return " ".join(said) or "No run of the model was measured."
 
 
 def model_lines(record: ModelRecord) -> list[dict[str, Any]]:

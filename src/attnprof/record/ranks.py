@@ -21,7 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from attnprof.record.base import RecordBase
-from attnprof.record.finding import Finding
+from attnprof.record.finding import Finding, top_finding
 
 __all__ = ["DeviceTotal", "RankSource", "RankSummary", "RanksRecord", "StepStraggler",
            "StepTime", "TemporalBreakdown"]
@@ -169,6 +169,18 @@ class RanksRecord(RecordBase, tag="ranks"):
     executor: str = "process"
     #: Ranks read at once (None: as many as the Ray cluster had room for).
     workers: int | None = None
+
+    def headline(self) -> str:
+        """How many ranks were read, the most frequent straggler, the top finding."""
+        from collections import Counter
+
+        said = f"{len(self.ranks)} ranks read"
+        late = Counter(s.straggler for s in self.steps if s.straggler is not None)
+        if late:
+            rank, n = late.most_common(1)[0]
+            said += f"; rank {rank} was the straggler in {n} of {len(self.steps)} steps"
+        found = top_finding([("ranks", f) for f in self.findings])
+        return said + "." + (f" {found}" if found else "")
 
     def rank(self, number: int) -> RankSummary:
         """The summary of rank ``number`` (``KeyError`` if absent)."""

@@ -24,7 +24,7 @@ import msgspec
 
 from attnprof.record.base import RecordBase
 from attnprof.record.budgets import BudgetReport
-from attnprof.record.compare import COLUMNS, VariantResult, result_line, workload_line
+from attnprof.record.compare import COLUMNS, VariantResult, fastest, result_line, workload_line
 from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.recommendation import Recommended
 from attnprof.spec.grid import Grid
@@ -167,6 +167,16 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
         the comparison's columns."""
         return COLUMNS, sweep_lines(self)
 
+    def headline(self) -> str:
+        """The fastest variant per point, summarised: how often each was fastest alone,
+        the points where several tie within noise, the first crossover."""
+        return sweep_headline(self)
+
+    def subject(self) -> str:
+        """The base workload and the grid's fields."""
+        axes = ", ".join(f"{a.field}×{len(a.values)}" for a in self.grid.axes)
+        return self.base.describe() + (f" · grid {axes}" if axes else "")
+
 
 
 class RecommendRecord(SweepRecord, tag="recommend", kw_only=True):
@@ -190,6 +200,41 @@ def needs_rerun(row: VariantResult) -> bool:
         return True
     return row.status == "crashed" and (row.reason.startswith(LOST_TASK) or any(
         f"by {s} " in row.reason for s in _EXTERNAL_SIGNALS))
+
+
+def sweep_headline(record: SweepRecord) -> str:
+    """See :meth:`SweepRecord.headline`."""
+    points = record.ordered_points()
+    wins: dict[str, int] = {}
+    ties: list[list[str]] = []
+    empty = 0
+    for point in points:
+        tied, _ = fastest(point.results)
+        if not tied:
+            empty += 1
+        elif len(tied) == 1:
+            wins[tied[0].variant] = wins.get(tied[0].variant, 0) + 1
+        else:
+            ties.append([r.variant for r in tied])
+    if not points:
+        return "The sweep measured no point."
+    ranked = sorted(wins.items(), key=lambda kv: -kv[1])
+    said = []
+    if ranked:
+        (first, n), rest = ranked[0], ranked[1:]
+        said.append(f"{first} is fastest at {n} of {len(points)} points"
+                    + "".join(f", {v} at {k}" for v, k in rest[:4])
+                    + (f" and {len(rest) - 4} more" if len(rest) > 4 else "") + ".")
+    if ties:
+        said.append(f"{len(ties)} point{'s' if len(ties) > 1 else ''} tie within noise "
+                    f"(e.g. {' and '.join(ties[0][:3])}).")
+    if empty:
+        said.append(f"{empty} point{'s' if empty > 1 else ''} measured no variant cleanly.")
+    if record.crossovers:
+        c = record.crossovers[0]
+        said.append(f"{c.overtaker} overtakes {c.overtaken} in {c.quantity} at "
+                    f"{c.field} ≈ {c.at:.3g}.")
+    return " ".join(said)
 
 
 def sweep_lines(record: SweepRecord) -> list[dict[str, Any]]:

@@ -13,13 +13,14 @@ from attnprof.render.csv_table import CsvRenderer
 from attnprof.render.html import HtmlRenderer
 from attnprof.render.images import PngRenderer, SvgRenderer
 from attnprof.render.json_record import JsonRenderer
+from attnprof.render.markdown import MarkdownRenderer
 from attnprof.render.terminal import TerminalRenderer
 
-__all__ = ["RENDERERS", "CsvRenderer", "HtmlRenderer", "JsonRenderer", "PngRenderer",
-           "Renderer", "SvgRenderer", "TerminalRenderer", "write_rendered"]
+__all__ = ["RENDERERS", "CsvRenderer", "HtmlRenderer", "JsonRenderer", "MarkdownRenderer",
+           "PngRenderer", "Renderer", "SvgRenderer", "TerminalRenderer", "write_rendered"]
 
 #: Every renderer by name, in the order ``--help`` lists them.
 RENDERERS: dict[str, type[Renderer]] = {
-    r.name: r for r in (TerminalRenderer, JsonRenderer, CsvRenderer, HtmlRenderer,
-                        SvgRenderer, PngRenderer)
+    r.name: r for r in (TerminalRenderer, JsonRenderer, CsvRenderer, MarkdownRenderer,
+                        HtmlRenderer, SvgRenderer, PngRenderer)
 }

@@ -72,6 +72,9 @@ class Section:
     kind: str
     title: str
     anchor: str
+    #: The record's answer in a sentence or two (:meth:`RecordBase.headline`): what the
+    #: page, the Markdown summary and the notebook view lead with.
+    headline: str = ""
     facts: list[tuple[str, str]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     findings: list[tuple[str, Finding]] = field(default_factory=list)

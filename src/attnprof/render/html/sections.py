@@ -44,6 +44,7 @@ def section_of(record: Record, anchor: str) -> Section:
     for kind in type(record).__mro__:
         if kind in _BUILDERS:
             section = _BUILDERS[kind](record, anchor)
+            section.headline = record.headline()
             section.facts[:0] = [("kind", record.kind), ("run id", record.run_id),
                                  ("created", record.created), ("status", record.status),
                                  ("attnprof", record.attnprof)]
