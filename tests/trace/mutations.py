@@ -325,8 +325,9 @@ def judge(code: int | None, stderr: str, wrote: bytes | None) -> str | None:
     """What went wrong in one ``attnprof analyze MUTANT --json OUT`` run, or None.
 
     ``code`` is the exit status (None: it did not finish), ``wrote`` the output file's bytes
-    (None: no file). Good runs exit 0 with a readable report, or 2 with one error line and
-    no file; anything else, or a traceback anywhere, is a crash.
+    (None: no file). Good runs exit 0 with a readable report, 3 with a report that marks
+    the trace contended (its steps' ops stalled: docs/exit-codes.md), or 2 with one error
+    line and no file; anything else, or a traceback anywhere, is a crash.
     """
     if code is None:
         return "hang"
@@ -334,6 +335,9 @@ def judge(code: int | None, stderr: str, wrote: bytes | None) -> str | None:
         return "traceback"
     if code == 0:
         return None if wrote is not None and wrote.startswith(b"{") else "exit 0 without a report"
+    if code == 3:
+        marked = wrote is not None and wrote.startswith(b"{") and b'"marked": true' in wrote
+        return None if marked else "exit 3 without a contended report"
     if code == 2:
         lines = stderr.strip().splitlines()
         if len(lines) != 1 or not lines[0].startswith("attnprof: error: "):
