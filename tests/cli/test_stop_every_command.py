@@ -50,6 +50,7 @@ ARGV: dict[str, list[str]] = {
     "report": ["report", "-o", "report.html", "{record}"],
     "diff": ["diff", "{record}", "{record}", "--json", "out.json"],
     "env": ["env", "--dtypes", "fp32"],
+    "project": ["project", "{record}", "--to", "h100-sxm,mi300x", "--json", "out.json"],
 }
 
 EXPECT = '''title = "holds for any trace"
