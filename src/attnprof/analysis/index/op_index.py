@@ -187,11 +187,17 @@ class OpIndex:
             roots = np.flatnonzero(names_matching(self.name,
                                                   self.trace.events.strings.__getitem__,
                                                   pattern))
-            depth = np.zeros(len(self) + 1, dtype=np.int64)
-            np.add.at(depth, roots, 1)
-            np.add.at(depth, self.last[roots] + 1, -1)
-            cache[pattern.pattern] = np.cumsum(depth[:-1]) > 0
+            cache[pattern.pattern] = self.subtrees(roots)
         return cache[pattern.pattern]
+
+    def subtrees(self, roots: np.ndarray, *, strict: bool = False) -> np.ndarray:
+        """Per op: whether it lies in the subtree of one of ``roots`` (positions), the
+        roots included unless ``strict``. A subtree is one contiguous range of positions:
+        a difference array over the ranges, then a running sum."""
+        cover = np.zeros(len(self) + 1, dtype=np.int64)
+        np.add.at(cover, roots + (1 if strict else 0), 1)
+        np.add.at(cover, self.last[roots] + 1, -1)
+        return np.cumsum(cover[:-1]) > 0
 
     @cached_property
     def _inside_cache(self) -> dict[str, np.ndarray]:

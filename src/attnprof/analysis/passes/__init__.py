@@ -99,11 +99,7 @@ def outermost_cpu_ops(ops: OpIndex) -> np.ndarray:
     An op is inside an ATen op when it lies in the subtree (a position range) of one: one
     difference array over those ranges, then a running sum.
     """
-    aten = np.flatnonzero(~ops.annotation)
-    cover = np.zeros(len(ops) + 1, dtype=np.int64)
-    np.add.at(cover, aten + 1, 1)
-    np.add.at(cover, ops.last[aten] + 1, -1)
-    inside = np.cumsum(cover[:-1]) > 0
+    inside = ops.subtrees(np.flatnonzero(~ops.annotation), strict=True)
     return ~inside & ~ops.annotation
 
 

@@ -166,11 +166,8 @@ def _linked_backward(ops: OpIndex, in_backward: np.ndarray, *forward: np.ndarray
                                                       seq[nodes].tolist(), strict=True)]
     out = []
     for mark in forward:
-        cover = np.zeros(n + 1, dtype=np.int64)
         hit = nodes[[c >= 0 and bool(mark[c]) for c in found]] if found else nodes[:0]
-        np.add.at(cover, hit, 1)
-        np.add.at(cover, ops.last[hit] + 1, -1)
-        out.append(np.cumsum(cover[:-1]) > 0)
+        out.append(ops.subtrees(hit))
     return tuple(out)
 
 
@@ -258,7 +255,8 @@ def _op_visits(view: RegionView, marks: AttentionMarks) -> AttentionItems:
     instance = view.visit_instance
     # ATen ops inside no other ATen op (annotations between don't count), as
     # :func:`attnprof.analysis.passes.outermost_cpu_ops` has them.
-    outer = (~ops.annotation & ~_inside_any(ops, np.flatnonzero(~ops.annotation)))[pos]
+    outer = (~ops.annotation
+             & ~ops.subtrees(np.flatnonzero(~ops.annotation), strict=True))[pos]
     whole = pos[outer]
     work = (ops.dur[whole].astype(np.float64), whole, ops.start[whole].astype(np.float64),
             instance[outer])
@@ -270,20 +268,12 @@ def _op_visits(view: RegionView, marks: AttentionMarks) -> AttentionItems:
     marked = np.flatnonzero((kind > 0) & ~ops.annotation)
     head = np.zeros(len(ops), dtype=bool)
     head[marked] = True
-    head &= ~_inside_any(ops, marked)
+    head &= ~ops.subtrees(marked, strict=True)
     at = np.flatnonzero(head[pos])
     chosen = pos[at]
     return AttentionItems(*work, ops.dur[chosen].astype(np.float64), chosen,
                           ops.start[chosen].astype(np.float64), instance[at], kind[chosen],
                           ops.name[chosen])
-
-
-def _inside_any(ops: OpIndex, roots: np.ndarray) -> np.ndarray:
-    """Per op: whether it lies strictly inside the subtree of one of ``roots``."""
-    cover = np.zeros(len(ops) + 1, dtype=np.int64)
-    np.add.at(cover, roots + 1, 1)
-    np.add.at(cover, ops.last[roots] + 1, -1)
-    return np.cumsum(cover[:-1]) > 0
 
 
 def _device_visits(view: RegionView, marks: AttentionMarks) -> AttentionItems:

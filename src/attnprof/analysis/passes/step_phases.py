@@ -191,10 +191,6 @@ def _inside(ops: OpIndex, name: str, marked: np.ndarray) -> np.ndarray:
     key = f"inside_{name}_phase"
     cache = ops.cache
     if key not in cache:
-        roots = np.flatnonzero(marked)
-        depth = np.zeros(len(ops) + 1, dtype=np.int64)
-        np.add.at(depth, roots, 1)
-        np.add.at(depth, ops.last[roots] + 1, -1)
-        cache[key] = np.cumsum(depth[:-1]) > 0
+        cache[key] = ops.subtrees(np.flatnonzero(marked))
     inside: np.ndarray = cache[key]
     return inside
