@@ -5,8 +5,9 @@ records (``tests/fixtures/records``, a comparison saved by attnprof) and real tr
 * runs of different workloads are refused by ``--fail-on-regression`` (exit 2, naming the
   fields) unless ``--allow-workload-change``;
 * a diff of two traces judges nothing: the gate says so and exits 2;
-* one process a side, every row moved the same way: "not judged (1 process a side)", not
-  a p-value that looks decisive.
+* one process a side, every row moved the same way, or one row alone by less than one
+  variant moves between fresh processes: "not judged (1 process a side)", not a p-value
+  that looks decisive; beyond that, judged, with a warning.
 """
 
 from __future__ import annotations
@@ -107,3 +108,44 @@ def test_one_process_a_side_moving_together_is_not_judged(tmp_path: Path,
         latency = next(m for m in row["metrics"] if m["metric"] == "latency_ms")
         assert latency["p_value"] < 0.001 and latency["significant"] is None
         assert latency["not_judged"] == "1 process a side"
+
+
+def _one_row_scaled(factor: float) -> Any:
+    def edit(doc: dict[str, Any]) -> None:  # only the first row moves; the others do not
+        lat = doc["results"][0]["latency_ms"]
+        for key in ("median", "iqr", "q1", "q3", "min", "max"):
+            lat[key] *= factor
+        lat["samples"] = [s * factor for s in lat["samples"]]
+    return edit
+
+
+def test_one_process_a_side_one_row_alone_below_the_floor_is_not_judged(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Two identical back-to-back runs read naive -9.8% p=0.000 while the other rows held:
+    # one variant alone moves that far between fresh processes of unchanged code.
+    old = _record(tmp_path, "old.json")
+    new = _record(tmp_path, "new.json", _one_row_scaled(0.902))
+    out_json = tmp_path / "diff.json"
+    code, out, _ = _diff(capsys, old, new, "--fail-on-regression", "5", "--json",
+                         str(out_json))
+    assert code == 0, out
+    assert "not judged (1 process a side)" in out and "p=0.000" not in out
+    first = json.loads(out_json.read_text())["rows"][0]
+    latency = next(m for m in first["metrics"] if m["metric"] == "latency_ms")
+    assert latency["p_value"] < 0.001 and latency["significant"] is None
+    assert latency["not_judged"] == "1 process a side"
+
+
+def test_one_process_a_side_one_row_far_beyond_the_floor_is_judged_and_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = _record(tmp_path, "old.json")
+    new = _record(tmp_path, "new.json", _one_row_scaled(2.0))  # twice as slow, alone
+    out_json = tmp_path / "diff.json"
+    code, out, _ = _diff(capsys, old, new, "--fail-on-regression", "5", "--json",
+                         str(out_json))
+    assert code == 1, out
+    diff = json.loads(out_json.read_text())
+    latency = next(m for m in diff["rows"][0]["metrics"] if m["metric"] == "latency_ms")
+    assert latency["significant"] is True and latency["not_judged"] is None
+    assert any("judged by their samples with one process a side" in w
+               for w in diff["warnings"]), diff["warnings"]

@@ -24,7 +24,7 @@ def _scaled(latency: Latency | None, factor: float) -> Latency | None:
 
 def _many(latency: Latency | None) -> Latency:
     """40 samples spread 2% around the row's measured median (the tiny fixture run keeps
-    only a few): enough for the test to see a 25% shift."""
+    only a few): enough for the test to see a 40% shift."""
     import random
 
     assert latency is not None
@@ -42,8 +42,9 @@ def test_states_and_gate(records_by_kind: dict[str, object]) -> None:
     naive = msgspec.structs.replace(naive, latency_ms=_many(naive.latency_ms))
     old = msgspec.structs.replace(old, results=[naive, *old.results[1:]])
     new = msgspec.structs.replace(old, results=[
-        # 25% slower: every sample of the same run, scaled — a shift the test must see.
-        msgspec.structs.replace(naive, latency_ms=_scaled(naive.latency_ms, 1.25)),
+        # 40% slower: every sample of the same run, scaled — a shift the test must see, and
+        # beyond what one process a side leaves unjudged (ONE_PROCESS_FLOOR).
+        msgspec.structs.replace(naive, latency_ms=_scaled(naive.latency_ms, 1.40)),
         msgspec.structs.replace(sdpa, status="oom", reason="out of memory", latency_ms=None),
         *[r for r in old.results if r.variant not in ("naive", "sdpa")],
     ])
@@ -57,7 +58,7 @@ def test_states_and_gate(records_by_kind: dict[str, object]) -> None:
     assert any("workloads differ" in w for w in diff.warnings)
     found = regressions(diff, 5.0)
     assert {str(r.key["variant"]) for r, _ in found} == {"naive", "sdpa"}
-    assert regressions(diff, 30.0) == [(by_variant["sdpa"], None)]  # 25% < 30%: only the break
+    assert regressions(diff, 50.0) == [(by_variant["sdpa"], None)]  # 40% < 50%: only the break
 
     fixed = diff_records(new, old, *SIDES)  # the other way round: faster, and fixed
     assert {r.key["variant"]: r.state for r in fixed.rows}["sdpa"] == "fixed"

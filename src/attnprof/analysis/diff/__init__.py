@@ -17,6 +17,7 @@ from attnprof.analysis.diff.changes import environment_changes, struct_changes
 from attnprof.analysis.diff.metrics import judge
 from attnprof.analysis.diff.processes import (
     COMMON_SHIFT,
+    ONE_PROCESS_FLOOR,
     common_speed,
     judge_processes,
     unjudge_process_moves,
@@ -139,24 +140,25 @@ def _trace_changes(traces: list[TraceDiff], old: Sequence[TraceReport],
 
 
 def _one_process(rows: list[RowDiff]) -> list[str]:
-    """A warning when a latency judged on one process a side was found significant: how
-    far a median moves between processes is not in its samples."""
+    """What one process a side could not judge, and what it judged anyway: how far a
+    median moves between processes is not in one process's samples."""
     flagged = [row for row in rows if (m := row.metric("latency_ms")) is not None
                and m.test == "samples" and m.significant]
     unjudged = [row for row in rows if (m := row.metric("latency_ms")) is not None
                 and m.not_judged]
-    said = ([f"{len(unjudged)} row(s) not judged (1 process a side): their latency moved "
-             "the way every other row's did, which is the process's speed as much as the "
-             "code's, and one process's samples cannot tell them apart; measure both "
-             "sides with --processes 5 to judge them"] if unjudged else [])
+    said = ([f"{len(unjudged)} row(s) not judged (1 process a side): their samples differ, "
+             f"but by less than one variant alone moves between fresh processes of "
+             f"unchanged code (up to {ONE_PROCESS_FLOOR:.0%} on a quiet 2-core VM), or the "
+             "way every other row moved, which is the process's speed as much as the "
+             "code's; measure both sides with --processes 5 to judge them"]
+            if unjudged else [])
     if not flagged:
         return said
-    return [*said, f"{len(flagged)} row(s) changed significantly by their samples, but each side "
-            "was measured in one process, and how far a median moves between processes "
-            "is not in its samples (on a shared 2-core VM, on one thread, 41% of unchanged "
-            "rows were flagged so; with --processes 5 a side, 0.6%, and a 10% slowdown was "
-            "found in 37 of 40 pairs: benchmarks/README.md); measure both sides with "
-            "--processes 5 to judge against it"]
+    return [*said, f"{len(flagged)} row(s) changed by more than {ONE_PROCESS_FLOOR:.0%}, "
+            "judged by their samples with one process a side, and how far a median moves "
+            "between processes is not in its samples (on a shared 2-core VM, on one thread, "
+            "41% of unchanged rows were flagged so; with --processes 5 a side, 0.6%: "
+            "benchmarks/README.md); measure both sides with --processes 5 to judge against it"]
 
 
 def _sample_warnings(rows: list[RowDiff], alpha: float) -> list[str]:

@@ -29,8 +29,8 @@ from attnprof.noise import welch_p
 from attnprof.record.compare import Latency
 from attnprof.record.diff import MetricChange, RowDiff
 
-__all__ = ["COMMON_SHIFT", "MIN_ROWS_FOR_SPEED", "ONE_PROCESS", "common_speed",
-           "judge_processes", "process_latency", "unjudge_process_moves", "welch_p"]
+__all__ = ["COMMON_SHIFT", "MIN_ROWS_FOR_SPEED", "ONE_PROCESS", "ONE_PROCESS_FLOOR",
+           "common_speed", "judge_processes", "process_latency", "unjudge_process_moves", "welch_p"]
 
 #: Why a latency tested on one process a side was not judged.
 ONE_PROCESS = "1 process a side"
@@ -43,6 +43,11 @@ COMMON_SHIFT = 0.03
 #: Rows a record needs for each process's speed to be estimated from them: each row's from
 #: the three or more others, whose median one changed row does not move.
 MIN_ROWS_FOR_SPEED = 4
+#: The largest change one process a side is judged below: one variant alone, unchanged,
+#: ran 0.95-1.29x its other processes' median in fresh processes on a quiet 2-core VM
+#: (benchmarks/README.md, "diff, false alarms and detection"), which no count of one
+#: process's samples can see; two identical back-to-back runs read naive -9.8%, p=0.000.
+ONE_PROCESS_FLOOR = 0.30
 
 
 def process_latency(metric: str, old: Latency, new: Latency) -> MetricChange:
@@ -139,20 +144,22 @@ def common_speed(rows: list[RowDiff], alpha: float) -> list[str]:
 
 
 def unjudge_process_moves(rows: list[RowDiff]) -> None:
-    """With one process a side, a significant latency change that the other rows share
-    (their median change at least :data:`COMMON_SHIFT`, the same way) is the process's
-    speed as much as the code's, and one process's samples cannot tell which: it is not
-    judged (``not_judged`` = :data:`ONE_PROCESS`), whatever its p-value. A change that the
-    other rows do not share keeps its verdict; so does a record of one row, where nothing
-    can tell (the diff's warning says so). In place, after Holm's correction."""
+    """With one process a side, a significant latency change is not judged
+    (``not_judged`` = :data:`ONE_PROCESS`), whatever its p-value, when one process's
+    samples cannot tell it from the process's speed: when it is smaller than
+    :data:`ONE_PROCESS_FLOOR` (how far one variant alone moves between fresh processes of
+    unchanged code), or when the other rows moved the same way by :data:`COMMON_SHIFT` or
+    more (the whole process ran at another speed). Only a change beyond both keeps its
+    verdict, with the diff's warning beside it. In place, after Holm's correction."""
     tested = [m for row in rows if (m := row.metric("latency_ms")) is not None
               and m.test == "samples" and m.change is not None and m.change > -1]
-    if len(tested) < 2:
-        return
     logs = [math.log1p(m.change) for m in tested if m.change is not None]
     for k, m in enumerate(tested):
         if not m.significant:
             continue
-        shared = statistics.median(logs[:k] + logs[k + 1:])
-        if abs(shared) >= math.log1p(COMMON_SHIFT) and (shared > 0) == (logs[k] > 0):
+        others = logs[:k] + logs[k + 1:]
+        shared = statistics.median(others) if others else 0.0
+        moved_together = (abs(shared) >= math.log1p(COMMON_SHIFT)
+                          and (shared > 0) == (logs[k] > 0))
+        if abs(logs[k]) < math.log1p(ONE_PROCESS_FLOOR) or moved_together:
             m.significant, m.not_judged = None, ONE_PROCESS
