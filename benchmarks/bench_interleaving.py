@@ -17,7 +17,7 @@ import itertools
 import statistics
 
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 
 def medians(variants: list[str], rounds: int, min_time: float) -> dict[str, float]:

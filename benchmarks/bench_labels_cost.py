@@ -38,7 +38,7 @@ from attnprof.models.instrument import _label_forward, _wrap, labelled, planned_
 from attnprof.models.locate import Located
 from attnprof.models.phases import build_step
 from attnprof.run.model import prepare_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 TINY = {"layers": 4, "hidden": 64, "heads": 4, "vocab": 64}
 

@@ -51,8 +51,8 @@ from attnprof.models.implementations import switch_implementation
 from attnprof.models.instrument import labelled
 from attnprof.record.model import ModelSettings
 from attnprof.run.model import prepare_model, profile_model
-from attnprof.spec.model_spec import ModelSpec
-from attnprof.spec.settings import TimingPlan
+from attnprof.workload.model_spec import ModelSpec
+from attnprof.workload.settings import TimingPlan
 
 GOAL_POINTS = 0.02
 LABELS_GOAL = 0.05

@@ -24,9 +24,9 @@ from __future__ import annotations
 import argparse
 
 from attnprof.run.compare import compare
-from attnprof.spec.lengths import DISTRIBUTIONS
-from attnprof.spec.settings import Settings, TimingPlan
-from attnprof.spec.workload import Workload
+from attnprof.workload.lengths import DISTRIBUTIONS
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings, TimingPlan
 
 
 def main() -> None:

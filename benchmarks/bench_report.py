@@ -32,9 +32,9 @@ from attnprof.analysis.scaling import analyse_sweep
 from attnprof.measure.environment import collect_environment
 from attnprof.record.compare import Latency, VariantResult
 from attnprof.record.sweep import SweepPoint, SweepRecord
-from attnprof.spec.grid import Axis, Grid
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.grid import Axis, Grid
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 SHOW_GOAL_S, HTML_GOAL_S, HTML_GOAL_BYTES = 0.3, 2.0, 5 * 10**6
 VARIANTS, POINTS, SAMPLES = 20, 30, 50

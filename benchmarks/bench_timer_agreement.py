@@ -21,9 +21,9 @@ import torch.utils.benchmark as tub
 from attnprof.measure.inputs import grad_mode, make_inputs, make_step
 from attnprof.measure.timer import time_step
 from attnprof.run.compare import prepare
-from attnprof.spec.settings import TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import TimingPlan
 
 
 def attnprof_median_ms(step, device: str, min_time: float) -> float:

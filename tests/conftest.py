@@ -21,7 +21,7 @@ import pytest
 from quick_loop import OUT_OF_QUICK, OUT_OF_QUICK_MARKERS, QUICK_ANYWAY
 
 if TYPE_CHECKING:
-    from attnprof.spec.settings import Settings
+    from attnprof.workload.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Real torch.profiler traces (Holistic Trace Analysis, MIT), kept in the repository so a
@@ -138,7 +138,7 @@ def records_by_kind(tmp_path_factory: pytest.TempPathFactory,
     from attnprof.analysis.analyze import analyze_files
     from attnprof.record.family import load_record
     from attnprof.run.compare import compare
-    from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
+    from attnprof.workload.settings import CaptureSpec, Settings, TimingPlan
 
     tiny = {"batch": 1, "heads": 2, "kv_heads": 1, "seq": 32, "head_dim": 16, "device": "cpu"}
     plan = TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=3, max_samples=5,
@@ -198,7 +198,7 @@ def _statuses(folder: Path, tiny: dict[str, object]) -> object:
     ``wrong`` rows (one with NaN/Inf in its output) and a ``timeout`` that keeps the
     latency of the round before it, beside an ``ok`` row."""
     from attnprof.run.compare import compare
-    from attnprof.spec.settings import Settings, TimingPlan
+    from attnprof.workload.settings import Settings, TimingPlan
 
     module = folder / "misbehaving.py"
     module.write_text(_MISBEHAVING)
@@ -229,7 +229,7 @@ def _tiny_check(profiled: object) -> object:
     does not."""
     from attnprof.analysis.check import check_expectations, pick_region
     from attnprof.record.check import CheckRecord
-    from attnprof.spec.expectations import Expectations
+    from attnprof.workload.expectations import Expectations
 
     row = profiled.results[0]  # type: ignore[attr-defined]
     exp = msgspec_convert({"title": "naive in place", "per_forward": {"kernels": {"min": 1}},
@@ -253,8 +253,8 @@ def _tiny_limits(tiny: dict[str, object]) -> object:
     from attnprof.measure.environment import collect_environment
     from attnprof.record.limits import LimitsRecord
     from attnprof.run.limits import find_ceiling
-    from attnprof.spec.workload import Workload
     from attnprof.variants import resolve_variants
+    from attnprof.workload.problem import Workload
 
     base = Workload(**{**tiny, "seq": 64}).validate()  # type: ignore[arg-type]
     (variant,) = resolve_variants(["naive"])
@@ -283,7 +283,7 @@ def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
     training, so the views show points, a failure and fits."""
     from attnprof.run.executors.inline import InlineExecutor
     from attnprof.run.sweep import plan_sweep, run_sweep
-    from attnprof.spec.grid import Axis, Grid
+    from attnprof.workload.grid import Axis, Grid
 
     grid = Grid(axes=[Axis(field="mode", values=["forward", "forward+backward"]),
                       Axis(field="seq", values=[16, 32, 64])])
@@ -336,7 +336,7 @@ def _tiny_model_record(plan: object) -> object:
     prefill and decode."""
     from attnprof.record.model import ModelSettings
     from attnprof.run.model import profile_model
-    from attnprof.spec.model_spec import ModelSpec
+    from attnprof.workload.model_spec import ModelSpec
 
     spec = ModelSpec(source="llama", layers=2, hidden=32, heads=4, kv_heads=2, vocab=64,
                      seq=16, implementations=("eager", "sdpa"), phases=("prefill", "decode"))

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from attnprof.record.model import ModelRecord
     from attnprof.run.capture import Capture
     from attnprof.run.trace_handler import TraceHandler
-    from attnprof.spec.workload import Workload
+    from attnprof.workload.problem import Workload
 
 __all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", "capture",
            "compare", "load", "load_record", "profile_model", "trace_handler"]
@@ -37,7 +37,7 @@ __all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", 
 #: free of torch).
 _LAZY = {
     "RunRecord": "attnprof.record.compare",
-    "Workload": "attnprof.spec.workload",
+    "Workload": "attnprof.workload.problem",
     "UsageError": "attnprof.errors",
     "load_record": "attnprof.record.family",
     "ModelRecord": "attnprof.record.model",

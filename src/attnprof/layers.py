@@ -19,7 +19,7 @@ LAYERS: tuple[str, ...] = (
     # the one rule for spread, interval and "differs beyond noise" (no project imports)
     "noise",
     # what is asked: workload, costs, settings, expectations
-    "spec",
+    "workload",
     # what we know, not what we saw: kernel names, SDPA backends, trace categories
     "knowledge",
     # the typed record family every later step reads, and the store that keeps records

@@ -23,9 +23,9 @@ from attnprof.analysis.analyze import analyze_trace
 from attnprof.record.compare import RunRecord
 from attnprof.record.trace_report import TraceReport
 from attnprof.run.compare import compare
-from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.trace import Trace, load_trace
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import CaptureSpec, Settings, TimingPlan
 
 #: B=1, H=2 sharing one K/V head (so repeat_kv and enable_gqa have work), S=64, D=16.
 WORKLOAD = Workload(batch=1, heads=2, kv_heads=1, seq=64, head_dim=16, device="cpu")

@@ -11,7 +11,7 @@ from collections import Counter
 from itertools import pairwise
 
 from attnprof.record.trace_report import Finding, TraceReport
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 
 def rules(report: TraceReport) -> set[str]:

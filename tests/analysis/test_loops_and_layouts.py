@@ -29,9 +29,9 @@ from attnprof.analysis.index.views import view_regions
 from attnprof.record.compare import RunRecord
 from attnprof.record.trace_report import Finding, TraceReport
 from attnprof.run.compare import compare
-from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.trace import Trace, load_trace
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import CaptureSpec, Settings, TimingPlan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "attention"
 LOOP = f"{EXAMPLES / 'loop_over_heads.py'}:attention"

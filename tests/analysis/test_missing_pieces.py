@@ -18,8 +18,8 @@ import pytest
 from attnprof.analysis.analyze import analyze_trace
 from attnprof.errors import UsageError
 from attnprof.record.compare import RunRecord
-from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
+from attnprof.workload.problem import Workload
 
 _NAMES = ["aten::masked_fill", "aten::copy_", "aten::repeat_interleave", "aten::tril",
           "aten::scaled_dot_product_attention", "aten::_scaled_dot_product_attention_math",

@@ -150,7 +150,7 @@ def test_kv_expanded_by_expand_and_reshape(tmp_path: Path) -> None:
     import torch.nn.functional as F
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    from attnprof.spec.workload import Workload
+    from attnprof.workload.problem import Workload
 
     w = Workload(batch=1, heads=4, kv_heads=2, seq=32, head_dim=8)
     q = torch.randn(1, 4, 32, 8)

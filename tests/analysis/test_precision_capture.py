@@ -7,9 +7,9 @@ import pytest
 from attnprof.analysis.analyze import analyze_trace
 from attnprof.record.trace_report import TraceReport
 from attnprof.run.compare import compare
-from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import CaptureSpec, Settings, TimingPlan
 
 BF16 = Workload(batch=1, heads=2, seq=64, head_dim=16, dtype="bfloat16", device="cpu")
 

@@ -14,7 +14,7 @@ from attnprof.analysis.projection import (
 from attnprof.knowledge.devices import DEVICES, device_for_name
 from attnprof.record.compare import CompareRecord
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 
 @pytest.fixture(scope="module")

@@ -93,7 +93,7 @@ def test_a_fifo_of_lengths_is_refused_without_waiting(tmp_path: Path) -> None:
 
 
 def test_a_lengths_file_is_read_one_per_line_or_as_json(tmp_path: Path) -> None:
-    from attnprof.spec.lengths import read_lengths_file
+    from attnprof.workload.lengths import read_lengths_file
 
     assert read_lengths_file(_file(tmp_path, "a.txt", "32\n 64\n\n200\n")) == (32, 64, 200)
     assert read_lengths_file(_file(tmp_path, "b.json", json.dumps([5, 6]))) == (5, 6)

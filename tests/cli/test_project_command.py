@@ -17,7 +17,7 @@ from attnprof.knowledge.devices import DEVICES
 from attnprof.record.compare import CompareRecord
 from attnprof.record.family import load_record
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 SHAPE = {"batch": 1, "heads": 4, "head_dim": 64, "seq": 512}
 

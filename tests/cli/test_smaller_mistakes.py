@@ -14,7 +14,7 @@ import pytest
 
 from attnprof.cli.main import main
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 FAST = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=3, max_samples=5,
                                 min_warmup_calls=1), measure_ceilings=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 #: Enough samples to exercise the statistics, few enough to keep the suite fast.
 FAST = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=3,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from attnprof.spec.settings import Settings
+from attnprof.workload.settings import Settings
 
 #: One call allocates and touches 64 MiB (16,384 pages of 4 KiB), then frees it.
 TOUCHING = '''

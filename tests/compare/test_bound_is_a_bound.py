@@ -9,7 +9,7 @@ import pytest
 
 from attnprof.analysis.projection import bound_of, machine_target
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 #: Few samples: the bound has to hold for every call, the fastest included. One intra-op
 #: thread, as the CLI times CPU variants (compare --threads): the ceilings are measured on

@@ -9,7 +9,7 @@ from attnprof.measure.ceilings import measure_ceilings
 from attnprof.record.compare import RunRecord
 from attnprof.render.compare_table import render_compare
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

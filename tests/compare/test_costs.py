@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnprof.spec import costs
-from attnprof.spec.workload import Workload
+from attnprof.workload import costs
+from attnprof.workload.problem import Workload
 
 
 def test_dense_forward_flops() -> None:

@@ -12,7 +12,7 @@ from attnprof.cli.main import main
 from attnprof.record.compare import RunRecord
 from attnprof.render.csv_table import COLUMNS, render_csv
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings
+from attnprof.workload.settings import Settings
 
 
 def test_csv_reads_back_to_the_record(fast_settings: Settings) -> None:

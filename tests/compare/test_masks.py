@@ -8,10 +8,10 @@ import msgspec
 import pytest
 
 from attnprof.run.compare import compare
-from attnprof.spec import costs
-from attnprof.spec.masking import MASKS, admitted_pairs
-from attnprof.spec.workload import Workload
 from attnprof.variants.masks import build_mask
+from attnprof.workload import costs
+from attnprof.workload.masking import MASKS, admitted_pairs
+from attnprof.workload.problem import Workload
 
 TINY = Workload(batch=2, heads=4, kv_heads=2, seq=48, head_dim=16, window=12,
                 mask_density=0.3, lengths="8..48")

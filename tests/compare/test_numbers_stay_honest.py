@@ -26,8 +26,8 @@ from attnprof.run.compare import run_point
 from attnprof.run.point import Point
 from attnprof.run.processes import merge_processes
 from attnprof.run.rows import CONTENDED_NOTE, contention_notes
-from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import CaptureSpec, Settings, TimingPlan
 
 SMALL = ["--batch", "1", "--heads", "2", "--seq", "32", "--head-dim", "16",
          "--min-time", "0.01", "--variants", "naive"]

@@ -8,8 +8,8 @@ import pytest
 from attnprof.measure.accuracy import scored_rows
 from attnprof.measure.inputs import make_inputs
 from attnprof.run.compare import compare
-from attnprof.spec.workload import Workload
 from attnprof.variants import get_variant, resolve_variants
+from attnprof.workload.problem import Workload
 
 PADDED = Workload(batch=4, heads=4, kv_heads=2, seq=64, head_dim=16, mask="padding",
                   lengths="8..64")

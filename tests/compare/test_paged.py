@@ -16,10 +16,10 @@ import torch
 from attnprof.errors import UsageError
 from attnprof.measure.inputs import make_inputs, make_step
 from attnprof.run.compare import compare
-from attnprof.spec.paged import PagedLayout, parse_block_sizes
-from attnprof.spec.workload import Workload
 from attnprof.variants import OPT_IN, REGISTRY, get_variant
 from attnprof.variants.paged import _build_flex, with_block_sizes
+from attnprof.workload.paged import PagedLayout, parse_block_sizes
+from attnprof.workload.problem import Workload
 
 DECODE = Workload(batch=2, heads=4, kv_heads=2, seq=100, head_dim=16, mode="decode")
 

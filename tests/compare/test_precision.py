@@ -12,7 +12,7 @@ from attnprof.errors import UsageError
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.run.compare import compare
 from attnprof.run.precision import ACCURACY_AT_ZERO
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 TINY = Workload(batch=1, heads=4, kv_heads=2, seq=64, head_dim=16)
 

@@ -14,7 +14,7 @@ from attnprof.analysis.cost import row_cost
 from attnprof.cli.main import main
 from attnprof.record.compare import CompareRecord
 from attnprof.record.family import load_record
-from attnprof.spec.prices import tokens_per_call
+from attnprof.workload.prices import tokens_per_call
 
 TINY = ["--batch", "1", "--heads", "2", "--seq", "64", "--head-dim", "16", "--min-time",
         "0.02", "--threads", "1", "--no-store"]

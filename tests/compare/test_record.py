@@ -11,7 +11,7 @@ from attnprof.errors import UsageError
 from attnprof.record.base import SCHEMA_VERSION
 from attnprof.record.compare import RunRecord
 from attnprof.run.compare import compare
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 TINY = Workload(batch=1, heads=2, seq=32, head_dim=16)
 

@@ -10,7 +10,7 @@ import pytest
 
 from attnprof.measure.timer import round_sizes
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 RECORDING = '''
 import signal

@@ -25,8 +25,8 @@ from attnprof.render.compare_table import render_compare
 from attnprof.render.csv_table import render_csv
 from attnprof.run.compare import compare
 from attnprof.run.executors.process import ProcessExecutor
-from attnprof.spec.budgets import load_budgets
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.budgets import load_budgets
+from attnprof.workload.settings import Settings, TimingPlan
 
 TINY = {"batch": 1, "heads": 2, "kv_heads": 1, "seq": 32, "head_dim": 16, "device": "cpu"}
 

@@ -9,8 +9,8 @@ so it runs here; tests/gpu checks the real thing.
 from __future__ import annotations
 
 from attnprof.knowledge.sdpa_backends import refusal_reasons, router_reasons
-from attnprof.spec.workload import Workload
 from attnprof.variants import get_variant
+from attnprof.workload.problem import Workload
 
 AT = " (Triggered internally at /pytorch/aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:{}.)"
 # sdpa-flash on float32 inputs: the flash section holds the one failed check.

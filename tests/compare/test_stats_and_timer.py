@@ -6,7 +6,7 @@ import pytest
 
 from attnprof.measure.stats import summarize
 from attnprof.measure.timer import time_step
-from attnprof.spec.settings import TimingPlan
+from attnprof.workload.settings import TimingPlan
 
 
 def test_summary_of_known_samples() -> None:

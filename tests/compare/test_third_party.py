@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from attnprof.run.compare import compare
-from attnprof.spec.workload import Workload
 from attnprof.variants.third_party import PIP, THIRD_PARTY
+from attnprof.workload.problem import Workload
 
 NAMES = [v.name for v in THIRD_PARTY]
 MODULE = {"flash-attn": "flash_attn", "flash-attn-varlen": "flash_attn",

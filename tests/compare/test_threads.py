@@ -19,8 +19,8 @@ from attnprof.errors import UsageError
 from attnprof.formatting import threads_text
 from attnprof.run.compare import run_point
 from attnprof.run.point import Point
-from attnprof.spec.settings import Settings, TimingPlan, default_threads, parse_threads
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings, TimingPlan, default_threads, parse_threads
 
 TINY = ["--batch", "1", "--heads", "2", "--seq", "32", "--head-dim", "16", "--min-time",
         "0.01", "--variants", "naive,sdpa", "--no-store"]

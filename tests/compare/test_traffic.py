@@ -12,8 +12,8 @@ from attnprof.record.compare import CompareRecord
 from attnprof.render.compare_table import render_compare
 from attnprof.render.figures.compare import compare_figures, roofline_points
 from attnprof.run.compare import compare
-from attnprof.spec import costs
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload import costs
+from attnprof.workload.settings import Settings, TimingPlan
 
 
 def _op(name: str, dims: list[list[int]], types: list[str], start: float, end: float

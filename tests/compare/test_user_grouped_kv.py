@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "attention" / "ignores_gqa.py"
 SPEC = f"{EXAMPLE}:attention"

@@ -19,7 +19,7 @@ import pytest
 
 from attnprof.run.compare import compare
 from attnprof.run.executors.process import ProcessExecutor
-from attnprof.spec.settings import Settings
+from attnprof.workload.settings import Settings
 
 TINY = {"batch": 1, "heads": 2, "kv_heads": 1, "seq": 32, "head_dim": 16, "device": "cpu"}
 

@@ -9,8 +9,8 @@ import pytest
 
 from attnprof.errors import UsageError
 from attnprof.run.compare import compare
-from attnprof.spec.workload import Workload
 from attnprof.variants import REGISTRY, get_variant, resolve_variants
+from attnprof.workload.problem import Workload
 
 TINY = Workload(batch=1, heads=4, seq=64, head_dim=16, window=16)
 

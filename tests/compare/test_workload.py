@@ -6,7 +6,7 @@ import pytest
 
 from attnprof.errors import UsageError
 from attnprof.measure.device import check_against_device, check_device
-from attnprof.spec.workload import Workload, canonical_dtype, default_workload
+from attnprof.workload.problem import Workload, canonical_dtype, default_workload
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 
 from attnprof.cli.main import main
 from attnprof.errors import UsageError
-from attnprof.spec.expectations import load_expectations
+from attnprof.workload.expectations import load_expectations
 
 
 @pytest.mark.parametrize(("text", "needle"), [

@@ -14,10 +14,10 @@ from attnprof.errors import UsageError
 from attnprof.record.compare import RunRecord
 from attnprof.record.trace_report import TraceReport
 from attnprof.run.compare import compare
-from attnprof.spec.expectations import Bound, Expectations, PatternBound, PerForward
-from attnprof.spec.settings import CaptureSpec, Settings, TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.trace import load_trace
+from attnprof.workload.expectations import Bound, Expectations, PatternBound, PerForward
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import CaptureSpec, Settings, TimingPlan
 
 WORKLOAD = Workload(batch=1, heads=2, seq=32, head_dim=16)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from attnprof.errors import UsageError
-from attnprof.spec.expectations import Bound, load_expectations
+from attnprof.workload.expectations import Bound, load_expectations
 
 GOOD = '''
 title = "flash attention is one fused kernel"

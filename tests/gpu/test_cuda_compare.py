@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from attnprof.run.compare import compare
-from attnprof.spec.settings import Settings, TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.variants import REGISTRY
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings, TimingPlan
 
 pytestmark = pytest.mark.gpu
 

@@ -7,7 +7,7 @@ import pytest
 
 from attnprof.record.model import ModelSettings
 from attnprof.run.model import profile_model
-from attnprof.spec.settings import TimingPlan
+from attnprof.workload.settings import TimingPlan
 
 pytestmark = pytest.mark.gpu
 

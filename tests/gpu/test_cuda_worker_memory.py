@@ -8,8 +8,8 @@ import pytest
 
 from attnprof.run.compare import compare
 from attnprof.run.executors.process import ProcessExecutor
-from attnprof.spec.settings import Settings, TimingPlan
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings, TimingPlan
 
 pytestmark = pytest.mark.gpu
 

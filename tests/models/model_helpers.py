@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from attnprof.record.model import ModelSettings
-from attnprof.spec.settings import TimingPlan
+from attnprof.workload.settings import TimingPlan
 
 #: As few samples as the runner allows: the tests check what is measured, not how well.
 FAST = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=2,

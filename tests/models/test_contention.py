@@ -18,7 +18,7 @@ from attnprof.cli.main import main
 from attnprof.measure.contention import cpu_wait_s
 from attnprof.record.model import ModelRecord
 from attnprof.run.model import prepare_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 #: The tiny model with steps of tens of milliseconds on one thread. A step of the tiniest
 #: one (under a millisecond) ends within the scheduler's slice however busy the CPUs are:

@@ -28,8 +28,8 @@ from attnprof.models.locate import locate
 from attnprof.record.model import ModelSettings
 from attnprof.record.model_attribution import ModelAttribution
 from attnprof.run.model import profile_model
-from attnprof.spec.settings import CaptureSpec
 from attnprof.trace import load_trace
+from attnprof.workload.settings import CaptureSpec
 
 STEPS = 3
 LAYOUTS = ["attention first", "attention last", "nested", "per-head loop", "tensor"]

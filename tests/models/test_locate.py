@@ -11,8 +11,8 @@ from torch import nn
 
 from attnprof.models.locate import locate
 from attnprof.models.sources import load_model
-from attnprof.spec.model_spec import ModelSpec
 from attnprof.variants.user import load_callable
+from attnprof.workload.model_spec import ModelSpec
 
 
 @pytest.mark.parametrize(("name", "cls", "roles"), [

@@ -10,7 +10,7 @@ import pytest
 from model_helpers import FAST, config_dir
 
 from attnprof.run.model import profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 transformers = pytest.importorskip("transformers")
 
@@ -23,9 +23,9 @@ def test_a_sliding_window_is_said_per_layer_and_its_flops_count_admitted_pairs(
     bounded cache (issue 16, item 7)."""
     from attnprof.record.model import ModelRecord
     from attnprof.render import TerminalRenderer
-    from attnprof.spec import costs
-    from attnprof.spec.workload import Workload
     from attnprof.variants import get_variant
+    from attnprof.workload import costs
+    from attnprof.workload.problem import Workload
 
     folder = config_dir(tmp_path, "mistral", sliding_window=4)
     spec = ModelSpec(model_path=str(folder), seq=12, cache_len=12,

@@ -12,7 +12,7 @@ import pytest
 from model_helpers import FAST, config_dir
 
 from attnprof.run.model import profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 transformers = pytest.importorskip("transformers")
 

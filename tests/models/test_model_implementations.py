@@ -10,7 +10,7 @@ from model_helpers import FAST, config_dir
 
 from attnprof.models.implementations import stale_modules, switch_implementation
 from attnprof.run.model import prepare_model, profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 transformers = pytest.importorskip("transformers")
 
@@ -65,7 +65,7 @@ def test_a_backend_refusal_is_unsupported_in_model_as_in_compare() -> None:
     from model_helpers import TINY
 
     from attnprof.run.compare import compare
-    from attnprof.spec.settings import Settings, TimingPlan
+    from attnprof.workload.settings import Settings, TimingPlan
 
     plan = TimingPlan(warmup_s=0.0, min_time_s=0.0, min_samples=2, max_samples=2,
                       min_warmup_calls=1, rounds=1)

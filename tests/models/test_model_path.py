@@ -13,7 +13,7 @@ from model_helpers import config_dir as _config_dir
 
 from attnprof.measure.accuracy import TOLERANCE
 from attnprof.run.model import prepare_model, profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 transformers = pytest.importorskip("transformers")
 

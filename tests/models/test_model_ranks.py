@@ -21,8 +21,8 @@ from attnprof.render.model_view import render_model
 from attnprof.run.model import profile_model
 from attnprof.run.model_ranks import differs_beyond_noise, rank_runs
 from attnprof.run.rows import latency
-from attnprof.spec.model_spec import ModelSpec
-from attnprof.spec.settings import TimingPlan
+from attnprof.workload.model_spec import ModelSpec
+from attnprof.workload.settings import TimingPlan
 
 
 def _run(impl: str, samples: list[float], rounds: int = 4) -> PhaseRun:

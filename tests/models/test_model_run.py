@@ -14,7 +14,7 @@ from attnprof.measure.accuracy import TOLERANCE
 from attnprof.record.family import decode_record
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.run.model import profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 
 def _profile(name: str, impls: tuple[str, ...], phases: tuple[str, ...],

@@ -13,7 +13,7 @@ import pytest
 
 from attnprof.errors import UsageError
 from attnprof.run.model import prepare_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 transformers = pytest.importorskip("transformers")
 

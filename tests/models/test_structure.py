@@ -18,7 +18,7 @@ from attnprof.models.instrument import labelled
 from attnprof.models.locate import locate
 from attnprof.record.model import ModelRecord
 from attnprof.run.model import profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 transformers = pytest.importorskip("transformers")
 

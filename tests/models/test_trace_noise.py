@@ -19,7 +19,7 @@ from attnprof.measure.contention import cpu_wait_s, wait_fraction
 from attnprof.record.family import decode_record
 from attnprof.record.model_attribution import ModelAttribution
 from attnprof.run.model import _TRACE_TRIES, profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 
 def fake_attribution(wait: float | None, extra: float | None) -> ModelAttribution:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from model_helpers import FAST, TINY
 
 from attnprof.run.model import profile_model
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 
 def test_llama_training_has_no_kv_cache_part() -> None:

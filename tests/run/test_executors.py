@@ -15,7 +15,7 @@ from attnprof.run.compare import compare
 from attnprof.run.executors import get_executor
 from attnprof.run.executors.process import ProcessExecutor
 from attnprof.run.rows import CONTENDED_NOTE
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 TINY = {"batch": 1, "heads": 4, "kv_heads": 2, "seq": 32, "head_dim": 16, "device": "cpu"}
 FAST = Settings(plan=TimingPlan(warmup_s=0.0, min_time_s=0.01, min_samples=3, max_samples=5,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 CEILING_BASE = Workload(batch=1, heads=2, kv_heads=2, seq=1024, head_dim=16).validate()
 CEILING_SEARCH: dict[str, Any] = {"field_name": "seq", "budget": 20 << 20, "step": 256,

@@ -9,7 +9,7 @@ import pytest
 from ceiling_search import CEILING_BASE, CEILING_SEARCH
 
 from attnprof.record.limits import Ceiling
-from attnprof.spec.settings import Settings, TimingPlan
+from attnprof.workload.settings import Settings, TimingPlan
 
 #: A tiny shape: every point of a sweep over it takes milliseconds to measure, so a sweep's
 #: time is its workers' start-up.

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from attnprof.record.compare import Latency, VariantResult
 from attnprof.record.environment import Environment
 from attnprof.record.sweep import SweepPoint, SweepRecord
-from attnprof.spec.grid import Axis, Grid
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.grid import Axis, Grid
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 ENV = Environment(attnprof="0", python="3", platform="p", torch="t", cuda=None, cudnn=None,
                   device="cpu", device_name="cpu", device_info={}, cpu_model="c", threads=1)

@@ -97,7 +97,7 @@ def test_a_malformed_file_is_one_line_and_exit_2_before_running(
 
 def test_expectations_bounds_share_the_checks(tmp_path: Path) -> None:
     from attnprof.errors import UsageError
-    from attnprof.spec.expectations import load_expectations
+    from attnprof.workload.expectations import load_expectations
 
     path = tmp_path / "expect.toml"
     path.write_text("[per_forward]\nlatency_ms = { max = nan }\n")

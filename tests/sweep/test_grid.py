@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from attnprof.errors import UsageError
-from attnprof.spec.grid import MAX_VALUES, Axis, Grid, covers, parse_axis, parse_choices
-from attnprof.spec.quantities import parse_bytes, parse_ms, parse_seconds
+from attnprof.workload.grid import MAX_VALUES, Axis, Grid, covers, parse_axis, parse_choices
+from attnprof.workload.quantities import parse_bytes, parse_ms, parse_seconds
 
 
 @pytest.mark.parametrize(("text", "values"), [

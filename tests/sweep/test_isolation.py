@@ -9,8 +9,8 @@ from pathlib import Path
 from attnprof.record.sweep import SweepRecord
 from attnprof.run.executors.process import PREPARE_S, ProcessExecutor
 from attnprof.run.sweep import plan_sweep, run_sweep
-from attnprof.spec.grid import Axis, Grid
-from attnprof.spec.settings import Settings
+from attnprof.workload.grid import Axis, Grid
+from attnprof.workload.settings import Settings
 
 TIMEOUT_S = 6.0
 

@@ -14,9 +14,9 @@ from attnprof.formatting import threads_text
 from attnprof.record.limits import Ceiling
 from attnprof.run.compare import compare
 from attnprof.run.limits import analytic_ceiling, find_ceiling, probe_budget, search_range
-from attnprof.spec.settings import Settings, TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.variants import get_variant
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings, TimingPlan
 
 GiB = 1 << 30
 BASE = Workload(batch=1, heads=2, kv_heads=2, seq=1024, head_dim=16).validate()

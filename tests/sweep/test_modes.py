@@ -9,9 +9,9 @@ from pathlib import Path
 from attnprof.render import TerminalRenderer
 from attnprof.run.executors.inline import InlineExecutor
 from attnprof.run.sweep import plan_sweep, run_sweep
-from attnprof.spec import costs
-from attnprof.spec.grid import Axis, Grid
-from attnprof.spec.settings import Settings
+from attnprof.workload import costs
+from attnprof.workload.grid import Axis, Grid
+from attnprof.workload.settings import Settings
 
 
 def test_forward_and_training_in_one_sweep(failing: Path, tiny: dict[str, int],

@@ -15,8 +15,8 @@ from attnprof.record.limits import Ceiling
 from attnprof.record.sweep import SweepRecord
 from attnprof.run.executors.inline import InlineExecutor
 from attnprof.run.sweep import plan_sweep, run_sweep
-from attnprof.spec.grid import Axis, Grid
-from attnprof.spec.settings import Settings
+from attnprof.workload.grid import Axis, Grid
+from attnprof.workload.settings import Settings
 
 ray = pytest.importorskip("ray")
 

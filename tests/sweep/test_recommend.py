@@ -13,9 +13,9 @@ from attnprof.record.compare import Latency, VariantResult
 from attnprof.record.sweep import SweepPoint, SweepRecord
 from attnprof.run.executors.inline import InlineExecutor
 from attnprof.run.sweep import plan_sweep, run_sweep
-from attnprof.spec.grid import Axis, Grid
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.grid import Axis, Grid
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from attnprof.analysis.scaling import analyse_sweep, fit_power_law
 from attnprof.record.compare import Latency, VariantResult
 from attnprof.record.environment import Environment
 from attnprof.record.sweep import SweepPoint, SweepRecord
-from attnprof.spec.grid import Axis, Grid
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.grid import Axis, Grid
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 
 def test_an_exact_power_law_has_its_exponent_and_r2_of_one() -> None:

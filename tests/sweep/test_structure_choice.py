@@ -15,7 +15,7 @@ from attnprof.measure.stats import summarize
 from attnprof.record.compare import VariantResult
 from attnprof.record.sweep import SweepPoint, SweepRecord
 from attnprof.run.rows import latency
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 
 def test_recommend_sets_gqa_beside_mha_in_one_table(tmp_path: Path,

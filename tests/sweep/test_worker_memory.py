@@ -13,7 +13,7 @@ from attnprof.measure.accuracy import REFERENCE_BLOCK_BYTES, reference_output
 from attnprof.measure.inputs import make_inputs
 from attnprof.measure.memory import profile_step
 from attnprof.record.sweep import SweepRecord
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 MiB = 1 << 20
 
@@ -51,7 +51,7 @@ def test_a_cap_below_attnprofs_own_memory_bounds_only_the_variants(
 def test_a_reference_past_the_time_limit_is_said_not_blamed_on_a_variant(
         tmp_path: Path) -> None:
     from attnprof.run.compare import compare
-    from attnprof.spec.settings import Settings, TimingPlan
+    from attnprof.workload.settings import Settings, TimingPlan
 
     path = tmp_path / "quick.py"
     path.write_text("import torch\n\ndef zeros(q, k, v, **kwargs):\n"

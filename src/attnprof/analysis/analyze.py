@@ -33,8 +33,8 @@ from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.trace_report import (
     TraceReport,
 )
-from attnprof.spec.workload import Workload
 from attnprof.trace import Trace
+from attnprof.workload.problem import Workload
 
 __all__ = ["analyze_files", "analyze_trace"]
 

@@ -16,9 +16,9 @@ from attnprof.record.budgets import BudgetReport, UnmatchedBudget
 from attnprof.record.check import CheckRow
 from attnprof.record.compare import CompareRecord, VariantResult
 from attnprof.record.sweep import SweepRecord
-from attnprof.spec.budgets import METRICS, Budgets
-from attnprof.spec.expectations import Bound
-from attnprof.spec.workload import Workload
+from attnprof.workload.budgets import METRICS, Budgets
+from attnprof.workload.expectations import Bound
+from attnprof.workload.problem import Workload
 
 __all__ = ["BudgetReport", "check_budgets", "measured_rows", "metric_value"]
 

@@ -13,7 +13,7 @@ from attnprof.errors import UsageError
 from attnprof.knowledge.annotations import REGION_PREFIX, region_name
 from attnprof.record.check import CheckRow
 from attnprof.record.trace_report import RegionReport, TraceReport
-from attnprof.spec.expectations import Bound, Expectations, PatternBound
+from attnprof.workload.expectations import Bound, Expectations, PatternBound
 
 _MIB = float(1 << 20)
 

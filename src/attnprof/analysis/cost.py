@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnprof.record.compare import VariantResult
-from attnprof.spec.prices import tokens_per_call, usd_per_call
-from attnprof.spec.workload import Workload
+from attnprof.workload.prices import tokens_per_call, usd_per_call
+from attnprof.workload.problem import Workload
 
 __all__ = ["RowCost", "row_cost", "token_kind"]
 

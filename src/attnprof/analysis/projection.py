@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from attnprof.knowledge.devices import Device
 from attnprof.record.compare import VariantResult
 from attnprof.record.environment import Ceilings
-from attnprof.spec import costs
-from attnprof.spec.workload import Workload
+from attnprof.workload import costs
+from attnprof.workload.problem import Workload
 
 __all__ = ["ASSUMPTIONS", "SEQ_LIMIT", "SEQ_STEP", "Bound", "MemoryFit", "RowProjection", "Target",
            "bound_of", "device_target", "estimated_peak_bytes", "largest_fitting_seq",

@@ -44,7 +44,7 @@ from attnprof.record.sweep import (
     SweepPoint,
     SweepRecord,
 )
-from attnprof.spec.grid import INTEGER_FIELDS
+from attnprof.workload.grid import INTEGER_FIELDS
 
 __all__ = ["analyse_sweep", "find_crossovers", "fit_power_law", "scaling_fits", "value_of"]
 

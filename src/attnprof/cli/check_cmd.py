@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.outputs import Output, create_folders
     from attnprof.record.check import CheckRecord
     from attnprof.render.terminal import TerminalRenderer, make_console
-    from attnprof.spec.expectations import load_expectations
+    from attnprof.workload.expectations import load_expectations
 
     expectations = load_expectations(args.expect)  # a malformed file fails before any work
     trace = _is_trace(args.target)

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int | Finished:
     csv = [Output("--csv", args.csv)] if args.csv is not None else []
     budgets = None
     if args.budgets:  # a malformed file fails before anything is measured
-        from attnprof.spec.budgets import load_budgets
+        from attnprof.workload.budgets import load_budgets
 
         budgets = load_budgets(args.budgets)
     from attnprof.cli.pricing import price_of, price_request

@@ -23,8 +23,8 @@ def apply_from_config(args: argparse.Namespace, *, text: bool) -> None:
     if folder is None:
         return
     from attnprof.errors import UsageError
-    from attnprof.spec.grid import parse_axis
-    from attnprof.spec.model_config import read_config_sizes
+    from attnprof.workload.grid import parse_axis
+    from attnprof.workload.model_config import read_config_sizes
 
     sizes = read_config_sizes(folder)
     for field, value in sizes.fields().items():

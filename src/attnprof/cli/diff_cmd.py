@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.diff_view import render_gate
     from attnprof.render.terminal import make_console
-    from attnprof.spec.quantities import parse_percent
+    from attnprof.workload.quantities import parse_percent
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")

@@ -45,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
     from attnprof.render.env_view import render_machine
     from attnprof.render.terminal import make_console
-    from attnprof.spec.settings import parse_threads
-    from attnprof.spec.workload import canonical_dtype
     from attnprof.store import open_store, store_path
+    from attnprof.workload.problem import canonical_dtype
+    from attnprof.workload.settings import parse_threads
 
     dtypes = [canonical_dtype(d) for d in (args.dtypes or DEFAULT_DTYPES)]  # before any work
     if args.threads is not None:

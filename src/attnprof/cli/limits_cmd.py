@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.run.compare import prepare
     from attnprof.run.limits import Probe, find_ceiling
-    from attnprof.spec.quantities import parse_bytes, parse_seconds
-    from attnprof.spec.settings import Settings, TimingPlan, check_seconds
+    from attnprof.workload.quantities import parse_bytes, parse_seconds
+    from attnprof.workload.settings import Settings, TimingPlan, check_seconds
 
     fields = workload_fields(args)
     if args.field in fields:

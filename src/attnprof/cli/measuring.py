@@ -44,7 +44,7 @@ def measure(args: argparse.Namespace, console: Console, *, variants: list[str] |
     from attnprof.cli.planning import Figures, plan_outputs
     from attnprof.measure.capture import trace_file_name
     from attnprof.outputs import Output, create_folders
-    from attnprof.spec.workload import Workload, check_given
+    from attnprof.workload.problem import Workload, check_given
 
     names = _variant_names(variants)
     outputs = [*([Output("--json", json_path)] if json_path is not None else []),

@@ -26,13 +26,13 @@ from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_threads_argument, threads_from_args
 from attnprof.errors import UsageError
 from attnprof.exit_codes import ExitCode
-from attnprof.spec.settings import CPU_ALLOCATOR_STATES
+from attnprof.workload.settings import CPU_ALLOCATOR_STATES
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from attnprof.record.model import ModelSettings
-    from attnprof.spec.model_spec import ModelSpec
+    from attnprof.workload.model_spec import ModelSpec
 
 NAME = "model"
 SAVES_RECORDS = True
@@ -126,8 +126,8 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.run.executors import get_executor
     from attnprof.run.model import prepare_model, run_names
     from attnprof.run.point import ModelPoint
-    from attnprof.spec.model_spec import ModelSpec
-    from attnprof.spec.settings import TimingPlan, check_seconds
+    from attnprof.workload.model_spec import ModelSpec
+    from attnprof.workload.settings import TimingPlan, check_seconds
 
     for flag, value in (("--top", args.top), ("--trace-steps", args.trace_steps),
                         ("--rounds", args.rounds)):
@@ -220,7 +220,7 @@ def _trace_files(args: argparse.Namespace) -> tuple[str, ...]:
     once it is built, so every known one is listed."""
     from attnprof.measure.capture import trace_file_name
     from attnprof.models.implementations import MODEL_DEFAULT
-    from attnprof.spec.model_spec import IMPLEMENTATIONS, PHASES
+    from attnprof.workload.model_spec import IMPLEMENTATIONS, PHASES
 
     impls = dict.fromkeys([*(a.strip() for a in args.attn or ()), *IMPLEMENTATIONS,
                            MODEL_DEFAULT])

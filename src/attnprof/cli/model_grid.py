@@ -20,7 +20,7 @@ from attnprof.errors import UsageError
 
 if TYPE_CHECKING:
     from attnprof.record.model import ModelRecord, ModelSettings
-    from attnprof.spec.model_spec import ModelSpec
+    from attnprof.workload.model_spec import ModelSpec
 
 #: The size flags that take lists, in the order the grid nests them (outermost first).
 LIST_FLAGS = ("layers", "kv_heads", "seq", "batch")

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
     from attnprof.record.compare import CompareRecord
     from attnprof.record.sweep import SweepRecord
-    from attnprof.spec.budgets import Budgets
     from attnprof.store import PreparedRun
+    from attnprof.workload.budgets import Budgets
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ def apply_block_sizes(args: argparse.Namespace) -> None:
     torch is imported)."""
     if given_flags(args, ("block_size",)).get("block_size") is None:
         return
-    from attnprof.spec.paged import parse_block_sizes
     from attnprof.variants.paged import with_block_sizes
+    from attnprof.workload.paged import parse_block_sizes
 
     sizes = parse_block_sizes(args.block_size)
     # Unnamed, the question is paged against the contiguous cache: SDPA over it.

@@ -24,7 +24,7 @@ def precision_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The workload fields the two flags set (autocast's inputs are float32 unless the
     user says otherwise, whatever the device's default dtype)."""
     from attnprof.errors import UsageError
-    from attnprof.spec.workload import canonical_dtype
+    from attnprof.workload.problem import canonical_dtype
 
     fields = given_flags(args, ("dropout", "autocast"))
     if "autocast" in fields:

@@ -36,7 +36,7 @@ class PriceRequest:
 
 def price_request(args: argparse.Namespace) -> PriceRequest | None:
     """The price asked for, checked (one line, exit 2, on a mistake); ``None``: none."""
-    from attnprof.spec.prices import PRICES_ENV, load_prices, parse_price
+    from attnprof.workload.prices import PRICES_ENV, load_prices, parse_price
 
     if given_flags(args, ("price",)).get("price") is not None:
         if given_flags(args, ("prices",)).get("prices"):
@@ -62,7 +62,7 @@ def price_of(request: PriceRequest | None, device_name: str,
     if request.usd_per_hour is not None:
         return Price(usd_per_hour=request.usd_per_hour, source=request.source), ""
     from attnprof.knowledge.devices import device_for_name
-    from attnprof.spec.prices import find_price
+    from attnprof.workload.prices import find_price
 
     assert request.table is not None
     known = device_for_name(device_name)

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from attnprof.record.compare import CompareRecord
     from attnprof.render.projection_table import projection_data, render_projection
     from attnprof.render.terminal import make_console
-    from attnprof.spec.quantities import parse_bytes
+    from attnprof.workload.quantities import parse_bytes
 
     names = list(dict.fromkeys(n.strip().lower() for n in args.to.split(",") if n.strip()))
     table = load_devices(Path(args.devices) if args.devices else None)

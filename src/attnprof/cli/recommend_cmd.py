@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.record.recommendation import Recommended
     from attnprof.record.sweep import SweepRecord
     from attnprof.render.terminal import TerminalRenderer, make_console
-    from attnprof.spec.quantities import parse_bytes, parse_ms
+    from attnprof.workload.quantities import parse_bytes, parse_ms
 
     apply_from_config(args, text=True)
     constraints = Constraints(
@@ -103,7 +103,7 @@ def _larger_batches(args: argparse.Namespace, record: SweepRecord, constraints: 
     from attnprof.record.sweep import WorkerLimits
     from attnprof.run.limits import probe_cap
     from attnprof.run.recommend import measure_batches
-    from attnprof.spec.quantities import parse_bytes
+    from attnprof.workload.quantities import parse_bytes
 
     estimates = batch_estimates(record.points, record.variants, constraints)
     limit = constraints.max_memory_bytes

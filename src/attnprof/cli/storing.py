@@ -22,8 +22,8 @@ from attnprof.cli.flags import SharedFlags
 if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
     from attnprof.record.environment import Ceilings
-    from attnprof.spec.workload import Workload
     from attnprof.store import PreparedRun, Store
+    from attnprof.workload.problem import Workload
 
 __all__ = ["UNSAVED_FILE", "add_store_arguments", "cached_ceilings", "keep_unsaved",
            "load_target", "open_for_reading", "open_for_saving", "prepare_saving",

@@ -22,9 +22,9 @@ from attnprof.cli.workload_args import (
     threads_from_args,
 )
 from attnprof.errors import UsageError
-from attnprof.spec.grid import INTEGER_FIELDS, Axis, Grid, flag_of, parse_axis, parse_choices
-from attnprof.spec.quantities import parse_bytes, parse_seconds
-from attnprof.spec.settings import Settings, check_seconds, default_min_time
+from attnprof.workload.grid import INTEGER_FIELDS, Axis, Grid, flag_of, parse_axis, parse_choices
+from attnprof.workload.quantities import parse_bytes, parse_seconds
+from attnprof.workload.settings import Settings, check_seconds, default_min_time
 
 if TYPE_CHECKING:
     from attnprof.record.sweep import SweepRecord, WorkerLimits
@@ -114,7 +114,7 @@ def plan_from_args(args: argparse.Namespace, resume: SweepRecord | None = None
                    ) -> SweepPlan:
     """The sweep the flags ask for; with ``resume``, what the flags leave out comes from
     the record (and what they give must agree with it, checked by the caller)."""
-    from attnprof.spec.workload import check_given
+    from attnprof.workload.problem import check_given
 
     grid, fixed = grid_from_args(args)
     if resume is not None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from attnprof.record.sweep import SweepRecord
-    from attnprof.spec.budgets import Budgets
+    from attnprof.workload.budgets import Budgets
 
 
 def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord | None]:
@@ -45,7 +45,7 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
         check_image_path(flags.plot, "--plot")
     budgets = None
     if flags.budgets:
-        from attnprof.spec.budgets import load_budgets
+        from attnprof.workload.budgets import load_budgets
 
         budgets = load_budgets(flags.budgets)
     resume = None
@@ -68,7 +68,7 @@ def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> S
     from attnprof.record.sweep import needs_rerun
     from attnprof.render.progress import SweepProgress
     from attnprof.run.sweep import check_resumable, run_sweep
-    from attnprof.spec.grid import INTEGER_FIELDS
+    from attnprof.workload.grid import INTEGER_FIELDS
 
     plan = plan_from_args(args, resume)
     if resume is not None:

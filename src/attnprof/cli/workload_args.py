@@ -7,9 +7,10 @@ from typing import Any
 
 from attnprof.cli.flags import given_flags
 from attnprof.errors import UsageError
-from attnprof.spec.lengths import DISTRIBUTIONS, parse_lengths
-from attnprof.spec.masking import MASKS
-from attnprof.spec.settings import (
+from attnprof.workload.lengths import DISTRIBUTIONS, parse_lengths
+from attnprof.workload.masking import MASKS
+from attnprof.workload.problem import MODES, Workload
+from attnprof.workload.settings import (
     CPU_ALLOCATOR_STATES,
     DEFAULT_VARIANT_TIMEOUT_S,
     CaptureSpec,
@@ -20,11 +21,11 @@ from attnprof.spec.settings import (
     default_threads,
     parse_threads,
 )
-from attnprof.spec.workload import MODES, Workload
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per :class:`~attnprof.spec.workload.Workload` field (unset = device default)."""
+    """Add one flag per :class:`~attnprof.workload.problem.Workload` field (unset: the
+    device's default)."""
     g = parser.add_argument_group("workload (defaults depend on the device)")
     g.add_argument("--batch", "-b", type=int, help="batch size")
     g.add_argument("--heads", type=int, help="query heads")

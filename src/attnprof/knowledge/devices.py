@@ -290,7 +290,7 @@ def load_devices(path: Path | None) -> Mapping[str, Device]:
     """The shipped table, extended (or overridden by name) by the TOML file at ``path``."""
     if path is None:
         return DEVICES
-    from attnprof.spec.toml_file import read_toml
+    from attnprof.workload.toml_file import read_toml
 
     source = f"devices file {str(path)!r}"
     return {**DEVICES, **devices_from_toml(read_toml(path, source, _FIX), source)}

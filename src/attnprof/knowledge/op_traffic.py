@@ -19,7 +19,7 @@ nothing, and an op is counted only when no compute op ran inside it (``aten::mat
 not counted, the ``aten::bmm`` it calls is; ``aten::softmax`` is not, ``aten::_softmax``
 is; an SDPA kernel whose children only allocate and view is).
 
-Beside it, the *I/O floor* (:func:`attnprof.spec.costs.step_bytes`: Q, K, V read and O
+Beside it, the *I/O floor* (:func:`attnprof.workload.costs.step_bytes`: Q, K, V read and O
 written once) is what any attention must move; naive attention's traffic is several
 times its floor, because it writes and re-reads the S×S scores.
 """

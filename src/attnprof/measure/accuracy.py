@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
 from attnprof.variants.masks import build_mask
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -41,7 +41,7 @@ import ctypes
 import functools
 from typing import Any
 
-from attnprof.spec.settings import CpuAllocator
+from attnprof.workload.settings import CpuAllocator
 
 __all__ = ["heap_bytes", "minor_faults", "page_size", "release_free_memory", "reserve_heap",
            "set_cpu_allocator", "settle_heap"]

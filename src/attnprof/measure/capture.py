@@ -30,7 +30,7 @@ from attnprof.measure.allocator import minor_faults, page_size
 from attnprof.measure.contention import cpu_wait_s, oversubscribed, wait_fraction
 from attnprof.measure.memory import filtered_kineto_stderr
 from attnprof.measure.trace_export import metadata_token, write_chrome_trace
-from attnprof.spec.settings import CaptureSpec
+from attnprof.workload.settings import CaptureSpec
 
 #: Characters of a variant's name kept in its trace's file name (file names stop at 255
 #: bytes; a user variant's name holds a whole path).

@@ -36,7 +36,7 @@ from attnprof.knowledge.capture_noise import contended
 from attnprof.measure.contention import cpu_wait_s, oversubscribed, wait_fraction
 from attnprof.measure.timer import take_samples, time_step
 from attnprof.record.environment import Ceilings as RecordCeilings
-from attnprof.spec.settings import TimingPlan
+from attnprof.workload.settings import TimingPlan
 
 __all__ = ["Ceilings", "measure_ceilings"]
 

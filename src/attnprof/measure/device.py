@@ -11,8 +11,8 @@ import platform
 from typing import Any
 
 from attnprof.errors import UsageError
-from attnprof.spec import costs
-from attnprof.spec.workload import Workload
+from attnprof.workload import costs
+from attnprof.workload.problem import Workload
 
 GiB = float(1 << 30)
 #: Refuse a workload whose unavoidable tensors alone exceed this share of device memory.

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -6,7 +6,7 @@ process, the interpreter's own work, and on a virtual machine where the host pla
 vCPUs, which it may change every few seconds. On the 2-vCPU development VM a bare loop of
 SDPA calls moved between 7.4 and 8.9 ms in windows of 3 s on two threads, with the guest
 idle and no steal counted, and held 13.7-14.1 ms on one (benchmarks/README.md, "Threads").
-So CPU variants are timed on :data:`~attnprof.spec.settings.DEFAULT_CPU_THREADS` unless
+So CPU variants are timed on :data:`~attnprof.workload.settings.DEFAULT_CPU_THREADS` unless
 the user asks for more, and the pool is put back as it was afterwards.
 """
 

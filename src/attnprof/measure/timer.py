@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from attnprof.spec.settings import TimingPlan
+from attnprof.workload.settings import TimingPlan
 
 Clock = Callable[[], float]
 

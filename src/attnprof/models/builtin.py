@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 __all__ = ["DEFAULTS", "POSITIONS", "builtin_config", "builtin_model_class"]
 

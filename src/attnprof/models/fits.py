@@ -15,7 +15,7 @@ from typing import Any
 
 from attnprof.errors import UsageError
 from attnprof.models.sizes import config_sizes
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 __all__ = ["PY_BYTES_PER_LAYER", "check_fits", "longest_sequence", "position_limit"]
 
@@ -89,7 +89,7 @@ def _lower_bound_parameters(config: Any) -> int:
 
 def _check_memory(params: int, config: Any, spec: ModelSpec, seq: int) -> None:
     from attnprof.measure.device import memory_shortfall
-    from attnprof.spec.workload import DTYPE_BYTES
+    from attnprof.workload.problem import DTYPE_BYTES
 
     sizes = config_sizes(config)
     heads = sizes.get("heads") or 1

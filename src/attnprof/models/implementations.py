@@ -23,7 +23,7 @@ from typing import Any
 from attnprof.formatting import one_line
 from attnprof.models.loaded import LoadedModel
 from attnprof.models.locate import Located
-from attnprof.spec.model_spec import SDPA_PINS
+from attnprof.workload.model_spec import SDPA_PINS
 
 __all__ = ["MODEL_DEFAULT", "Refused", "dispatch_family", "pinned", "snapshot",
            "switch_implementation", "with_pin"]

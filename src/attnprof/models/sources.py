@@ -1,4 +1,4 @@
-"""From a :class:`~attnprof.spec.model_spec.ModelSpec` to a :class:`LoadedModel`: a
+"""From a :class:`~attnprof.workload.model_spec.ModelSpec` to a :class:`LoadedModel`: a
 built-in, a config folder, or a user's factory.
 
 Every mistake a user can make here — transformers missing, a folder without config.json, a
@@ -16,7 +16,7 @@ from attnprof.models.fits import check_fits
 from attnprof.models.loaded import LoadedModel, as_call_inputs, input_sizes
 from attnprof.models.sizes import config_sizes
 from attnprof.signals import reraise_stop
-from attnprof.spec.model_spec import ModelSpec
+from attnprof.workload.model_spec import ModelSpec
 
 if TYPE_CHECKING:
     import torch

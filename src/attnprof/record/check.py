@@ -10,7 +10,7 @@ import msgspec
 from attnprof.record.base import RecordBase
 from attnprof.record.environment import Environment
 from attnprof.record.trace_report import TraceReport
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 __all__ = ["CHECK_COLUMNS", "CheckRecord", "CheckRow", "check_lines"]
 

@@ -20,8 +20,8 @@ from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.finding import top_finding
 from attnprof.record.price import Price
 from attnprof.record.trace_report import TraceReport
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 __all__ = ["STATUSES", "Bytes", "CompareRecord", "Latency", "Milliseconds", "ProfileRecord",
            "RunRecord", "Status", "VariantResult", "fastest", "rows_headline"]
@@ -85,7 +85,7 @@ class VariantResult(msgspec.Struct, kw_only=True):
     flops_convention: str | None = None
     tflops_per_s: float | None = None
     #: The I/O floor: bytes any variant must move (q, k, v read, out written once; the
-    #: gradients in training), :func:`attnprof.spec.costs.step_bytes`.
+    #: gradients in training), :func:`attnprof.workload.costs.step_bytes`.
     bytes_moved: float | None = None
     #: Traffic: the bytes this variant's operators read and wrote in one step, modelled
     #: from the shapes and dtypes the profiler recorded for each op

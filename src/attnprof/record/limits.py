@@ -11,7 +11,7 @@ import msgspec
 from attnprof.record.base import RecordBase
 from attnprof.record.compare import Bytes, VariantResult
 from attnprof.record.environment import Environment
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 __all__ = ["LIMITS_COLUMNS", "Ceiling", "LimitsRecord", "Probe", "limits_lines"]
 

@@ -24,8 +24,8 @@ from attnprof.record.model_attribution import (
     REST_COMPONENTS,
     ModelAttribution,
 )
-from attnprof.spec.model_spec import ModelSpec
-from attnprof.spec.settings import CpuAllocator, TimingPlan
+from attnprof.workload.model_spec import ModelSpec
+from attnprof.workload.settings import CpuAllocator, TimingPlan
 
 __all__ = ["AttentionCall", "AttentionModule", "CrossCacheReport", "KvCacheReport",
            "LayerDelta", "ModelInfo", "ModelRecord", "ModelSettings", "PhaseRun", "Versus"]
@@ -154,7 +154,7 @@ class AttentionCall(msgspec.Struct, kw_only=True):
     #: True: the mask admitted at most ``window`` keys per query; False: more (the
     #: window declared was not applied); None: no window, or no mask to read.
     window_applied: bool | None = None
-    #: Core FLOPs of the call per step under :data:`attnprof.spec.costs.FLOPS_CONVENTION`
+    #: Core FLOPs of the call per step under :data:`attnprof.workload.costs.FLOPS_CONVENTION`
     #: (a window counts the pairs it admits); ``None`` when the heads are not known.
     flops: float | None = None
 

@@ -1,7 +1,7 @@
 """The sweep record: one comparison per point of a grid of workloads, and how they scale.
 
 A :class:`SweepRecord` (kind ``sweep``) holds what was asked — the base workload, the
-:class:`~attnprof.spec.grid.Grid` of swept fields, the variants and settings — and one
+:class:`~attnprof.workload.grid.Grid` of swept fields, the variants and settings — and one
 :class:`SweepPoint` per finished point, appended as each finishes (the record is saved
 atomically after every point, so an interrupted sweep loses at most the point that was
 running). A point's rows are the comparison's own :class:`VariantResult` rows, statuses
@@ -27,9 +27,9 @@ from attnprof.record.budgets import BudgetReport
 from attnprof.record.compare import COLUMNS, VariantResult, fastest, result_line, workload_line
 from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.recommendation import Recommended
-from attnprof.spec.grid import Grid
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.grid import Grid
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 __all__ = ["LOST_TASK", "QUANTITIES", "Crossover", "Quantity", "RecommendRecord",
            "ScalingFit", "SweepPoint", "SweepRecord", "WorkerLimits", "needs_rerun"]

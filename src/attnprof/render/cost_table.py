@@ -10,7 +10,7 @@ from rich.text import Text
 
 from attnprof.analysis.cost import row_cost, token_kind
 from attnprof.record.compare import CompareRecord
-from attnprof.spec.prices import tokens_per_call
+from attnprof.workload.prices import tokens_per_call
 
 __all__ = ["render_costs"]
 

@@ -10,7 +10,7 @@ from attnprof.analysis.memory_fit import DEFINITION
 from attnprof.formatting import format_bytes
 from attnprof.record.limits import Ceiling, Probe
 from attnprof.render.compare_table import fmt_ms
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 __all__ = ["describe_probe", "render_limits"]
 

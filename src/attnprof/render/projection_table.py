@@ -12,7 +12,7 @@ from rich.table import Table
 
 from attnprof.analysis.projection import ASSUMPTIONS, SEQ_STEP, RowProjection, Target
 from attnprof.formatting import format_bytes
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 __all__ = ["projection_data", "render_projection"]
 

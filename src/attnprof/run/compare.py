@@ -34,9 +34,9 @@ from attnprof.run.executors.inline import InlineExecutor
 from attnprof.run.point import Point, RecordKind
 from attnprof.run.point_runner import OnKept, OnRecord, Progress, run_point
 from attnprof.signals import stop_signals_as_interrupts
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
+from attnprof.workload.problem import Workload, default_workload
+from attnprof.workload.settings import Settings
 
 __all__ = ["OnKept", "OnRecord", "Progress", "Settings", "compare", "prepare", "run_point"]
 

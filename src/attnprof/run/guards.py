@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -15,7 +15,7 @@ all, unless that measurement does not fit where its probe did: the search then g
 below it, once. A probe that runs past ``probe_timeout_s`` counts as not fitting (in
 time), and the result says so.
 
-Beside each ceiling is the textbook estimate's (:func:`~attnprof.spec.costs.
+Beside each ceiling is the textbook estimate's (:func:`~attnprof.workload.costs.
 textbook_memory_bytes`, the same quantity: the step's own allocations) and the ratio
 between the two.
 """
@@ -33,10 +33,10 @@ from attnprof.record.compare import VariantResult
 from attnprof.record.limits import Ceiling, Probe
 from attnprof.run.executors import get_executor
 from attnprof.run.point import Point
-from attnprof.spec import costs
-from attnprof.spec.settings import Settings, TimingPlan
-from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
+from attnprof.workload import costs
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings, TimingPlan
 
 __all__ = ["FIELDS", "Ceiling", "Probe", "analytic_ceiling", "find_ceiling", "probe_budget",
            "probe_cap", "probe_of", "search_range"]

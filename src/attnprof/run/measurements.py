@@ -17,8 +17,8 @@ from attnprof.measure.inputs import grad_mode
 from attnprof.measure.memory import MemoryProfile
 from attnprof.measure.timer import Timing, Warmup
 from attnprof.record.compare import VariantResult
-from attnprof.spec.workload import Workload
 from attnprof.variants import Built, Variant
+from attnprof.workload.problem import Workload
 
 __all__ = ["Candidate", "Measurements", "caught_messages"]
 

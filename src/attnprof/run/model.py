@@ -66,8 +66,8 @@ from attnprof.run.model_rows import (
 )
 from attnprof.scratch import scratch_dir
 from attnprof.signals import reraise_stop
-from attnprof.spec.model_spec import ModelSpec
-from attnprof.spec.settings import CaptureSpec
+from attnprof.workload.model_spec import ModelSpec
+from attnprof.workload.settings import CaptureSpec
 
 if TYPE_CHECKING:
     import torch
@@ -116,7 +116,7 @@ def profile_model(model: torch.nn.Module | None = None, inputs: Any = None, *,
     """Profile ``model`` on ``inputs`` (or the model ``spec`` names) and return the record.
 
     ``inputs`` is a tensor, a tuple of positional arguments or a dict of keyword arguments.
-    Options are :class:`~attnprof.spec.model_spec.ModelSpec` fields:
+    Options are :class:`~attnprof.workload.model_spec.ModelSpec` fields:
     ``implementations=("eager", "sdpa")``, ``phases=("prefill", "train")``,
     ``attention_module="MyAttention"``, ``cache_len``, ``new_tokens``. ``on_record`` sees
     the record after every run, so a caller can save progress as it goes. ``only``: the

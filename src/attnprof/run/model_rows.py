@@ -38,9 +38,9 @@ from attnprof.record.model import (
 )
 from attnprof.record.model_attribution import ModelAttribution
 from attnprof.run.rows import is_oom, latency
-from attnprof.spec.costs import FLOPS_CONVENTION, attended_pairs
-from attnprof.spec.model_spec import SDPA_PINS
-from attnprof.spec.workload import DTYPE_BYTES
+from attnprof.workload.costs import FLOPS_CONVENTION, attended_pairs
+from attnprof.workload.model_spec import SDPA_PINS
+from attnprof.workload.problem import DTYPE_BYTES
 
 if TYPE_CHECKING:
     import torch
@@ -161,7 +161,7 @@ def kv_cache_report(loaded: LoadedModel, cache_len: int, new_tokens: int,
 def attention_calls(seen: list[CallSeen], loaded: LoadedModel,
                     phase: str) -> list[AttentionCall]:
     """The record of each attention call a step made, with its pairs and core FLOPs under
-    :data:`~attnprof.spec.costs.FLOPS_CONVENTION` (× 3.5 in a training step)."""
+    :data:`~attnprof.workload.costs.FLOPS_CONVENTION` (× 3.5 in a training step)."""
     s = loaded.sizes
     batch = s.get("batch") or 1
     scale = 3.5 if phase == "train" else 1.0

@@ -1,7 +1,7 @@
 """Padding waste of a padded batch: FLOPs and time spent on padding tokens.
 
-The FLOPs come from the workload alone (:func:`attnprof.spec.masking.padded_pairs`, every
-row at full length, against :func:`attnprof.spec.masking.real_pairs`, real query and key
+The FLOPs come from the workload alone (:func:`attnprof.workload.masking.padded_pairs`, every
+row at full length, against :func:`attnprof.workload.masking.real_pairs`, real query and key
 tokens only). The time is measured: the padded baseline
 ``sdpa`` (SDPA on the padded batch with its padding mask) against ``sdpa-unpadded`` (the same
 SDPA on each sequence at its own length, one after another) — the same kernels, so the
@@ -11,7 +11,7 @@ difference is what the padding cost, not which implementation ran.
 from __future__ import annotations
 
 from attnprof.record.compare import CompareRecord, PaddingWaste
-from attnprof.spec.masking import padded_pairs, real_pairs
+from attnprof.workload.masking import padded_pairs, real_pairs
 
 #: The padded baseline and the unpadded total the time waste is measured between.
 PADDED, UNPADDED = "sdpa", "sdpa-unpadded"

@@ -14,9 +14,9 @@ import msgspec
 from attnprof.record.compare import CompareRecord, ProfileRecord
 from attnprof.record.environment import Ceilings
 from attnprof.record.model import ModelSettings
-from attnprof.spec.model_spec import ModelSpec
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
+from attnprof.workload.model_spec import ModelSpec
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 __all__ = ["OWN_STEPS", "ModelPoint", "Point", "RecordKind", "empty_record"]
 
@@ -62,7 +62,7 @@ class ModelPoint(msgspec.Struct, frozen=True, kw_only=True):
 def empty_record(point: Point) -> CompareRecord:
     """A record of ``point`` with no rows yet: the header every way of running it fills."""
     from attnprof.measure.environment import collect_environment
-    from attnprof.spec import costs
+    from attnprof.workload import costs
 
     record_type = ProfileRecord if point.kind == "profile" else CompareRecord
     return record_type(environment=collect_environment(point.workload.device),

@@ -63,10 +63,10 @@ from attnprof.run.rows import (
     status_row,
 )
 from attnprof.signals import raise_if_stopped, reraise_stop, stop_signals_as_interrupts
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
 from attnprof.torch_state import TorchState
 from attnprof.variants import Variant, resolve_variants
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 if TYPE_CHECKING:
     import torch

@@ -18,8 +18,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Support, Variant
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

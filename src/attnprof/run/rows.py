@@ -25,10 +25,10 @@ from attnprof.record.compare import Latency, Status, VariantResult
 from attnprof.record.environment import Ceilings
 from attnprof.run.guards import WrongOutput
 from attnprof.run.measurements import Measurements
-from attnprof.spec import costs
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload
 from attnprof.variants import Variant
+from attnprof.workload import costs
+from attnprof.workload.problem import Workload
+from attnprof.workload.settings import Settings
 
 __all__ = ["NOT_RUN", "accuracy_verdict", "failure_row", "impossible_shares", "is_oom",
            "kept_row", "latency", "planned_results", "predicted_oom", "ran_out_of_memory",

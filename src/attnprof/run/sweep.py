@@ -5,7 +5,7 @@ everything a comparison measures and records, a sweep point does too. The sweep 
 only a grid can know:
 
 * **Inferred out of memory.** Once a variant runs out of memory at a point, every later
-  point at least as large in every swept field (:func:`~attnprof.spec.grid.covers`) records
+  point at least as large in every swept field (:func:`~attnprof.workload.grid.covers`) records
   that variant as ``skipped`` with the point that implied it, instead of running it. Points
   run from small to large, so this also holds when the very first point fails.
 * **Shapes that cannot fit at all** (q/k/v/output alone beyond the device's memory) are
@@ -35,11 +35,11 @@ from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.sweep import SweepPoint, SweepRecord, WorkerLimits, needs_rerun
 from attnprof.run.point import Point
 from attnprof.run.rows import NOT_RUN, status_row
-from attnprof.spec import costs
-from attnprof.spec.grid import Coords, Grid, covers, describe_coords
-from attnprof.spec.settings import Settings
-from attnprof.spec.workload import Workload, default_workload
 from attnprof.variants import Variant, resolve_variants
+from attnprof.workload import costs
+from attnprof.workload.grid import Coords, Grid, covers, describe_coords
+from attnprof.workload.problem import Workload, default_workload
+from attnprof.workload.settings import Settings
 
 if TYPE_CHECKING:
     from attnprof.run.executors import Executor, Job

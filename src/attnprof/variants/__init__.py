@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnprof.errors import UsageError
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Support, Variant
 from attnprof.variants.flex import FLEX, FLEX_EAGER
 from attnprof.variants.gqa import GQA_NATIVE, GQA_REPEAT_KV
@@ -28,6 +27,7 @@ from attnprof.variants.sdpa import SDPA, SDPA_PINNED
 from attnprof.variants.sliding_window import SLIDING_WINDOW
 from attnprof.variants.third_party import THIRD_PARTY
 from attnprof.variants.user import is_user_spec, user_variant
+from attnprof.workload.problem import Workload
 
 #: Every built-in variant, in the order comparisons list them.
 REGISTRY: dict[str, Variant] = {

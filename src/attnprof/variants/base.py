@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

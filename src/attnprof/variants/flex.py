@@ -8,7 +8,6 @@ The block mask is built once per workload, outside the measured call.
 
 from __future__ import annotations
 
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import (
     bias_score_mod,
@@ -17,6 +16,7 @@ from attnprof.variants.masks import (
     mask_window,
     tensor_mask_mod,
 )
+from attnprof.workload.problem import Workload
 
 
 def _supports(workload: Workload) -> Support:

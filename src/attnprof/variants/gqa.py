@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import expand_kv, mask_window
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

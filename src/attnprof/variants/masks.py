@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch
@@ -83,7 +83,7 @@ class MaskTensors:
 
     ``allowed`` is boolean [B or 1, 1, q_len, k_len], True where a query may attend
     (``None``: every pair); ``bias`` is a float32 [1, heads, q_len, k_len] added to the
-    scores (``None``: no bias). Definitions: :mod:`attnprof.spec.masking`.
+    scores (``None``: no bias). Definitions: :mod:`attnprof.workload.masking`.
     """
 
     allowed: torch.Tensor | None

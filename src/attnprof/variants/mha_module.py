@@ -9,9 +9,9 @@ heads, so with GQA the K/V heads are expanded before the call (counted in its ti
 
 from __future__ import annotations
 
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
 from attnprof.variants.masks import build_mask, expand_kv, mask_window
+from attnprof.workload.problem import Workload
 
 
 def _build(workload: Workload) -> Built:

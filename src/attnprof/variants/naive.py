@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
 from attnprof.variants.masks import build_mask, expand_kv, mask_window
+from attnprof.workload.problem import Workload
 
 
 def _build(workload: Workload, inplace: bool) -> Built:

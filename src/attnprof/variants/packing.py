@@ -25,9 +25,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from attnprof.knowledge.sdpa_backends import sdpa_refusal
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
 from attnprof.variants.masks import expand_kv
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -12,7 +12,7 @@ The pool and block table are built once per workload (blocks assigned in a seede
 order, as a pool looks after other sequences came and went). The cache's contents are
 copied into the pool the first time a cache tensor is seen; each measured step then writes
 the new token into its block, as a paged decode step appends, and attends. The row's note
-states what the pool holds per token (:class:`attnprof.spec.paged.PagedLayout`); outputs
+states what the pool holds per token (:class:`attnprof.workload.paged.PagedLayout`); outputs
 are checked against the same float64 reference as the contiguous cache.
 """
 
@@ -22,9 +22,9 @@ import functools
 from typing import TYPE_CHECKING
 
 from attnprof.errors import UsageError
-from attnprof.spec.paged import DEFAULT_BLOCK_SIZE, PagedLayout, check_block_size
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
+from attnprof.workload.paged import DEFAULT_BLOCK_SIZE, PagedLayout, check_block_size
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -20,8 +20,8 @@ import functools
 from typing import TYPE_CHECKING, TypedDict
 
 from attnprof.knowledge.sdpa_backends import sdpa_refusal
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import Built, Variant
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -19,8 +19,8 @@ import functools
 import importlib.util
 from typing import TYPE_CHECKING
 
-from attnprof.spec.workload import Workload
 from attnprof.variants.base import SUPPORTED, Built, Support, Variant
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.signals import reraise_stop
-from attnprof.spec.workload import Workload
 from attnprof.torch_state import TorchState
 from attnprof.variants.base import Built, Variant
+from attnprof.workload.problem import Workload
 
 if TYPE_CHECKING:
     import torch

@@ -18,7 +18,7 @@ from attnprof.record.diff import MetricChange, RowDiff, RowState
 from attnprof.record.model import ModelRecord, PhaseRun
 from attnprof.record.model_attribution import LayerReport, ModelAttribution
 from attnprof.record.sweep import SweepRecord
-from attnprof.spec.prices import tokens_per_call, usd_per_call
+from attnprof.workload.prices import tokens_per_call, usd_per_call
 
 __all__ = ["compare_rows", "model_rows", "sweep_rows"]
 

@@ -26,7 +26,7 @@ from attnprof.analysis.index.views import RegionView
 from attnprof.formatting import format_bytes, format_us
 from attnprof.knowledge.annotations import REGION_PREFIX
 from attnprof.record.trace_report import RegionReport, TraceReport
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 __all__ = ["LIBRARY_ATTENTION", "SCORE_PRODUCTS", "FindingContext", "bytes_text", "us_text"]
 

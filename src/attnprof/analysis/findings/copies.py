@@ -32,7 +32,7 @@ from attnprof.analysis.index.pairs import distinct, is_in
 from attnprof.analysis.index.tensor_args import tensor_args
 from attnprof.knowledge.kernel_names import decode_kernel_name
 from attnprof.record.trace_report import PATH_SEP, Finding
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 __all__ = ["detect_hidden_copies", "detect_kv_expansion", "detect_layout_copies"]
 

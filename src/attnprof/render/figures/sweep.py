@@ -16,7 +16,7 @@ from typing import Any
 from attnprof.record.sweep import QUANTITIES, Quantity, SweepRecord
 from attnprof.render.figures.base import Figure, chart, color_scale
 from attnprof.render.sweep_table import describe_fit
-from attnprof.spec.grid import INTEGER_FIELDS
+from attnprof.workload.grid import INTEGER_FIELDS
 
 __all__ = ["scaling_field", "scaling_plot", "sweep_figures"]
 

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from attnprof.run.model import ModelProgress
     from attnprof.run.point import ModelPoint, Point
     from attnprof.run.point_runner import OnRecord, Progress
-    from attnprof.spec.model_spec import ModelSpec
     from attnprof.variants import Variant
+    from attnprof.workload.model_spec import ModelSpec
 
 __all__ = ["InlineExecutor"]
 

@@ -26,11 +26,11 @@ import math
 from typing import Any, Protocol
 
 from attnprof.errors import UsageError
-from attnprof.spec import lengths as lengths_mod
+from attnprof.workload import lengths as lengths_mod
 
 
 class Workload(Protocol):
-    """What of :class:`attnprof.spec.workload.Workload` the masks read (a protocol: the
+    """What of :class:`attnprof.workload.problem.Workload` the masks read (a protocol: the
     workload module imports this one)."""
 
     @property
@@ -152,7 +152,7 @@ def admitted_pairs(workload: Workload, window: int | None) -> float:
     """(query, key) pairs the workload's mask admits, summed over the batch.
 
     Counted exactly for every mask, except plain ``causal`` (and no mask): those follow
-    FlashAttention's convention (half the dense product, :mod:`attnprof.spec.costs`).
+    FlashAttention's convention (half the dense product, :mod:`attnprof.workload.costs`).
     ``window`` is the window the variant applies (``None``: none).
     """
     q_len, k_len, b = workload.q_len, workload.k_len, workload.batch

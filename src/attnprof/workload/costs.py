@@ -1,6 +1,6 @@
 """Analytic costs of a workload: FLOPs, the I/O floor and memory footprints.
 
-Pure functions of a :class:`~attnprof.spec.workload.Workload`; no torch. Every FLOP count says
+Pure functions of a :class:`~attnprof.workload.problem.Workload`; no torch. Every FLOP count says
 which convention it follows, because tools disagree (``FlopCounterMode`` counts causal as
 dense and CPU SDPA as zero). attnprof follows FlashAttention's benchmark convention:
 
@@ -8,7 +8,7 @@ dense and CPU SDPA as zero). attnprof follows FlashAttention's benchmark convent
   *query* heads: grouped K/V heads save memory, not arithmetic;
 * causal (square) = half of that, as FlashAttention counts it;
 * a sliding window, and every other mask (padding, document, prefix, bool, bias, alibi:
-  :mod:`attnprof.spec.masking`), counts the (query, key) pairs the mask actually admits,
+  :mod:`attnprof.workload.masking`), counts the (query, key) pairs the mask actually admits,
   exactly, row by row — so a padded batch is credited with its real tokens only;
 * backward = 2.5 × forward, so forward+backward = 3.5 × forward.
 
@@ -18,7 +18,7 @@ half of it away does more arithmetic than it is credited with, which is the poin
 
 from __future__ import annotations
 
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 FLOPS_CONVENTION = ("flash-attn: fwd 4·B·H·Sq·Sk·D, causal ×0.5, sliding window counts "
                     "admitted pairs, bwd 2.5×fwd")
@@ -57,7 +57,7 @@ def attended_pairs(q_len: int, k_len: int, causal: bool, window: int | None) -> 
 def forward_flops(workload: Workload, window: int | None = None) -> float:
     """FLOPs of one forward call under :func:`flops_convention`."""
     if not workload.plain_mask:
-        from attnprof.spec.masking import admitted_pairs
+        from attnprof.workload.masking import admitted_pairs
 
         return 4.0 * workload.heads * admitted_pairs(workload, window) * workload.head_dim
     pairs = attended_pairs(workload.q_len, workload.k_len, workload.is_causal, window)

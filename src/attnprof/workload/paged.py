@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from attnprof.errors import UsageError
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 #: Block size of ``paged`` without ``@N`` (vLLM's default on CUDA).
 DEFAULT_BLOCK_SIZE = 16

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.spec.workload import canonical_dtype
+from attnprof.workload.problem import canonical_dtype
 
 __all__ = ["BUILTIN_MODELS", "IMPLEMENTATIONS", "PHASES", "SDPA_PINS", "ModelSpec",
            "canonical_implementation"]

@@ -15,8 +15,8 @@ from typing import Any, Literal
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.spec.lengths import documents, row_lengths
-from attnprof.spec.masking import CAUSAL_COMPOSES, check_mask, check_mask_fields
+from attnprof.workload.lengths import documents, row_lengths
+from attnprof.workload.masking import CAUSAL_COMPOSES, check_mask, check_mask_fields
 
 Mode = Literal["forward", "forward+backward", "decode"]
 MODES: tuple[str, ...] = ("forward", "forward+backward", "decode")
@@ -51,9 +51,9 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     ``window`` is the sliding-window size used by windowed variants (keys within ``window``
     positions of the query, looking back when causal).
 
-    ``mask`` names the attention mask (:mod:`attnprof.spec.masking`: ``padding``,
+    ``mask`` names the attention mask (:mod:`attnprof.workload.masking`: ``padding``,
     ``document``, ``bool``, ``bias``, ``alibi``, ``prefix``, ``window``, ...); ``lengths``
-    gives a ragged batch's lengths (:mod:`attnprof.spec.lengths`: ``"32..256"`` drawn from
+    gives a ragged batch's lengths (:mod:`attnprof.workload.lengths`: ``"32..256"`` drawn from
     ``lengths_dist``, or the lengths themselves), and every random part of the mask is
     seeded by ``mask_seed``.
     """
@@ -75,10 +75,10 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     causal: bool = True
     mode: Mode = "forward"
     window: int = 128
-    #: The attention mask (:data:`attnprof.spec.masking.MASKS`); ``None``: ``causal`` or
+    #: The attention mask (:data:`attnprof.workload.masking.MASKS`); ``None``: ``causal`` or
     #: ``none`` as the ``causal`` flag says (records before masks existed).
     mask: str | None = None
-    #: Ragged lengths (:mod:`attnprof.spec.lengths`): a ``LO..HI`` range drawn from
+    #: Ragged lengths (:mod:`attnprof.workload.lengths`): a ``LO..HI`` range drawn from
     #: ``lengths_dist``, or the lengths themselves; ``None``: a seeded default draw.
     lengths: str | tuple[int, ...] | None = None
     lengths_dist: str = "uniform"

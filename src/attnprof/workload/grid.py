@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.spec.workload import MODES, canonical_dtype
+from attnprof.workload.problem import MODES, canonical_dtype
 
 __all__ = ["INTEGER_FIELDS", "MAX_POINTS", "MAX_VALUES", "SWEEPABLE", "Axis", "Coords", "Grid",
            "covers", "describe_coords", "flag_of", "parse_axis", "parse_choices"]

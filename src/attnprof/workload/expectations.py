@@ -37,7 +37,7 @@ from pathlib import Path
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.spec.toml_file import read_toml
+from attnprof.workload.toml_file import read_toml
 
 
 class Bound(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -2,7 +2,7 @@
 
 A TOML file of ``[[budget]]`` entries. Each names the variants and the workloads it applies
 to (selectors; every one is optional) and bounds what was measured there. Bounds are the
-expectations file's :class:`~attnprof.spec.expectations.Bound` (``{ max = 5.0 }``,
+expectations file's :class:`~attnprof.workload.expectations.Bound` (``{ max = 5.0 }``,
 ``{ min = 0.3 }``, ``{ count = ... }``) under the same names where the two files overlap
 (``latency_ms``, ``peak_memory_mib``), checked by the same strict rules::
 
@@ -30,10 +30,10 @@ from pathlib import Path
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.spec.expectations import Bound, check_bound
-from attnprof.spec.grid import INTEGER_FIELDS
-from attnprof.spec.toml_file import read_toml
-from attnprof.spec.workload import MODES, Workload, canonical_dtype
+from attnprof.workload.expectations import Bound, check_bound
+from attnprof.workload.grid import INTEGER_FIELDS
+from attnprof.workload.problem import MODES, Workload, canonical_dtype
+from attnprof.workload.toml_file import read_toml
 
 __all__ = ["METRICS", "Budget", "Budgets", "Selector", "load_budgets"]
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from attnprof.errors import UsageError
-from attnprof.spec.workload import Workload
+from attnprof.workload.problem import Workload
 
 __all__ = ["PRICES_ENV", "find_price", "load_prices", "parse_price", "tokens_per_call",
            "usd_per_call"]
@@ -44,7 +44,7 @@ def parse_price(flag: str, text: str | float) -> float:
 def load_prices(path: str | os.PathLike[str], source: str) -> dict[str, float]:
     """The ``[prices]`` of the TOML file at ``path``, keys lower-cased; ``source`` names
     the file in errors ("prices file 'p.toml' (ATTNPROF_PRICES)")."""
-    from attnprof.spec.toml_file import read_toml
+    from attnprof.workload.toml_file import read_toml
 
     data = read_toml(Path(path), source, _FIX)
     table = data.get("prices")
