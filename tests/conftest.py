@@ -298,7 +298,8 @@ def _rank_set_record(folder: Path) -> object:
     row with its error)."""
     import shutil
 
-    from attnprof.run.analyze import AnalyzeRequest, analyze
+    from attnprof.commands.analyze import AnalyzeRequest
+    from attnprof.commands.analyze import run as analyze
 
     copy = folder.parent / "with-a-bad-rank"
     if not copy.exists():

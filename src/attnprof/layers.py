@@ -35,7 +35,7 @@ LAYERS: tuple[str, ...] = (
     # adapters that hand a run to other libraries' loops (transformers' Trainer)
     "integrations",
     # formatting only, then the command line, then the package's lazy public API
-    "render", "cli", "__main__", "__init__",
+    "render", "commands", "cli", "__main__", "__init__",
 )
 
 

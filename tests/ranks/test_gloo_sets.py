@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from attnprof.commands.analyze import AnalyzeRequest
+from attnprof.commands.analyze import run as analyze
 from attnprof.record.ranks import RanksRecord
-from attnprof.run.analyze import AnalyzeRequest, analyze
 
 #: The sleep the job plants in rank 1's steps (gloo_job.py's default).
 PLANTED_US = 100_000.0

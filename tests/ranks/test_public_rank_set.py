@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
+from attnprof.commands.analyze import AnalyzeRequest
+from attnprof.commands.analyze import run as analyze
 from attnprof.record.ranks import RanksRecord
-from attnprof.run.analyze import AnalyzeRequest, analyze
 
 #: HTA 0.6.1 (traceinsight), ``get_temporal_breakdown`` and ``get_comm_comp_overlap`` on
 #: sampled_ranks: rank -> (idle, compute, non-compute, span) µs, and the overlap in %.

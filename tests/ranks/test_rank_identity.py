@@ -135,8 +135,9 @@ def test_pipes_are_not_peeked_at_and_read_whole(tmp_path: Path) -> None:
     import os
     import threading
 
+    from attnprof.commands.analyze import AnalyzeRequest
+    from attnprof.commands.analyze import run as analyze
     from attnprof.record.analyze import AnalyzeRecord
-    from attnprof.run.analyze import AnalyzeRequest, analyze
 
     pipes = []
     for r in (0, 1):

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from attnprof.commands.analyze import AnalyzeRequest
+from attnprof.commands.analyze import run as analyze
 from attnprof.record.ranks import RanksRecord
-from attnprof.run.analyze import AnalyzeRequest, analyze
 
 ray = pytest.importorskip("ray")
 

@@ -12,19 +12,19 @@ and written, with exit status 1. A trace taken while other work held its CPUs (i
 ran far slower than their peers: :mod:`attnprof.analysis.contended_steps`) is shown and
 written with its figures marked, and the status is 3 (1 outranks it).
 
-When the traces are the ranks of one distributed run (:mod:`attnprof.run.analyze`), they
-are read together, in worker processes, and shown as one cross-rank view; a rank that
+When the traces are the ranks of one distributed run (:mod:`attnprof.commands.analyze`),
+they are read together, in worker processes, and shown as one cross-rank view; a rank that
 cannot be read is a row with its error (exit status 1).
 
-This module only parses flags into an :class:`~attnprof.run.analyze.AnalyzeRequest`, calls
-the library and writes what it returns.
+This module only parses flags into an :class:`~attnprof.commands.analyze.AnalyzeRequest`,
+calls :func:`attnprof.commands.analyze.run` and hands the record to the renderers and the
+outputs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import sys
 from typing import Any
 
@@ -83,78 +83,62 @@ def run(args: argparse.Namespace) -> Finished:
 
     set_cpu_allocator("reuse")  # elsewhere than glibc it says why; analyze runs on regardless
 
-    from attnprof.analysis.trace_files import expand_trace_paths, skipped_note
     from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.commands.analyze import request_for_traces
+    from attnprof.commands.analyze import run as analyze
     from attnprof.errors import UsageError
     from attnprof.outputs import Output, create_folders
     from attnprof.record.ranks import RanksRecord
-    from attnprof.run.analyze import AnalyzeRequest, analyze
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
-    if args.region is not None:
-        try:
-            re.compile(args.region)
-        except re.error as exc:
-            raise UsageError(f"--region {args.region!r} is not a regular expression ({exc})"
-                             ) from None
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers {args.workers} is not a number of workers; give a whole "
-                         "number from 1 up, e.g. --workers 4")
-    if args.ray_address and args.executor != "ray":
-        raise UsageError("--ray-address is for --executor ray; add --executor ray, or drop "
-                         "the address")
-    paths = [p for given in args.traces for p in expand_trace_paths(given)]
-    in_folders = {p for p in paths if p not in args.traces}
+    request = request_for_traces(args.traces, region=args.region,
+                                 ranks="each" if args.each else "auto",
+                                 executor=args.executor, workers=args.workers,
+                                 ray_address=args.ray_address)
     outputs = [Output(flag, path) for flag, path in (("--json", args.json), ("--csv", args.csv))
                if path is not None]
-    create_folders(plan_outputs(args, outputs, paths,
-                                figures=Figures("analyze", traces=len(paths))))
-    request = AnalyzeRequest(paths=tuple(paths), optional=frozenset(in_folders),
-                             region=args.region, ranks="each" if args.each else "auto",
-                             executor=args.executor, workers=args.workers,
-                             ray_address=args.ray_address,
-                             notes=tuple(n for g in args.traces if (n := skipped_note(g))))
-    record = _with_progress(request, analyze)
-    if not isinstance(record, RanksRecord):  # a rank set's record (and view) holds them
-        for note in request.notes:
-            print(f"attnprof: note: {note}", file=sys.stderr)
-    if isinstance(record, RanksRecord):
+    create_folders(plan_outputs(args, outputs, list(request.paths),
+                                figures=Figures("analyze", traces=len(request.paths))))
+    progress = _Progress()
+    try:
+        record = analyze(request, progress)
+    finally:
+        progress.close()
+    if isinstance(record, RanksRecord):  # a rank set's record (and view) holds the notes
         return _show(record, args, unreadable=[(r.source, r.error) for r in record.unreadable
                                                if r.error is not None])
-    if not record.reports:  # every file found was unreadable: nothing to show or write
-        raise UsageError(f"no trace could be read: {record.unreadable[0].source}: "
-                         f"{record.unreadable[0].reason}")
     return _show(record, args, unreadable=[(bad.source, bad.reason)
                                            for bad in record.unreadable])
 
 
-def _with_progress(request: Any, analyze: Any) -> Any:
-    """Run the analysis with a bar over the ranks when they are a set (on stderr, only
-    where stderr is a terminal); notes on stderr."""
-    from attnprof.formatting import safe_text
+class _Progress:
+    """Notes on stderr; a bar over the ranks when they are a set (only where stderr is a
+    terminal)."""
 
-    def on_note(note: str) -> None:
-        print(f"attnprof: note: {safe_text(note, limit=None)}", file=sys.stderr)
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._tty = sys.stderr.isatty()
 
-    if not sys.stderr.isatty():
-        return analyze(request, on_note=on_note, on_rank=_ready_to_show)
-    from attnprof.render.progress import RankProgress
+    def note(self, text: str) -> None:
+        from attnprof.formatting import safe_text
 
-    bar: RankProgress | None = None
+        print(f"attnprof: note: {safe_text(text, limit=None)}", file=sys.stderr)
 
-    def on_rank(done: int, total: int, summary: object) -> None:
-        nonlocal bar
-        if bar is None:
+    def rank_read(self, done: int, total: int, summary: object) -> None:
+        if self._bar is None:
             _ready_to_show(done, total, summary)
-            bar = RankProgress(total).__enter__()
-        bar.update(done, total, summary)
+        if not self._tty:
+            return
+        if self._bar is None:
+            from attnprof.render.progress import RankProgress
 
-    try:
-        return analyze(request, on_rank=on_rank, on_note=on_note)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+            self._bar = RankProgress(total).__enter__()
+        self._bar.update(done, total, summary)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
 
 
 def _ready_to_show(done: int, total: int, summary: object) -> None:
@@ -176,19 +160,15 @@ def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str
     """Print the record, write the outputs asked for, say what could not be read; the exit
     status (1 when something could not be read) and the record, for the store."""
     from attnprof.formatting import safe_text
-    from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
+    from attnprof.render import CsvRenderer, JsonRenderer, TerminalRenderer, write_rendered
     from attnprof.render.terminal import make_console
 
-    if record.kind == "ranks" and len(unreadable) == len(record.ranks):
-        from attnprof.errors import UsageError
-
-        raise UsageError(f"no rank could be read: {unreadable[0][0]}: {unreadable[0][1]}")
     # The store's copy (compressed: 50 ms for 64 ranks) is made while the view is drawn.
     prepared = prepare_saving(args, record)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     console = make_console()
     if args.json:
-        record.save(args.json)
+        write_rendered(JsonRenderer(), record, args.json)
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     print_written(console, [("analysis", args.json), ("CSV", args.csv)])

@@ -7,7 +7,7 @@ The flow, bottom to top::
 
 :func:`judge_ranks` takes the summaries the workers returned (in any order) and gives
 the straggler table, the findings and the notes on what could not be judged. Nothing
-here reads a trace or starts a process: :mod:`attnprof.run.analyze` does the fan-out.
+here reads a trace or starts a process: :mod:`attnprof.commands.analyze` does the fan-out.
 """
 
 from __future__ import annotations
