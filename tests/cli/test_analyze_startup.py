@@ -30,7 +30,7 @@ NEVER = ("torch", "scipy", "pandas", "matplotlib", "jinja2", "transformers", "ra
 NOT_HERE = ("attnprof.analysis.attribution", "attnprof.store.store", "sqlite3",
             "attnprof.variants", "attnprof.models", "attnprof.run.compare",
             "attnprof.integrations", "attnprof.analysis.diff", "attnprof.analysis.ranks",
-            "attnprof.analysis.history")
+            "attnprof.commands.diff")
 
 _CODE = """
 import contextlib, io, json, sys

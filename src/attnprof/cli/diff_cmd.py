@@ -47,13 +47,13 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from attnprof.analysis.diff.gate import blind_rows, not_judged, regressions
-    from attnprof.analysis.history import DiffRequest, diff_sources
     from attnprof.cli.outcome import print_written
     from attnprof.cli.planning import Figures, plan_outputs
-    from attnprof.cli.storing import open_for_reading
+    from attnprof.commands.diff import DiffRequest
+    from attnprof.commands.diff import run as diff_runs
     from attnprof.errors import UsageError
     from attnprof.outputs import Output, create_folders
-    from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
+    from attnprof.render import CsvRenderer, JsonRenderer, TerminalRenderer, write_rendered
     from attnprof.render.diff_view import render_gate
     from attnprof.render.terminal import make_console
     from attnprof.workload.quantities import parse_percent
@@ -66,13 +66,14 @@ def run(args: argparse.Namespace) -> int:
                                                      ("--csv", args.csv)) if path is not None]
     create_folders(plan_outputs(args, outputs, [p for p in (args.old, args.new) if _is_file(p)],
                                 figures=Figures("diff")))
-    with open_for_reading(args) as store:
-        diff = diff_sources(DiffRequest(old=args.old, new=args.new), store)
-    if percent is not None:
-        _check_gate(diff, args)  # before anything is written: a refusal leaves nothing
+    # A gate refused (different workloads, nothing judged) is raised here, before anything
+    # is written: a refusal leaves nothing.
+    diff = diff_runs(DiffRequest(old=args.old, new=args.new, store=args.store,
+                                 fail_on_regression=percent,
+                                 allow_workload_change=args.allow_workload_change))
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(diff))
     if args.json:
-        diff.save(args.json)
+        write_rendered(JsonRenderer(), diff, args.json)
     if args.csv:
         write_rendered(CsvRenderer(), diff, args.csv)
     console = make_console()
@@ -84,34 +85,6 @@ def run(args: argparse.Namespace) -> int:
     render_gate(found, percent, console, blind=len(blind_rows(diff, percent)),
                 unjudged=len(not_judged(diff)))
     return ExitCode.FAILED if found else ExitCode.OK
-
-
-#: Changes that make two records measure different work (a model is a workload too).
-_WORK_SCOPES = ("workload", "model")
-
-
-def _check_gate(diff: Any, args: argparse.Namespace) -> None:
-    """Refuse a gate over different workloads (unless --allow-workload-change), and one
-    that could judge nothing: both are a UsageError, exit 2."""
-    from attnprof.analysis.diff.gate import judged, not_judged
-    from attnprof.errors import UsageError
-
-    changed = [c for c in diff.changes if c.scope in _WORK_SCOPES]
-    if changed and not args.allow_workload_change:
-        fields = ", ".join(f"{c.what} {c.old} → {c.new}" for c in changed)
-        raise UsageError(f"--fail-on-regression: the workloads differ ({fields}), so the rows "
-                         "measure different work, not a change of the code; diff runs of one "
-                         "workload, or add --allow-workload-change to gate them anyway")
-    if not judged(diff):
-        unjudged = len(not_judged(diff))
-        what = ("two traces: time per step from one capture a side is shown, not judged"
-                if diff.traces and not diff.rows else
-                f"{unjudged} latency(s) not judged, 1 process a side, and no peak memory "
-                "both sides measured" if unjudged else
-                "no row has a latency or peak memory both sides measured")
-        raise UsageError(f"--fail-on-regression judged nothing ({what}); gate on runs "
-                         "(compare, profile, model; --processes 5 for latency), or drop "
-                         "--fail-on-regression")
 
 
 def _is_file(path: str) -> bool:

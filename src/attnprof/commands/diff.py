@@ -1,6 +1,9 @@
-"""``attnprof diff A B`` as one library call: each side named as a stored run (id, unique
-prefix or label), a record file, a trace file or a folder of traces, resolved, loaded and
-diffed (:mod:`attnprof.analysis.diff`). Nothing here imports torch."""
+"""``attnprof diff A B``: what changed between two runs or two traces, judged with
+statistics. Each side is named as a stored run (id, unique prefix or label), a record
+file, a trace file or a folder of traces; it is resolved, loaded and diffed
+(:mod:`attnprof.analysis.diff`, the pure part). Asked for a gate (``fail_on_regression``),
+the request is refused when it could judge nothing or would compare different workloads.
+Nothing here imports torch."""
 
 from __future__ import annotations
 
@@ -20,16 +23,73 @@ from attnprof.record.family import is_record_file, load_record
 from attnprof.record.trace_report import TraceReport
 from attnprof.store import Store
 
-__all__ = ["DiffRequest", "Side", "diff_sources", "resolve_side"]
+__all__ = ["DiffRequest", "Side", "check_gate", "diff_sources", "resolve_side", "run"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DiffRequest:
     """What ``attnprof diff`` was asked: the old and the new side, as the user named them."""
 
+    #: The old side: a run id, a unique prefix of one, a label, a record file, a trace or
+    #: a folder of traces.
     old: str
+    #: The new side, of the same kinds.
     new: str
+    #: The significance level of each judged change (Holm-corrected across rows).
     alpha: float = ALPHA
+    #: The results store stored runs are looked up in (``None``: ``$ATTNPROF_STORE``, else
+    #: the user's store); it is read, never created.
+    store: str | os.PathLike[str] | None = None
+    #: The regression gate's threshold in percent (``--fail-on-regression``), or ``None``
+    #: for no gate. With a gate, a diff of different workloads, or one that judges nothing,
+    #: is refused (:func:`check_gate`).
+    fail_on_regression: float | None = None
+    #: Gate runs of different workloads anyway (``--allow-workload-change``).
+    allow_workload_change: bool = False
+
+
+def run(request: DiffRequest, progress: object | None = None) -> DiffRecord:
+    """The diff record of ``request``'s two sides: rows matched by variant (sweep point,
+    model phase), each latency judged against noise, or for two traces their kernels and
+    ops per region. Raises :class:`~attnprof.errors.UsageError` for a side that names
+    nothing, a record against a trace, or a gate that :func:`check_gate` refuses.
+    ``progress``: this command has none to tell (kept for the one signature)."""
+    from attnprof.store import open_store, store_path
+
+    path = store_path(None if request.store is None else os.fspath(request.store))
+    assert path is not None
+    with open_store(path, create=False) as store:
+        diff = diff_sources(request, store)
+    if request.fail_on_regression is not None:
+        check_gate(diff, allow_workload_change=request.allow_workload_change)
+    return diff
+
+
+#: Changes that make two records measure different work (a model is a workload too).
+_WORK_SCOPES = ("workload", "model")
+
+
+def check_gate(diff: DiffRecord, *, allow_workload_change: bool = False) -> None:
+    """Refuse a gate over different workloads (unless ``allow_workload_change``), and one
+    that could judge nothing: both are a :class:`~attnprof.errors.UsageError` (exit 2)."""
+    from attnprof.analysis.diff.gate import judged, not_judged
+
+    changed = [c for c in diff.changes if c.scope in _WORK_SCOPES]
+    if changed and not allow_workload_change:
+        fields = ", ".join(f"{c.what} {c.old} → {c.new}" for c in changed)
+        raise UsageError(f"--fail-on-regression: the workloads differ ({fields}), so the rows "
+                         "measure different work, not a change of the code; diff runs of one "
+                         "workload, or add --allow-workload-change to gate them anyway")
+    if not judged(diff):
+        unjudged = len(not_judged(diff))
+        what = ("two traces: time per step from one capture a side is shown, not judged"
+                if diff.traces and not diff.rows else
+                f"{unjudged} latency(s) not judged, 1 process a side, and no peak memory "
+                "both sides measured" if unjudged else
+                "no row has a latency or peak memory both sides measured")
+        raise UsageError(f"--fail-on-regression judged nothing ({what}); gate on runs "
+                         "(compare, profile, model; --processes 5 for latency), or drop "
+                         "--fail-on-regression")
 
 
 @dataclass(frozen=True)
