@@ -1,10 +1,11 @@
 """``attnprof report RECORD.json [RECORD.json ...] -o PATH``: one self-contained HTML page
 of saved records, one section each (and, with ``--plots DIR``, their figures as images).
 
-Imports no torch. Every record is read before anything is written, so a file that is not
-a record fails the command (status 2) with no output; the records read, every file the
-command will write (the page, each figure by its final name, in each sub-folder) is
-planned and checked together (:mod:`attnprof.cli.planning`).
+Imports no torch. Every record is read before anything is written
+(:func:`attnprof.commands.report.load`), so a file that is not a record fails the command
+(status 2) with no output; the records read, every file the command will write (the page,
+each figure by its final name, in each sub-folder) is planned and checked together
+(:mod:`attnprof.cli.planning`), then :func:`attnprof.commands.report.write` writes them.
 """
 
 from __future__ import annotations
@@ -33,42 +34,32 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from attnprof.cli.outcome import print_written
     from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.commands.report import (
+        ReportRequest,
+        figure_names,
+        load,
+        plot_folders,
+        write,
+    )
     from attnprof.outputs import Output, create_folders
-    from attnprof.record.family import load_record
-    from attnprof.render.html import render_html
     from attnprof.render.terminal import make_console
 
     args.html = args.output
-    records = [load_record(path) for path in args.records]  # read, not written: first
-    folders = [Path(args.plots) / f"{i + 1}-{record.kind}" if len(records) > 1
-               else Path(args.plots) for i, record in enumerate(records)] if args.plots else []
-    names = [_figure_names(record) for record in records] if args.plots else []
+    request = ReportRequest(records=tuple(args.records), output=args.output, plots=args.plots)
+    records = load(request)  # read, not written: first
+    folders = plot_folders(request, records)
+    names = [figure_names(record) for record in records] if args.plots else []
     # One record: its figures in --plots; several: each in a sub-folder of its own.
     single = Figures(exact=names[0] if len(records) == 1 and names else [])
     subfolders = [] if len(folders) < 2 else [
         Output("--plots", str(folder), folder=True, files=_plot_files(figures))
         for folder, figures in zip(folders, names, strict=True)]
     create_folders(plan_outputs(args, subfolders, args.records, figures=single))
-    from attnprof.atomic import write_atomic
-
-    write_atomic(args.output, render_html(records).encode())
-    if args.plots:
-        from attnprof.render.images import write_plots
-
-        for folder, record in zip(folders, records, strict=True):
-            write_plots(record, folder)
+    write(request, records)
     print_written(make_console(), [("HTML report", args.output), ("plots", args.plots)])
     return ExitCode.OK
-
-
-def _figure_names(record: Any) -> list[str]:
-    from attnprof.render.figures import figures_of
-
-    return [figure.name for figure in figures_of(record)]
 
 
 def _plot_files(names: list[str]) -> tuple[str, ...]:
