@@ -44,30 +44,22 @@ def run(args: argparse.Namespace) -> int:
     import msgspec
 
     from attnprof.cli.printing import json_for_terminal
-    from attnprof.cli.storing import open_for_reading
-    from attnprof.errors import UsageError
+    from attnprof.commands.runs import RunsRequest
+    from attnprof.commands.runs import run as stored_runs
     from attnprof.render.runs_table import render_runs
     from attnprof.render.terminal import make_console
-    from attnprof.store import RunQuery
-    from attnprof.store.when import parse_when
 
-    if args.limit < 0:
-        raise UsageError(f"--limit must be 0 (all) or a positive integer, got {args.limit}")
-    query = RunQuery(kind=args.kind, variant=args.variant, model=args.model,
-                     device=args.device, label=args.label,
-                     since=None if args.since is None else parse_when("--since", args.since),
-                     until=None if args.until is None else parse_when("--until", args.until),
-                     limit=args.limit or None)
-    with open_for_reading(args) as store:
-        if args.rm is not None:
-            removed = store.remove(args.rm)
-            print(f"removed run {removed.run_id} ({removed.kind}, {removed.created}) from "
-                  f"{store.shown}")
-            return ExitCode.OK
-        runs = store.runs(query)
-        if args.json:
-            text = msgspec.json.format(msgspec.json.encode(runs)).decode()
-            sys.stdout.write(json_for_terminal(text) + "\n")
-        else:
-            render_runs(runs, store.shown, make_console())
+    listing = stored_runs(RunsRequest(kind=args.kind, variant=args.variant, model=args.model,
+                                      device=args.device, label=args.label, since=args.since,
+                                      until=args.until, limit=args.limit, store=args.store,
+                                      remove=args.rm))
+    if listing.removed:
+        (removed,) = listing.runs
+        print(f"removed run {removed.run_id} ({removed.kind}, {removed.created}) from "
+              f"{listing.store}")
+    elif args.json:
+        text = msgspec.json.format(msgspec.json.encode(listing.runs)).decode()
+        sys.stdout.write(json_for_terminal(text) + "\n")
+    else:
+        render_runs(listing.runs, listing.store, make_console())
     return ExitCode.OK

@@ -34,7 +34,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from attnprof.cli.printing import json_for_terminal
-    from attnprof.cli.storing import load_target
+    from attnprof.commands.show import ShowRequest
+    from attnprof.commands.show import run as find_record
     from attnprof.errors import UsageError
     from attnprof.render import JsonRenderer, TerminalRenderer
     from attnprof.render.runs_table import describe_run
@@ -42,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
-    record, stored = load_target(args, args.target)
+    shown = find_record(ShowRequest(target=args.target, store=args.store))
+    record, stored = shown.record, shown.run
     if args.json or args.format == "json":
         sys.stdout.write(json_for_terminal(JsonRenderer().render(record)))
         return ExitCode.OK

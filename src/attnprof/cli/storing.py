@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from attnprof.workload.problem import Workload
 
 __all__ = ["UNSAVED_FILE", "add_store_arguments", "cached_ceilings", "keep_unsaved",
-           "load_target", "open_for_reading", "open_for_saving", "prepare_saving",
+           "load_target", "open_for_saving", "prepare_saving",
            "save_record"]
 
 #: The file a run's record is kept in when the store could not take it, ``{run}`` its id.
@@ -88,15 +88,6 @@ def _unsafe_in_label(char: str) -> bool:
     return char in _BIDI or unicodedata.category(char) in ("Cc", "Zl", "Zp")
 
 
-def open_for_reading(args: argparse.Namespace) -> Store:
-    """The store a reading command (runs, show, diff, env) looks in; not created."""
-    from attnprof.store import open_store, store_path
-
-    path = store_path(args.store)
-    assert path is not None
-    return open_store(path, create=False)
-
-
 def prepare_saving(args: argparse.Namespace, record: RecordBase) -> PreparedRun | None:
     """Start working out what saving ``record`` waits on (:class:`~attnprof.store.
     PreparedRun`), in the background, for a command about to draw a large record's view:
@@ -148,24 +139,12 @@ def keep_unsaved(store: Store, record: RecordBase) -> str | None:
 
 
 def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
-    """The record ``target`` names — a record file when one is there, else a stored run —
-    and the stored run's listing (``None`` for a file)."""
-    from pathlib import Path
+    """The record ``target`` names — a record file when one is there, else a stored run of
+    ``--store`` — and the stored run's listing (``None`` for a file): see
+    :func:`attnprof.commands.show.load_target`."""
+    from attnprof.commands.show import load_target as load
 
-    from attnprof.record.family import load_record
-
-    path = Path(target)
-    if path.is_file():
-        return load_record(target), None
-    if path.exists() and not path.is_dir():
-        from attnprof.errors import UsageError
-        from attnprof.formatting import safe_text
-
-        raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
-                         "or a stored run")
-    with open_for_reading(args) as store:
-        run = store.find(target)
-        return store.load(run.run_id), run
+    return load(target, args.store)
 
 
 def cached_ceilings(args: argparse.Namespace, workload: Workload,
