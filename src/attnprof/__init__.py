@@ -22,6 +22,13 @@ from attnprof._version import __version__
 from attnprof.record import display as _display
 
 if TYPE_CHECKING:
+    from attnprof.commands.analyze import AnalyzeRequest
+    from attnprof.commands.capture import CaptureRequest
+    from attnprof.commands.diff import DiffRequest
+    from attnprof.commands.env import EnvRequest
+    from attnprof.commands.report import ReportRequest
+    from attnprof.commands.runs import RunsRequest
+    from attnprof.commands.show import ShowRequest
     from attnprof.errors import UsageError
     from attnprof.record.compare import RunRecord
     from attnprof.record.family import Record, load_record
@@ -30,17 +37,26 @@ if TYPE_CHECKING:
     from attnprof.run.trace_handler import TraceHandler
     from attnprof.workload.problem import Workload
 
-__all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", "capture",
-           "compare", "load", "load_record", "profile_model", "trace_handler"]
+__all__ = ["AnalyzeRequest", "CaptureRequest", "DiffRequest", "EnvRequest", "ModelRecord",
+           "ReportRequest", "RunRecord", "RunsRequest", "ShowRequest", "UsageError", "Workload",
+           "__version__", "capture", "compare", "load", "load_record", "profile_model",
+           "trace_handler"]
 
 #: Lazily re-exported names and the modules that define them (keeps ``import attnprof``
-#: free of torch).
+#: free of torch); a command's request is taken by ``attnprof.commands.<command>.run``.
 _LAZY = {
     "RunRecord": "attnprof.record.compare",
     "Workload": "attnprof.workload.problem",
     "UsageError": "attnprof.errors",
     "load_record": "attnprof.record.family",
     "ModelRecord": "attnprof.record.model",
+    "AnalyzeRequest": "attnprof.commands.analyze",
+    "CaptureRequest": "attnprof.commands.capture",
+    "DiffRequest": "attnprof.commands.diff",
+    "EnvRequest": "attnprof.commands.env",
+    "ReportRequest": "attnprof.commands.report",
+    "RunsRequest": "attnprof.commands.runs",
+    "ShowRequest": "attnprof.commands.show",
 }
 
 
@@ -63,10 +79,11 @@ def capture(model: Any, out: str | os.PathLike[str] = "runs/", label: str | None
             **kwargs: Any) -> Capture:
     """Profile your own loop in place: a context manager whose ``step()`` the loop calls
     after every step, and whose ``record`` holds the analysis once it is over; see
-    :func:`attnprof.run.capture.capture`."""
-    from attnprof.run.capture import capture as _capture
+    :func:`attnprof.run.capture.capture` (``kwargs``: the other fields of
+    :class:`~attnprof.commands.capture.CaptureRequest`)."""
+    from attnprof.commands.capture import CaptureRequest, start
 
-    return _capture(model, out, label, **kwargs)
+    return start(CaptureRequest(model=model, out=out, label=label, **kwargs))
 
 
 def trace_handler(dir: str | os.PathLike[str] = "runs/", model: Any = None,
