@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from attnprof.formatting import counted, format_bytes, threads_text
+from attnprof.formatting import counted, fmt_ms, fmt_rate, format_bytes, threads_text
 from attnprof.record.analyze import AnalyzeRecord
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.check import CheckRecord, CheckRow
@@ -23,13 +23,7 @@ from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
 from attnprof.record.recommend import RecommendRecord
 from attnprof.record.sweep import SweepRecord
-from attnprof.render.compare_table import (
-    fmt_ms,
-    fmt_rate,
-    io_floor_line,
-    row_notes,
-    traffic_text,
-)
+from attnprof.render.compare_table import io_floor_line, row_notes, traffic_text
 from attnprof.render.figures import figures_of
 from attnprof.render.html.family import diff_section, ranks_section
 from attnprof.render.html.page import Cell, Section, Table, TraceLink, cell, num
