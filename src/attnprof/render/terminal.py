@@ -34,8 +34,7 @@ from attnprof.record.family import Record
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
-from attnprof.record.recommend import RecommendRecord
-from attnprof.record.sweep import SweepRecord
+from attnprof.record.sweep import RecommendRecord, SweepRecord
 from attnprof.render.safe import terminal_safe
 from attnprof.render.trace_report import render_trace_report
 

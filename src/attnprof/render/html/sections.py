@@ -21,8 +21,7 @@ from attnprof.record.family import Record
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
-from attnprof.record.recommend import RecommendRecord
-from attnprof.record.sweep import SweepRecord
+from attnprof.record.sweep import RecommendRecord, SweepRecord
 from attnprof.render.compare_table import io_floor_line, row_notes, traffic_text
 from attnprof.render.figures import figures_of
 from attnprof.render.html.family import diff_section, ranks_section
