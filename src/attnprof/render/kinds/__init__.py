@@ -9,8 +9,9 @@ CSV rows (:meth:`~attnprof.record.base.RecordBase.flat_table`, which ``to_frame`
 CSV renderer share) and what ``attnprof runs`` lists of it
 (:meth:`~attnprof.record.base.RecordBase.listing`, kept by the store).
 
-:data:`VIEW_MODULES` maps each kind to its module's name and :func:`view_of` imports it
-when first asked: ``attnprof analyze`` loads the analysis's view, not the nine others
+:func:`view_of` imports ``render/kinds/<kind>.py`` when a record of that kind is first
+shown (the folder is the registry: a kind's view is registered by writing its file):
+``attnprof analyze`` loads the analysis's view, not the nine others
 (``tests/cli/test_analyze_startup.py``). ``tests/report/test_kinds.py`` holds every kind
 of the record family to a view with every part.
 """
@@ -28,14 +29,7 @@ if TYPE_CHECKING:
     from attnprof.render.figures.base import Figure
     from attnprof.render.html.page import Section
 
-__all__ = ["VIEW_MODULES", "View", "view_of"]
-
-#: Every record kind's view module, by the kind's tag.
-VIEW_MODULES: dict[str, str] = {
-    kind: f"attnprof.render.kinds.{kind}"
-    for kind in ("compare", "profile", "analyze", "model", "sweep", "ranks", "diff", "check",
-                 "limits", "recommend")
-}
+__all__ = ["View", "module_of", "view_of"]
 
 
 @dataclass(frozen=True)
@@ -59,13 +53,26 @@ class View:
     figure_names: Callable[[Sequence[str], int], list[str]]
 
 
+def module_of(kind: str) -> str:
+    """The module that holds the view of ``kind``: ``attnprof.render.kinds.<kind>``, by
+    name, so a kind's view is registered by writing its file."""
+    return f"{__name__}.{kind}"
+
+
 def view_of(kind: str) -> View:
-    """The view of the records of ``kind`` (imported on first use); ``TypeError`` for a
-    kind without one."""
-    name = VIEW_MODULES.get(kind)
-    if name is None:
-        raise TypeError(f"no view of the record kind {kind!r}: add "
-                        f"src/attnprof/render/kinds/{kind}.py and list it in VIEW_MODULES")
-    view = importlib.import_module(name).VIEW
-    assert isinstance(view, View) and view.kind == kind, name
+    """The view of the records of ``kind``, its module imported on first use;
+    ``TypeError`` naming the file to write for a kind without one."""
+    name = module_of(kind)
+    try:
+        module = importlib.import_module(name) if kind.isidentifier() else None
+    except ModuleNotFoundError as e:
+        if e.name != name:  # the view exists and an import inside it failed: say that
+            raise
+        module = None
+    if module is None:
+        raise TypeError(f"no view of the record kind {kind!r}: write "
+                        f"src/attnprof/render/kinds/{kind}.py (its VIEW)")
+    view = module.VIEW
+    if not isinstance(view, View) or view.kind != kind:
+        raise TypeError(f"{name}.VIEW is not the View of {kind!r}")
     return view
