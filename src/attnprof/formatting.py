@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["NAME_LIMIT", "counted", "fmt_ms", "fmt_rate", "format_bytes", "format_us",
-           "one_line", "safe_text", "threads_text"]
+__all__ = ["NAME_LIMIT", "counted", "fmt_ms", "fmt_rate", "format_bytes", "format_share",
+           "format_us", "one_line", "safe_text", "threads_text"]
 
 #: Characters of one string from outside that a terminal view shows; the JSON keeps all.
 #: Longer than any reason or evidence line attnprof writes (``one_line`` cuts at 400),
@@ -58,6 +58,11 @@ def fmt_rate(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "—"
     return f"{value:.{digits}g}"
+
+
+def format_share(value: float | None, digits: int = 0, missing: str = "—") -> str:
+    """A share as a percentage: ``0.4567`` -> ``"46%"`` (``digits=1``: ``"45.7%"``)."""
+    return missing if value is None else f"{value:.{digits}%}"
 
 
 def counted(n: float, noun: str, plural: str | None = None) -> str:

@@ -27,7 +27,7 @@ def terminal(record: RanksRecord, console: Console, top: int) -> None:
 
 def section(record: RanksRecord, anchor: str) -> Section:
     """One row per rank, the straggler of each step, the cross-rank findings."""
-    from attnprof.formatting import format_us
+    from attnprof.formatting import format_share, format_us
     from attnprof.render.html.page import Section, Table, cell, num
 
     section = Section(kind="ranks", title=f"attnprof analyze — {len(record.ranks)} ranks"
@@ -41,7 +41,7 @@ def section(record: RanksRecord, anchor: str) -> Section:
         ranks.rows.append([num(r.rank, None if r.rank is None else str(r.rank)), cell(r.source),
                            cell(r.device), num(r.events), num(r.kernels_per_step),
                            num(r.cpu_us_per_step, format_us(r.cpu_us_per_step)),
-                           num(r.attention_share, _share(r.attention_share)),
+                           num(r.attention_share, format_share(r.attention_share)),
                            cell(r.sdpa_backend), cell(r.error or "", "status-error"
                                                        if r.error else "")])
         ranks.row_css.append("row-error" if r.error else "row-ok")
@@ -60,9 +60,6 @@ def section(record: RanksRecord, anchor: str) -> Section:
     section.notes += record.notes
     return section
 
-
-def _share(value: float | None) -> str | None:
-    return None if value is None else f"{value:.0%}"
 
 
 def figures(record: RanksRecord) -> list[Figure]:
