@@ -266,8 +266,8 @@ def _tiny_limits(tiny: dict[str, object]) -> object:
 def _tiny_recommend(sweep: object) -> object:
     """The sweep's recommendation, as ``recommend --from`` makes it."""
     from attnprof.analysis.recommend import Constraints, recommend
-    from attnprof.record.recommend import RecommendRecord
     from attnprof.record.recommendation import Recommended
+    from attnprof.record.sweep import RecommendRecord
 
     record = RecommendRecord.of_sweep(sweep)  # type: ignore[arg-type]
     constraints = Constraints(max_latency_ms=1e3)

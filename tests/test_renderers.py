@@ -19,8 +19,7 @@ from attnprof.record.flat import diff_lines
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
-from attnprof.record.recommend import RecommendRecord
-from attnprof.record.sweep import SweepRecord
+from attnprof.record.sweep import RecommendRecord, SweepRecord
 from attnprof.render import RENDERERS
 from attnprof.render.figures import figures_of
 from attnprof.render.markdown import markdown_escape

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["NAME_LIMIT", "counted", "format_bytes", "format_us", "one_line", "safe_text",
-           "threads_text"]
+__all__ = ["NAME_LIMIT", "counted", "fmt_ms", "fmt_rate", "format_bytes", "format_share",
+           "format_us", "one_line", "safe_text", "threads_text"]
 
 #: Characters of one string from outside that a terminal view shows; the JSON keeps all.
 #: Longer than any reason or evidence line attnprof writes (``one_line`` cuts at 400),
@@ -43,6 +43,26 @@ def format_us(us: float | None, missing: str = "—") -> str:
     if us >= 1e3:
         return f"{us / 1e3:.2f} ms"
     return f"{us:.1f} µs"
+
+
+def fmt_ms(value: float | None) -> str:
+    """Milliseconds as a table column shows them, the unit in its header: 3 decimals under
+    10 ms, 2 under 1,000, none above (``0.123``, ``12.35``, ``1234``)."""
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 1000 else f"{value:.0f}"
+
+
+def fmt_rate(value: float | None, digits: int = 3) -> str:
+    """A rate (TFLOP/s, GB/s) to ``digits`` significant digits, the unit in its header."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def format_share(value: float | None, digits: int = 0, missing: str = "—") -> str:
+    """A share as a percentage: ``0.4567`` -> ``"46%"`` (``digits=1``: ``"45.7%"``)."""
+    return missing if value is None else f"{value:.{digits}%}"
 
 
 def counted(n: float, noun: str, plural: str | None = None) -> str:

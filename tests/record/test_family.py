@@ -108,8 +108,7 @@ def test_schema_2_files_load(name: str, kind: str) -> None:
     assert raw["schema_version"] == 2 and record.schema_version == SCHEMA_VERSION
     assert record.kind == kind and record.run_id == raw["run_id"]
     if kind == "recommend":  # a sweep record recommend --json wrote: now a recommend record
-        from attnprof.record.recommend import RecommendRecord
-        from attnprof.record.sweep import SweepRecord
+        from attnprof.record.sweep import RecommendRecord, SweepRecord
 
         assert raw["kind"] == "sweep" and isinstance(record, RecommendRecord)
         assert record.recommendation is not None

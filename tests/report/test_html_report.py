@@ -23,8 +23,7 @@ from attnprof.record.diff import DiffRecord
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
-from attnprof.record.recommend import RecommendRecord
-from attnprof.record.sweep import SweepRecord
+from attnprof.record.sweep import RecommendRecord, SweepRecord
 from attnprof.render import HtmlRenderer, write_rendered
 from attnprof.render.figures import figures_of
 from attnprof.render.safe import terminal_safe

@@ -13,7 +13,7 @@ from attnprof.record.check import CheckRecord
 from attnprof.record.compare import CompareRecord
 from attnprof.record.family import load_record
 from attnprof.record.limits import LimitsRecord
-from attnprof.record.recommend import RecommendRecord
+from attnprof.record.sweep import RecommendRecord
 from attnprof.render import RENDERERS
 
 TINY = ["--batch", "1", "--heads", "2", "--head-dim", "16", "--device", "cpu"]

@@ -49,9 +49,8 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.cli.outcome import print_written, sweep_status
     from attnprof.cli.sweep_args import grid_from_args
     from attnprof.errors import UsageError
-    from attnprof.record.recommend import RecommendRecord
     from attnprof.record.recommendation import Recommended
-    from attnprof.record.sweep import SweepRecord
+    from attnprof.record.sweep import RecommendRecord, SweepRecord
     from attnprof.render.terminal import TerminalRenderer, make_console
     from attnprof.workload.quantities import parse_bytes, parse_ms
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from attnprof.record.base import RecordBase
+from attnprof.record.base import Listing, RecordBase
 from attnprof.record.finding import top_finding
 from attnprof.record.trace_report import TraceReport
 
@@ -55,6 +55,15 @@ class AnalyzeRecord(RecordBase, tag="analyze"):
         sources = [r.source for r in self.reports]
         return ", ".join(sources[:3]) + (f" and {len(sources) - 3} more"
                                          if len(sources) > 3 else "")
+
+    def listing(self) -> Listing:
+        """The first trace (and how many more); its device, the record having no
+        environment of its own."""
+        sources = [r.source for r in self.reports]
+        first = sources[0] if sources else "no trace"
+        more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
+        return Listing(summary=f"{first}{more}",
+                       device=self.reports[0].device if self.reports else None)
 
 
 def analysis_headline(record: AnalyzeRecord) -> str:

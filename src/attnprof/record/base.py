@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
-from typing import Any, Literal, TypeVar, Union
+from typing import Any, Literal, NamedTuple, TypeVar, Union
 
 import msgspec
 
@@ -22,11 +22,24 @@ from attnprof.errors import UsageError
 from attnprof.record import display
 from attnprof.record.codec import SCHEMA_VERSION, convert_record, read_head, read_record_file
 
-__all__ = ["SCHEMA_VERSION", "RecordBase", "RunStatus", "new_run_id", "now_iso"]
+__all__ = ["SCHEMA_VERSION", "Listing", "RecordBase", "RunStatus", "new_run_id", "now_iso"]
 
 RunStatus = Literal["complete", "partial"]
 
 R = TypeVar("R", bound="RecordBase")
+
+
+class Listing(NamedTuple):
+    """What ``attnprof runs`` lists of a record besides its environment: a one-line
+    ``summary``, the variants or implementations it ``names`` (``runs --variant`` filters
+    by them), the ``model`` it ran, and the ``device`` of a record without an environment
+    (an analysis: its first trace's). The store keeps these beside the record
+    (:mod:`attnprof.store.summary`), so each kind says its own (:meth:`RecordBase.listing`)."""
+
+    summary: str
+    names: tuple[str, ...] = ()
+    model: str | None = None
+    device: str | None = None
 
 
 def now_iso() -> str:
@@ -67,6 +80,11 @@ class RecordBase(msgspec.Struct, kw_only=True, tag_field="kind"):
     def summary(self) -> str:
         """The headline as text: ``print(record.summary())``."""
         return self.headline()
+
+    def listing(self) -> Listing:
+        """What ``attnprof runs`` lists of this record (see :class:`Listing`). Each kind
+        says its own; this fallback (the kind's name) is what a kind without one shows."""
+        return Listing(summary=self.kind)
 
     def __repr__(self) -> str:
         """One screen (under 2,000 characters): the kind, the run id, what was measured

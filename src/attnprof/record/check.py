@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from attnprof.record.base import RecordBase
+from attnprof.record.base import Listing, RecordBase
 from attnprof.record.environment import Environment
 from attnprof.record.trace_report import TraceReport
 from attnprof.workload.problem import Workload
@@ -67,6 +67,11 @@ class CheckRecord(RecordBase, tag="check"):
     def subject(self) -> str:
         """The expectations file and what they were checked on."""
         return f"{self.expectations} on {self.target}"
+
+    def listing(self) -> Listing:
+        """What was checked and how many expectations held."""
+        held = sum(r.ok for r in self.rows)
+        return Listing(summary=f"{self.target}: {held} of {len(self.rows)} expectations hold")
 
 
 def check_lines(record: CheckRecord) -> list[dict[str, Any]]:

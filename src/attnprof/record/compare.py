@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from attnprof.noise import TIE, differ, relative_iqr
-from attnprof.record.base import RecordBase
+from attnprof.record.base import Listing, RecordBase
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.environment import Ceilings, Environment
 from attnprof.record.finding import top_finding
@@ -198,6 +198,11 @@ class CompareRecord(RecordBase, tag="compare"):
     def subject(self) -> str:
         """The workload, in one line."""
         return self.workload.describe()
+
+    def listing(self) -> Listing:
+        """The workload, and the variants measured."""
+        return Listing(summary=self.workload.describe(),
+                       names=tuple(r.variant for r in self.results))
 
 
 class ProfileRecord(CompareRecord, tag="profile"):

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from attnprof.record.base import RecordBase
+from attnprof.record.base import Listing, RecordBase
 
 __all__ = ["ALPHA", "ROW_STATES", "WATCHED_CHANGE", "Change", "CountChange", "CountState",
            "CountWhat", "DiffRecord", "DiffSide", "MetricChange", "RegionDiff", "RowDiff",
@@ -280,6 +280,10 @@ class DiffRecord(RecordBase, tag="diff"):
     def subject(self) -> str:
         """The two sides."""
         return f"{self.old.ref} ({self.old.kind}) → {self.new.ref} ({self.new.kind})"
+
+    def listing(self) -> Listing:
+        """The two sides, and how many rows were compared."""
+        return Listing(summary=f"{self.subject()}: {len(self.rows)} rows")
 
 
 def _said(row: RowDiff, m: MetricChange) -> str:

@@ -24,8 +24,7 @@ from attnprof.record.diff import DiffRecord
 from attnprof.record.limits import LimitsRecord
 from attnprof.record.model import ModelRecord
 from attnprof.record.ranks import RanksRecord
-from attnprof.record.recommend import RecommendRecord
-from attnprof.record.sweep import SweepRecord
+from attnprof.record.sweep import RecommendRecord, SweepRecord
 
 __all__ = ["RECORD_TYPES", "Record", "decode_record", "is_record_file", "load_record"]
 

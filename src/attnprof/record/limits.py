@@ -8,7 +8,8 @@ from typing import Any
 
 import msgspec
 
-from attnprof.record.base import RecordBase
+from attnprof.formatting import format_bytes
+from attnprof.record.base import Listing, RecordBase
 from attnprof.record.compare import Bytes, VariantResult
 from attnprof.record.environment import Environment
 from attnprof.workload.problem import Workload
@@ -89,6 +90,12 @@ class LimitsRecord(RecordBase, tag="limits"):
     def subject(self) -> str:
         """The workload searched from and the field that varies."""
         return f"{self.base.describe()} · largest {self.field}"
+
+    def listing(self) -> Listing:
+        """The field searched, within which budget, from which workload; the variants."""
+        return Listing(summary=f"largest {self.field} within "
+                               f"{format_bytes(self.budget_bytes)} from {self.base.describe()}",
+                       names=tuple(dict.fromkeys(c.variant for c in self.ceilings)))
 
 
 def limits_lines(record: LimitsRecord) -> list[dict[str, Any]]:

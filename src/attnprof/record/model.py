@@ -15,7 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from attnprof.noise import differ, relative_iqr
-from attnprof.record.base import RecordBase
+from attnprof.record.base import Listing, RecordBase
 from attnprof.record.compare import Bytes, Latency, Status
 from attnprof.record.environment import Environment
 from attnprof.record.model_attribution import (
@@ -326,6 +326,15 @@ class ModelRecord(RecordBase, tag="model"):
         m = self.model
         shape = f" batch {m.batch} × seq {m.seq}" if m.batch and m.seq else ""
         return f"{m.source} ({m.architecture}, {m.dtype} {m.device}){shape}"
+
+    def listing(self) -> Listing:
+        """The model, its size and the phases run; the implementations."""
+        m = self.model
+        phases = ",".join(dict.fromkeys(r.phase for r in self.runs))
+        return Listing(summary=f"{m.source} ({m.architecture}, {m.layers} layers) "
+                               f"{m.dtype} {m.device} {phases}",
+                       names=tuple(dict.fromkeys(r.implementation for r in self.runs)),
+                       model=m.source)
 
 
 def _fastest_runs(runs: list[PhaseRun]) -> tuple[list[PhaseRun], list[PhaseRun]]:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from attnprof.record.base import RecordBase
+from attnprof.record.base import Listing, RecordBase
 from attnprof.record.finding import Finding, top_finding
 
 __all__ = ["DeviceTotal", "RankSource", "RankSummary", "RanksRecord", "StepStraggler",
@@ -181,6 +181,14 @@ class RanksRecord(RecordBase, tag="ranks"):
             said += f"; rank {rank} was the straggler in {n} of {len(self.steps)} steps"
         found = top_finding([("ranks", f) for f in self.findings])
         return said + "." + (f" {found}" if found else "")
+
+    def listing(self) -> Listing:
+        """How many ranks of how large a world, the first file; their device."""
+        world = f" (world size {self.world_size})" if self.world_size else ""
+        first = f": {self.ranks[0].source}" if self.ranks else ""
+        more = f" and {len(self.ranks) - 1} more" if len(self.ranks) > 1 else ""
+        return Listing(summary=f"{len(self.ranks)} ranks{world}{first}{more}",
+                       device=next((r.device for r in self.ranks if r.device), None))
 
     def rank(self, number: int) -> RankSummary:
         """The summary of rank ``number`` (``KeyError`` if absent)."""

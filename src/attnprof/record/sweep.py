@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from attnprof.record.base import RecordBase
+from attnprof.record.base import Listing, RecordBase
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.compare import COLUMNS, VariantResult, fastest, result_line, workload_line
 from attnprof.record.environment import Ceilings, Environment
@@ -176,6 +176,12 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
         """The base workload and the grid's fields."""
         axes = ", ".join(f"{a.field}×{len(a.values)}" for a in self.grid.axes)
         return self.base.describe() + (f" · grid {axes}" if axes else "")
+
+    def listing(self) -> Listing:
+        """How many points over which axes, from which workload; the variants."""
+        axes = " × ".join(f"{a.field} {len(a.values)}" for a in self.grid.axes)
+        return Listing(summary=f"{len(self.points)} points ({axes or 'one point'}) from "
+                               f"{self.base.describe()}", names=tuple(self.variants))
 
 
 

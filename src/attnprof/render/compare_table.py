@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import format_bytes, threads_text
+from attnprof.formatting import fmt_ms, fmt_rate, format_bytes, threads_text
 from attnprof.record.compare import CompareRecord, PaddingWaste, VariantResult
 from attnprof.render.styles import SEVERITY_STYLE, STATUS_STYLE, error_text
 from attnprof.variants.base import Variant
@@ -16,18 +16,6 @@ from attnprof.variants.base import Variant
 _ALLOCATOR_STATES = {"reuse": "freed memory is reused, as CUDA's caching allocator does",
                      "fresh": "new pages every call, first touch paid each time",
                      "system": "malloc left as the process found it"}
-
-
-def fmt_ms(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 1000 else f"{value:.0f}"
-
-
-def fmt_rate(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.{digits}g}"
 
 
 def _with_share(rate: float | None, share: float | None) -> Text:

@@ -14,28 +14,11 @@ import csv
 import io
 from typing import Any, ClassVar
 
-from attnprof.record.analyze import AnalyzeRecord
-from attnprof.record.compare import CompareRecord
 from attnprof.record.family import Record
-from attnprof.record.flat import (
-    ANALYSIS_COLUMNS,
-    COLUMNS,
-    MODEL_COLUMNS,
-    RANK_COLUMNS,
-    analysis_lines,
-    compare_lines,
-    flat_table,
-    model_lines,
-    ranks_lines,
-    sweep_lines,
-)
-from attnprof.record.model import ModelRecord
-from attnprof.record.ranks import RanksRecord
-from attnprof.record.sweep import SweepRecord
+from attnprof.record.flat import ANALYSIS_COLUMNS, COLUMNS, MODEL_COLUMNS, RANK_COLUMNS, flat_table
 
 __all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "MODEL_COLUMNS", "RANK_COLUMNS", "CsvRenderer",
-           "render_analysis_csv", "render_csv", "render_model_csv", "render_ranks_csv",
-           "render_sweep_csv"]
+           "render_csv"]
 
 
 class CsvRenderer:
@@ -47,32 +30,13 @@ class CsvRenderer:
 
     def render(self, record: Record) -> str:
         """The CSV text of ``record``."""
-        return _table(*flat_table(record))
+        return render_csv(record)
 
 
-def render_csv(record: CompareRecord) -> str:
-    """The CSV text of a comparison: a header and one line per variant."""
-    return _table(COLUMNS, compare_lines(record))
-
-
-def render_sweep_csv(record: SweepRecord) -> str:
-    """The CSV text of a sweep: the comparison's columns, one line per point and variant."""
-    return _table(COLUMNS, sweep_lines(record))
-
-
-def render_analysis_csv(record: AnalyzeRecord) -> str:
-    """The CSV text of an analysis: a header and one line per region of every trace."""
-    return _table(ANALYSIS_COLUMNS, analysis_lines(record))
-
-
-def render_model_csv(record: ModelRecord) -> str:
-    """The CSV text of a model run: one line per layer of each run."""
-    return _table(MODEL_COLUMNS, model_lines(record))
-
-
-def render_ranks_csv(record: RanksRecord) -> str:
-    """The CSV text of a rank set: one line per rank (an unreadable one with its error)."""
-    return _table(RANK_COLUMNS, ranks_lines(record))
+def render_csv(record: Record) -> str:
+    """The CSV text of any record: a header and its flat table's lines (one per variant of
+    a comparison, per point and variant of a sweep, ...)."""
+    return _table(*flat_table(record))
 
 
 def _table(columns: tuple[str, ...], lines: list[dict[str, Any]]) -> str:

@@ -8,9 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import counted, format_bytes, format_us
+from attnprof.formatting import counted, fmt_ms, format_bytes, format_us
 from attnprof.record.diff import DiffRecord, DiffSide, MetricChange, RegionDiff, RowDiff, TraceDiff
-from attnprof.render.compare_table import fmt_ms
 from attnprof.render.styles import STATUS_STYLE
 
 __all__ = ["format_change", "render_diff"]

@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from attnprof.formatting import fmt_rate
 from attnprof.record.machine import MachineProfile
-from attnprof.render.compare_table import fmt_rate
 from attnprof.render.safe import terminal_safe
 
 __all__ = ["render_machine"]

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnprof.atomic import write_atomic
 from attnprof.errors import UsageError
 from attnprof.record.family import Record
-from attnprof.render.figures import Figure, figures_of
-from attnprof.render.figures.base import SCHEMA
+
+if TYPE_CHECKING:  # the figures are built when an image is asked for, not at import
+    from attnprof.render.figures.base import Figure
 
 __all__ = ["IMAGE_FORMATS", "PngRenderer", "SvgRenderer", "check_image_path",
            "check_image_support", "image_of", "plot_files", "write_figure", "write_plots"]
@@ -62,9 +63,13 @@ def image_of(spec: dict[str, Any], fmt: str) -> str | bytes:
     return png
 
 
-def _stacked(figures: list[Figure]) -> dict[str, Any]:
+def _stacked(record: Record) -> dict[str, Any]:
+    """Every figure of ``record``, one above the other, as one standalone spec."""
+    from attnprof.render.figures import figures_of
+    from attnprof.render.figures.base import SCHEMA
+
     return {"$schema": SCHEMA, "background": "white", "spacing": 40,
-            "vconcat": [f.spec for f in figures]}
+            "vconcat": [f.spec for f in figures_of(record)]}
 
 
 class SvgRenderer:
@@ -75,7 +80,7 @@ class SvgRenderer:
     output_is_binary: ClassVar[bool] = False
 
     def render(self, record: Record) -> str:
-        out = image_of(_stacked(figures_of(record)), "svg")
+        out = image_of(_stacked(record), "svg")
         assert isinstance(out, str)
         return out if out.endswith("\n") else out + "\n"
 
@@ -88,7 +93,7 @@ class PngRenderer:
     output_is_binary: ClassVar[bool] = True
 
     def render(self, record: Record) -> bytes:
-        out = image_of(_stacked(figures_of(record)), "png")
+        out = image_of(_stacked(record), "png")
         assert isinstance(out, bytes)
         return out
 
@@ -111,6 +116,8 @@ def write_plots(record: Record, folder: str | os.PathLike[str]) -> list[Path]:
     absent); the paths written. A link in the folder under a figure's name is refused,
     not followed (the command line refuses it before any work; this is the write's own
     guard, for one made since)."""
+    from attnprof.render.figures import figures_of
+
     Path(folder).mkdir(parents=True, exist_ok=True)
     written = []
     for figure in figures_of(record):

@@ -7,9 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from attnprof.analysis.memory_fit import DEFINITION
-from attnprof.formatting import format_bytes
+from attnprof.formatting import fmt_ms, format_bytes
 from attnprof.record.limits import Ceiling, Probe
-from attnprof.render.compare_table import fmt_ms
 from attnprof.workload.problem import Workload
 
 __all__ = ["describe_probe", "render_limits"]

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import format_us
+from attnprof.formatting import format_share, format_us
 from attnprof.record.ranks import RanksRecord, RankSummary
 from attnprof.render.trace_report import render_findings
 
@@ -83,7 +83,7 @@ def _rank_table(record: RanksRecord, console: Console, top: int) -> None:
             _rank(r), str(len(r.steps)), format_us(r.step_us), format_us(c.get("compute")),
             format_us(r.collective_us_per_step),
             format_us(c.get("framework" if cpu else "idle")),
-            format_us(r.attention_us_per_step), _share(r.attention_share),
+            format_us(r.attention_us_per_step), format_share(r.attention_share, 1),
             f"{r.kernels_per_step:g}" if r.kernels_per_step is not None else "—",
             Text(r.sdpa_backend or "—"))
     console.print(table)
@@ -138,9 +138,10 @@ def _temporal_table(record: RanksRecord, console: Console, top: int) -> None:
         t = r.temporal
         assert t is not None
         span = t.span_us or 1.0
-        table.add_row(_rank(r), format_us(t.span_us), _share(t.compute_us / span),
-                      _share(t.non_compute_us / span), _share(t.idle_us / span),
-                      _share(t.overlap))
+        table.add_row(_rank(r), format_us(t.span_us),
+                      *(format_share(share, 1) for share in (
+                          t.compute_us / span, t.non_compute_us / span, t.idle_us / span,
+                          t.overlap)))
     console.print(table)
     windows = sorted({r.temporal.window for r in shown if r.temporal is not None})
     console.print(Text(f"  shares of the span; {'; '.join(windows)}; overlap: share of the "
@@ -151,6 +152,3 @@ def _temporal_table(record: RanksRecord, console: Console, top: int) -> None:
 def _rank(r: RankSummary) -> Text:
     return Text(str(r.rank) if r.rank is not None else r.source)
 
-
-def _share(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1%}"

@@ -7,10 +7,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import format_bytes, one_line
+from attnprof.formatting import fmt_ms, format_bytes, one_line
 from attnprof.noise import ALPHA
 from attnprof.record.recommendation import Constraints, Pick, Recommendation, StructureChoice
-from attnprof.render.compare_table import fmt_ms
 
 __all__ = ["render_recommendations", "render_structures"]
 

@@ -7,9 +7,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from attnprof.formatting import counted, format_bytes, one_line
+from attnprof.formatting import counted, fmt_ms, format_bytes, one_line
 from attnprof.record.sweep import Crossover, ScalingFit, SweepRecord
-from attnprof.render.compare_table import fmt_ms
 from attnprof.render.styles import STATUS_STYLE
 
 __all__ = ["describe_fit", "render_sweep"]

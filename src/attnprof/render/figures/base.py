@@ -6,11 +6,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SCHEMA", "Figure", "chart", "color_scale", "file_stem"]
+__all__ = ["SCHEMA", "TRACE_FIGURES", "Figure", "chart", "color_scale", "file_stem"]
 
 #: The Vega-Lite version the specs are written for (vl-convert's default, and the runtime
 #: the HTML report inlines).
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+#: The figures of one trace, each named ``PREFIX-PART`` (:mod:`.trace`): its time per
+#: category, and its step timeline when it has one.
+TRACE_FIGURES = ("categories", "timeline")
 #: More variants than the 10-colour scheme holds get the 20-colour one.
 _WIDE_SCHEME = 10
 

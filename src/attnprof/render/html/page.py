@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnprof.record.finding import Finding
-from attnprof.render.figures import Figure
+from attnprof.render.figures.base import Figure
 
 __all__ = ["Cell", "Section", "Table", "TraceLink", "cell", "num"]
 

@@ -1,56 +1,35 @@
-"""The sections of the record kinds that compare runs rather than measure one: a rank set
-(``analyze`` of a distributed run's traces) and a diff (``attnprof diff``)."""
+"""The views of a diff (kind ``diff``): what changed around the numbers, every row's
+metrics with their verdict, and the traces' kernel and finding changes."""
 
 from __future__ import annotations
 
-from attnprof.formatting import format_us
-from attnprof.record.diff import DiffRecord
-from attnprof.record.ranks import RanksRecord
-from attnprof.render.html.page import Section, Table, cell, num
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["diff_section", "ranks_section"]
+from attnprof.render.kinds import View
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def _share(value: float | None) -> str | None:
-    return None if value is None else f"{value:.0%}"
+    from attnprof.record.diff import DiffRecord
+    from attnprof.render.figures.base import Figure
+    from attnprof.render.html.page import Section
 
-
-def ranks_section(record: RanksRecord, anchor: str) -> Section:
-    """One row per rank, the straggler of each step, the cross-rank findings."""
-    section = Section(kind="ranks", title=f"attnprof analyze — {len(record.ranks)} ranks"
-                      + (f" of {record.world_size}" if record.world_size else ""),
-                      anchor=anchor)
-    section.facts += [("executor", record.executor), ("workers", str(record.workers or "—"))]
-    ranks = Table(name=f"{anchor}-ranks", caption="one row per rank",
-                  columns=["rank", "trace", "device", "events", "kernels per step",
-                           "CPU per step", "attention share", "SDPA backend", "error"])
-    for r in record.ranks:
-        ranks.rows.append([num(r.rank, None if r.rank is None else str(r.rank)), cell(r.source),
-                           cell(r.device), num(r.events), num(r.kernels_per_step),
-                           num(r.cpu_us_per_step, format_us(r.cpu_us_per_step)),
-                           num(r.attention_share, _share(r.attention_share)),
-                           cell(r.sdpa_backend), cell(r.error or "", "status-error"
-                                                       if r.error else "")])
-        ranks.row_css.append("row-error" if r.error else "row-ok")
-    section.tables.append(ranks)
-    steps = Table(name=f"{anchor}-steps", caption="the straggler of each step: the rank the "
-                  "others waited for in their collectives",
-                  columns=["step", "straggler", "its collectives", "others' (median)",
-                           "extra"])
-    for s in record.steps:
-        steps.rows.append([num(s.step), num(s.straggler),
-                           num(s.straggler_collective_us, format_us(s.straggler_collective_us)),
-                           num(s.others_collective_us, format_us(s.others_collective_us)),
-                           num(s.extra_us, format_us(s.extra_us))])
-    section.tables.append(steps)
-    section.findings = [("ranks", f) for f in record.findings]
-    section.notes += record.notes
-    return section
+__all__ = ["VIEW", "figure_names", "figures", "section", "terminal"]
 
 
-def diff_section(record: DiffRecord, anchor: str) -> Section:
+def terminal(record: DiffRecord, console: Console, top: int) -> None:
+    """The changes, the rows and the traces (``top`` rows a table)."""
+    from attnprof.render.diff_view import render_diff
+
+    render_diff(record, console, top)
+
+
+def section(record: DiffRecord, anchor: str) -> Section:
     """The facts that changed, every row's metrics with their verdict, and the traces'
     kernel changes."""
+    from attnprof.render.html.page import Section, Table, cell, num
+
     section = Section(kind="diff", title=f"attnprof diff — {record.old.ref} → {record.new.ref}",
                       anchor=anchor)
     section.facts += [("old", f"{record.old.ref} ({record.old.kind})"),
@@ -96,3 +75,19 @@ def diff_section(record: DiffRecord, anchor: str) -> Section:
         section.notes += [f"finding appeared: {f}" for f in trace.findings_appeared]
         section.notes += [f"finding gone: {f}" for f in trace.findings_gone]
     return section
+
+
+def figures(record: DiffRecord) -> list[Figure]:
+    """Each metric of each row, old beside new, a significant change marked."""
+    from attnprof.render.figures.family import diff_figures
+
+    return diff_figures(record)
+
+
+def figure_names(variants: Sequence[str], traces: int) -> list[str]:
+    """The diff's one figure."""
+    return ["diff"]
+
+
+VIEW = View(kind="diff", terminal=terminal, section=section, figures=figures,
+            figure_names=figure_names)
