@@ -142,7 +142,8 @@ def _recommend(record: RecommendRecord, console: Console, top: int) -> None:
     if rec is None:  # a recommend record is made with one; an edited file may lack it
         console.print(Text("no recommendation in this record", style="yellow"))
         return
-    render_recommendations(rec.recommendations, rec.constraints, console, rec.source)
+    render_recommendations(rec.recommendations, rec.constraints, console, rec.source,
+                           objective=rec.objective, price=rec.price)
     render_structures(rec.structures, console)
 
 
