@@ -40,7 +40,9 @@ def render_projection(console: Console, workload: Workload, rows: Sequence[RowPr
                         f"({p.memory.scaling})")
         table.add_row(p.variant, p.target, _ms(measured_s.get(p.variant)),
                       _ms(bound.seconds) if bound else f"none: {p.no_bound}",
-                      bound.limited_by if bound else "—", _ms(p.projection_s), largest)
+                      (bound.limited_by + (" (I/O floor)" if bound.bytes_basis != "traffic"
+                                           else "")) if bound else "—",
+                      _ms(p.projection_s), largest)
     console.print(table)
     for t in targets:
         peak = ("no figure" if t.peak_flops_per_s is None
@@ -50,6 +52,12 @@ def render_projection(console: Console, workload: Workload, rows: Sequence[RowPr
                       f"{t.bandwidth_bytes_per_s / 1e9:.4g} GB/s, memory {memory}"
                       + (f"; {t.why_no_peak}" if t.why_no_peak else ""))
     console.print(f"  {ASSUMPTIONS}")
+    on_floor = sorted({p.variant for p in rows if p.bound and p.bound.bytes_basis != "traffic"})
+    if on_floor:
+        console.print(f"  I/O floor: {', '.join(on_floor)} had no traffic modelled (a record "
+                      "from before traffic was): the memory roof is over the bytes any "
+                      "variant must move (q, k, v read, out written once), so the bound is "
+                      "still a bound, a looser one")
     for note in dict.fromkeys(p.projection_note for p in rows if p.projection_note):
         console.print(f"  {note}")
     console.print(f"  largest seq: an estimate, the measured peak at seq {workload.seq} "
@@ -73,6 +81,7 @@ def projection_data(source: str, workload: Workload, rows: Sequence[RowProjectio
                   "bound_compute_s": p.bound.compute_s if p.bound else None,
                   "bound_memory_s": p.bound.memory_s if p.bound else None,
                   "limited_by": p.bound.limited_by if p.bound else None,
+                  "bytes_basis": p.bound.bytes_basis if p.bound else None,
                   "no_bound": p.no_bound or None, "projection_s": p.projection_s,
                   "projection_note": p.projection_note,
                   "memory_scaling": p.memory.scaling if p.memory else None,
