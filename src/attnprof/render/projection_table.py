@@ -10,11 +10,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from attnprof.analysis.kv_capacity import KV_ASSUMPTIONS, KvFit, KvShape
 from attnprof.analysis.projection import ASSUMPTIONS, SEQ_STEP, RowProjection, Target
 from attnprof.formatting import format_bytes
 from attnprof.workload.problem import Workload
 
-__all__ = ["projection_data", "render_projection"]
+__all__ = ["kv_data", "projection_data", "render_kv", "render_projection"]
 
 
 def _ms(seconds: float | None) -> str:
@@ -89,3 +90,35 @@ def projection_data(source: str, workload: Workload, rows: Sequence[RowProjectio
                   "largest_seq_at_search_limit": p.memory.at_limit if p.memory else None}
                  for p in rows],
     }
+
+
+def render_kv(console: Console, shape: KvShape, fits: Sequence[KvFit]) -> None:
+    """The KV cache per token and the largest context each target fits, labelled as a
+    model; nothing when there are no fits."""
+    if not fits:
+        return
+    table = Table(title=f"KV cache on each target (a model): batch {shape.batch}",
+                  caption="computed from the shapes, never measured")
+    for name in ("target", "memory", "weights held", "KV / token / sequence",
+                 "largest context (tokens / sequence)"):
+        table.add_column(name, justify="left" if name == "target" else "right")
+    for f in fits:
+        table.add_row(f.target, format_bytes(f.memory_bytes), format_bytes(f.reserved_bytes),
+                      format_bytes(f.bytes_per_token),
+                      f"{f.largest_context:,}" if f.largest_context is not None
+                      else f"none: {f.why_none}")
+    console.print(table)
+    console.print(f"  KV basis: {shape.basis}")
+    console.print(f"  {KV_ASSUMPTIONS}")
+
+
+def kv_data(shape: KvShape, fits: Sequence[KvFit]) -> dict[str, Any]:
+    """The KV table as plain data for ``--json``."""
+    return {"model": KV_ASSUMPTIONS, "basis": shape.basis, "layers": shape.layers,
+            "kv_heads": shape.kv_heads, "head_dim": shape.head_dim,
+            "element_bytes": shape.element_bytes, "batch": shape.batch,
+            "bytes_per_token": shape.bytes_per_token,
+            "targets": [{"target": f.target, "memory_bytes": f.memory_bytes,
+                         "reserved_bytes": f.reserved_bytes,
+                         "largest_context": f.largest_context,
+                         "no_fit": f.why_none or None} for f in fits]}
