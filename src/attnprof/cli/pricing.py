@@ -12,8 +12,8 @@ from typing import Any
 from attnprof.cli.flags import given_flags
 from attnprof.record.price import Price
 
-__all__ = ["PriceRequest", "add_objective_argument", "add_price_arguments", "objective_price",
-           "price_of", "price_request", "rank_by_objective"]
+__all__ = ["PriceRequest", "add_objective_argument", "add_price_arguments", "attach_price",
+           "objective_price", "price_of", "price_request", "rank_by_objective"]
 
 
 def add_price_arguments(p: Any) -> None:
@@ -114,7 +114,7 @@ def rank_by_objective(args: argparse.Namespace, request: PriceRequest | None,
             console.print(unpriced + ("; ranked by latency instead" if cost else ""),
                           style="yellow", markup=False, highlight=False)
         return
-    rec.price = price
+    rec.price = record.price = price
     if cost:
         rec.recommendations = recommend_by_cost(record.points, record.variants,
                                                 rec.constraints, price.usd_per_hour,
@@ -123,3 +123,15 @@ def rank_by_objective(args: argparse.Namespace, request: PriceRequest | None,
     else:
         rec.recommendations = price_picks(rec.recommendations, record.points,
                                           price.usd_per_hour)
+
+
+def attach_price(request: PriceRequest | None, record: Any, device_name: str,
+                 device_kind: str, console: Any, save_to: str | None = None) -> None:
+    """Set ``record.price`` (a sweep, model or comparison record) for the machine that ran
+    it, say when a prices file has none for it, and save the priced record again to
+    ``save_to`` (the record file written while it ran)."""
+    record.price, unpriced = price_of(request, device_name, device_kind)
+    if unpriced:
+        console.print(unpriced, style="yellow", markup=False, highlight=False)
+    if save_to and record.price is not None:
+        record.save(save_to)

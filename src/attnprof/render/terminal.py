@@ -129,9 +129,11 @@ def _analyze(record: AnalyzeRecord, console: Console, top: int) -> None:
 
 
 def _sweep(record: SweepRecord, console: Console, top: int) -> None:
+    from attnprof.render.cost_table import render_sweep_costs
     from attnprof.render.sweep_table import render_sweep
 
     render_sweep(record, console)
+    render_sweep_costs(record, console)
     _budgets(record.budgets, console)
 
 
@@ -163,9 +165,11 @@ def _limits(record: LimitsRecord, console: Console, top: int) -> None:
 
 
 def _model(record: ModelRecord, console: Console, top: int) -> None:
+    from attnprof.render.cost_table import render_model_costs
     from attnprof.render.model_view import render_model
 
     render_model(record, console, top)
+    render_model_costs(record, console)
 
 
 def _ranks(record: RanksRecord, console: Console, top: int) -> None:
