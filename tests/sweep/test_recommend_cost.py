@@ -96,9 +96,10 @@ def test_recommend_from_a_sweep_ranks_by_cost_and_keeps_the_price(
         sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    out = tmp_path / "rec.json"
+    out, html = tmp_path / "rec.json", tmp_path / "rec.html"
     assert main(["recommend", "--from", str(sweep), "--objective", "cost", "--price", "2.5",
-                 "--json", str(out)]) == 0
+                 "--json", str(out), "--html", str(html)]) == 0
+    assert "ranked by cost per million tokens at $2.5/hour (--price)" in html.read_text()
     text = " ".join(capsys.readouterr().out.split())  # the caption wraps
     assert "ranked by cost per million tokens" in text
     assert "price: $2.5/hour (--price)" in text and "/ 1M tokens (batch 1)" in text

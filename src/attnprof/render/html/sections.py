@@ -253,7 +253,10 @@ def _recommend(record: RecommendRecord, anchor: str) -> Section:
     if rec is None:
         return section
     table = Table(name=f"{anchor}-recommendations",
-                  caption=f"recommended per shape — {rec.constraints.describe()} ({rec.source})",
+                  caption=f"recommended per shape — {rec.constraints.describe()} ({rec.source})"
+                          + (f"; ranked by cost per million tokens at "
+                             f"${rec.price.usd_per_hour:g}/hour ({rec.price.source})"
+                             if rec.objective == "cost" and rec.price else ""),
                   columns=["#", "shape", "recommended", "runner-up", "tie", "decided by",
                            "not candidates"])
     for r in rec.recommendations:
