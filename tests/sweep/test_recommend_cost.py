@@ -61,6 +61,7 @@ def test_a_variant_that_fits_a_larger_batch_is_cheaper_per_token() -> None:
         usd_per_call(2.5, 4.0) / (8 * tokens) * 1e6)
     assert runner.usd_per_million_tokens == pytest.approx(
         usd_per_call(2.5, 1.9) / (2 * tokens) * 1e6)
+    assert runner.usd_per_million_tokens is not None and best.usd_per_million_tokens
     ratio = runner.usd_per_million_tokens / best.usd_per_million_tokens  # 1.9
     assert by_cost.decided_by.startswith(
         f"cheapest per token at batch 8: fast costs {ratio:.2f}× as much")
@@ -83,10 +84,9 @@ def test_no_candidate_keeps_the_latency_pass_reason() -> None:
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory, tiny: dict[str, int],
-          fast: Settings) -> Path:
+def sweep(tmp_path_factory: pytest.TempPathFactory, fast: Settings) -> Path:
     grid = Grid(axes=[Axis(field="seq", values=[64, 256])])
-    plan, _ = plan_sweep(grid, ["naive", "sdpa"], fast, "cpu", **tiny)
+    plan, _ = plan_sweep(grid, ["naive", "sdpa"], fast, "cpu", batch=1, heads=2, head_dim=16)
     path = tmp_path_factory.mktemp("cost") / "sweep.json"
     run_sweep(plan, InlineExecutor()).save(path)
     return path
