@@ -68,6 +68,19 @@ def test_a_variant_that_fits_a_larger_batch_is_cheaper_per_token() -> None:
     assert "faster per call" in by_cost.decided_by and by_cost.tie == []
 
 
+def test_without_a_memory_limit_each_point_is_costed_at_its_own_batch() -> None:
+    # a swept batch is another point, not a choice: batch 1's pick is costed at batch 1
+    small = _point(0, 1, _row("a", 1.0, 0.01, 1 << 20), _row("b", 1.5, 0.01, 1 << 20))
+    large = _point(1, 8, _row("a", 8.0, 0.01, 8 << 20), _row("b", 2.0, 0.01, 8 << 20))
+    at_1, at_8 = recommend_by_cost([small, large], ["a", "b"], Constraints(), 2.5)
+    assert at_1.best is not None and (at_1.best.variant, at_1.best.batch) == ("a", 1)
+    assert at_8.best is not None and (at_8.best.variant, at_8.best.batch) == ("b", 8)
+    # under a limit both fit, the larger batch is a choice: b at batch 8 is cheapest
+    (limited, _) = recommend_by_cost([small, large], ["a", "b"],
+                                     Constraints(max_memory_bytes=16 << 20), 2.5)
+    assert limited.best is not None and (limited.best.variant, limited.best.batch) == ("b", 8)
+
+
 def test_costs_within_the_noise_are_a_tie() -> None:
     # b costs 3% more per token than a: within the 5% margin, so neither is named alone
     point = _point(0, 1, _row("a", 1.0, 0.01, 1 << 20), _row("b", 1.03, 0.01, 1 << 20))

@@ -7,10 +7,12 @@ limit: a variant that needs less memory may run a larger batch within it, and a 
 buys more tokens per second of the same machine. So each candidate (a row that ran, within
 tolerance and within the constraints: the rule of :mod:`attnprof.analysis.recommend`) is
 costed at the lowest cost per million tokens it was *measured* to reach at this shape
-within the limits — its own batch, or a larger one ``recommend`` ran for the headroom — and
-the candidates are ranked by that. Two costs within the noise of their latencies (the same
-relative spread: cost is latency times a constant) are a tie, named as one. Pure: figures
-in, figures out.
+within the limits — its own batch, or, under a memory limit, a larger one measured at the
+same shape (``recommend``'s headroom runs, or the sweep's own larger batches) — and the
+candidates are ranked by that. Without a memory limit every point is costed at its own
+batch: a larger batch is then another point, not a choice the limit left open. Two costs
+within the noise of their latencies (the same relative spread: cost is latency times a
+constant) are a tie, named as one. Pure: figures in, figures out.
 """
 
 from __future__ import annotations
@@ -47,7 +49,11 @@ def _cheapest(point: SweepPoint, variant: str, constraints: Constraints,
     shape = point.workload.replace(batch=0)
     found: Pick | None = None
     for other in everything:
-        if other.workload.replace(batch=0) != shape:
+        # Another batch is the candidate's to choose only under a memory limit (the
+        # headroom's larger batches): otherwise each point is costed at its own batch.
+        if other is not point and (constraints.max_memory_bytes is None
+                                   or other.workload.batch <= point.workload.batch
+                                   or other.workload.replace(batch=0) != shape):
             continue
         row = other.result(variant)
         if row is None or row.latency_ms is None:
