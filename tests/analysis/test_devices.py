@@ -68,3 +68,27 @@ def test_a_bad_devices_file_is_one_line(tmp_path: Path, text: str, message: str)
     path.write_text(text)
     with pytest.raises(UsageError, match=message):
         load_devices(path)
+
+
+@pytest.mark.parametrize(("name", "dtype", "tflops"), [
+    # the figures checked against stored public sources (knowledge/devices.py says which)
+    ("h100-sxm", "float32", 67.0), ("h200", "bfloat16", 989.5), ("mi300x", "bfloat16", 1307.4),
+    ("mi300x", "float8_e4m3fn", 2614.9), ("mi300x", "float32", 163.4),
+    ("l40s", "bfloat16", 362.05), ("l4", "float32", 30.3), ("mi250x", "float32", 95.7),
+    # B200: two datasheet vintages; a bound takes the higher figure (80, not 75)
+    ("b200", "float32", 80.0), ("b200", "bfloat16", 2250.0),
+])
+def test_checked_peaks(name: str, dtype: str, tflops: float) -> None:
+    assert DEVICES[name].peak_flops_per_s(dtype) == pytest.approx(tflops * 1e12)
+
+
+def test_checked_bandwidth_memory_and_sms() -> None:
+    b200 = DEVICES["b200"]
+    # the driver's 7,680-bit bus at 3,996 MHz: 7.67 TB/s, which the datasheet's 7.7 is not below
+    assert b200.bandwidth_gbytes_per_s >= 7680 / 8 * 3996e6 * 2 / 1e9
+    assert b200.sm_count == 148
+    assert (DEVICES["mi300x"].bandwidth_gbytes_per_s, DEVICES["mi300x"].memory_bytes) == (
+        5300.0, 192e9)
+    assert (DEVICES["h200"].bandwidth_gbytes_per_s, DEVICES["h200"].memory_bytes) == (
+        4800.0, 141e9)
+    assert DEVICES["l4"].sm_count == 58 and DEVICES["l40s"].sm_count == 142

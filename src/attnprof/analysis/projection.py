@@ -35,7 +35,8 @@ from attnprof.workload.problem import Workload
 
 __all__ = ["ASSUMPTIONS", "SEQ_LIMIT", "SEQ_STEP", "Bound", "MemoryFit", "RowProjection", "Target",
            "bound_of", "device_target", "estimated_peak_bytes", "largest_fitting_seq",
-           "machine_target", "own_efficiency", "project_record", "project_row"]
+           "machine_target", "own_efficiency", "project_record", "project_row", "row_bound",
+           "row_bytes"]
 
 #: What every bound assumes, printed under each table of them.
 ASSUMPTIONS = ("bound = max(FLOPs / peak FLOP/s for the dtype, traffic / memory bandwidth): "
@@ -84,6 +85,10 @@ class Bound:
     seconds: float
     compute_s: float
     memory_s: float
+    #: What the memory roof's bytes are: the row's modelled ``traffic``, or the ``I/O
+    #: floor`` (q, k, v read and out written once) for a record without traffic: the least
+    #: any variant moves, so still a bound, a looser one.
+    bytes_basis: str = "traffic"
 
     @property
     def limited_by(self) -> str:
@@ -91,14 +96,31 @@ class Bound:
         return "compute" if self.compute_s >= self.memory_s else "memory"
 
 
-def bound_of(flops: float | None, traffic_bytes: float | None, target: Target) -> Bound | None:
+def bound_of(flops: float | None, traffic_bytes: float | None, target: Target,
+             bytes_basis: str = "traffic") -> Bound | None:
     """The bound of ``flops`` and ``traffic_bytes`` on ``target``, or ``None`` when either
     is unknown or the target has no peak for the dtype."""
     if flops is None or traffic_bytes is None or target.peak_flops_per_s is None:
         return None
     compute = flops / target.peak_flops_per_s
     memory = traffic_bytes / target.bandwidth_bytes_per_s
-    return Bound(max(compute, memory), compute, memory)
+    return Bound(max(compute, memory), compute, memory, bytes_basis)
+
+
+def row_bytes(row: VariantResult, workload: Workload) -> tuple[float | None, str]:
+    """The bytes a row's memory roof is computed on, and what they are: its modelled
+    traffic, else (a record from before traffic was modelled) the I/O floor it keeps or
+    the workload's: the least any variant moves, so the bound stays a bound."""
+    if row.traffic_bytes is not None:
+        return row.traffic_bytes, "traffic"
+    floor = row.bytes_moved if row.bytes_moved is not None else costs.step_bytes(workload)
+    return floor, "I/O floor"
+
+
+def row_bound(row: VariantResult, workload: Workload, target: Target) -> Bound | None:
+    """:func:`bound_of` ``row``'s FLOPs and :func:`row_bytes` on ``target``."""
+    moved, basis = row_bytes(row, workload)
+    return bound_of(row.flops, moved, target, basis)
 
 
 @dataclass(frozen=True)
@@ -170,12 +192,11 @@ def project_row(row: VariantResult, workload: Workload, target: Target, *,
     no memory estimate). ``efficiency``: the fraction of its bound a same-family device's
     measurement of this variant reached (``None``: none; ``efficiency_source`` says why,
     or where it came from)."""
-    bound = bound_of(row.flops, row.traffic_bytes, target)
+    bound = row_bound(row, workload, target)
     no_bound = ""
     if bound is None:
         no_bound = (target.why_no_peak if target.peak_flops_per_s is None
-                    else "the row has no FLOPs" if row.flops is None
-                    else "the row's traffic was not modelled")
+                    else "the row has no FLOPs")
     projection = None
     if bound is not None and efficiency is not None and 0 < efficiency <= 1:
         projection = bound.seconds / efficiency
@@ -190,13 +211,14 @@ def project_row(row: VariantResult, workload: Workload, target: Target, *,
                          efficiency_source, memory)
 
 
-def own_efficiency(row: VariantResult, measured_on: Target | None) -> float | None:
+def own_efficiency(row: VariantResult, workload: Workload,
+                   measured_on: Target | None) -> float | None:
     """The fraction of its bound ``row`` reached on the device that measured it
     (``bound / measured``, 0-1), or ``None`` when the device is not in the table or the
     row has no bound or latency."""
     if measured_on is None or row.status != "ok" or row.latency_ms is None:
         return None
-    bound = bound_of(row.flops, row.traffic_bytes, measured_on)
+    bound = row_bound(row, workload, measured_on)
     measured_s = row.latency_ms.median / 1e3
     if bound is None or measured_s <= 0:
         return None
@@ -211,7 +233,7 @@ def project_record(rows: list[VariantResult], workload: Workload, targets: list[
     ``quadratic``: per variant, whether its memory grows with seq squared."""
     found = []
     for row in rows:
-        efficiency = own_efficiency(row, measured_on)
+        efficiency = own_efficiency(row, workload, measured_on)
         for target in targets:
             if measured_on is None:
                 source = "no projection: the rows were not measured on a device in the table"

@@ -25,7 +25,7 @@ from attnprof.record.compare import VariantResult
 from attnprof.record.recommendation import Constraints, Headroom, Pick, Recommendation
 from attnprof.record.sweep import SweepPoint
 
-__all__ = ["Constraints", "Headroom", "Pick", "Recommendation", "batch_estimates",
+__all__ = ["Constraints", "Headroom", "Pick", "Recommendation", "batch_estimates", "exclusion",
            "recommend", "tokens_per_s"]
 
 
@@ -57,7 +57,7 @@ def _choose(point: SweepPoint, variants: Sequence[str], limits: Constraints,
         if row is None:
             excluded[name] = "not measured here"
             continue
-        why = _exclusion(row, limits)
+        why = exclusion(row, limits)
         latency = row.latency_ms.median if row.latency_ms else None
         if why is None and latency is not None:
             picks.append(Pick(variant=name, latency_ms=latency,
@@ -84,7 +84,7 @@ def _choose(point: SweepPoint, variants: Sequence[str], limits: Constraints,
     return rec
 
 
-def _exclusion(row: VariantResult, limits: Constraints, *, checked: bool = True) -> str | None:
+def exclusion(row: VariantResult, limits: Constraints, *, checked: bool = True) -> str | None:
     """Why ``row`` cannot be recommended, or ``None`` (``checked``: its error must have
     been checked)."""
     if row.status != "ok":
@@ -137,7 +137,7 @@ def _headroom(point: SweepPoint, variant: str, limits: Constraints,
         row = other.result(variant)
         # A larger batch of a variant already checked at this shape need not be checked
         # again (the measurement runs without the float64 reference).
-        if row is None or _exclusion(row, limits, checked=False) is not None:
+        if row is None or exclusion(row, limits, checked=False) is not None:
             continue
         rate = tokens_per_s(other, row)
         if rate is not None and (best is None or other.workload.batch > best.batch):
@@ -157,7 +157,7 @@ def batch_estimates(points: Sequence[SweepPoint], variants: Sequence[str],
     for point in points:
         for name in variants:
             row = point.result(name)
-            if row is None or _exclusion(row, limits) is not None or not row.peak_memory_bytes:
+            if row is None or exclusion(row, limits) is not None or not row.peak_memory_bytes:
                 continue
             per_batch = row.peak_memory_bytes / point.workload.batch  # what "fits" counts
             # Three quarters of the proportional figure: workspaces and per-thread buffers

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from attnprof.cli.model_grid import combinations, int_list, refuse_outputs, run_grid, specs_of
 from attnprof.cli.outcome import Finished, print_written, rows_status
 from attnprof.cli.parser import csv_list
+from attnprof.cli.pricing import add_price_arguments
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_threads_argument, threads_from_args
 from attnprof.errors import UsageError
@@ -112,11 +113,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--top", type=int, default=12, metavar="N",
                    help="layers shown per table, ×4 (default 12: 48 layers)")
     add_report_arguments(p)
+    add_price_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> Finished:
     from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.cli.pricing import attach_price, price_request
     from attnprof.errors import UsageError
     from attnprof.outputs import Output, create_folders
     from attnprof.record.model import ModelRecord, ModelSettings
@@ -134,6 +137,7 @@ def run(args: argparse.Namespace) -> Finished:
         if value <= 0:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
     check_seconds("--min-time", args.min_time)
+    prices = price_request(args)  # a bad price fails before anything is measured
     if args.timeout is not None:
         check_seconds("--timeout", args.timeout)
         if args.executor != "process":
@@ -169,6 +173,9 @@ def run(args: argparse.Namespace) -> Finished:
                              threads=threads_from_args(args, spec.device))
     console = make_console()
     if len(combos) > 1:
+        if prices is not None:
+            raise UsageError("--price/--prices cost one model run; with lists of sizes, "
+                             "leave them out (or run each size alone)")
         return _run_grid(args, spec, combos, settings, console)
     prepared = prepare_model(spec, seed=args.seed)  # every user mistake fails here
     create_folders(plan)  # only now: a mistake found above leaves nothing behind
@@ -185,6 +192,8 @@ def run(args: argparse.Namespace) -> Finished:
     with ModelRunProgress(list(run_names(prepared[0], prepared[1]))) as progress:
         record = executor.run_model(ModelPoint(spec=prepared[0], settings=settings),
                                     progress=progress.update, on_record=save)
+    attach_price(prices, record, record.environment.device_name,
+                 record.model.device.partition(":")[0], console, args.json)
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))

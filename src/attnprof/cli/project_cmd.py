@@ -1,7 +1,8 @@
 """``attnprof project RUN --to h100-sxm,mi300x``: what a measured comparison's rows would
 take on other hardware — roofline bounds from the datasheet table, projections where the
 rows were measured on a device of the target's family, and the largest sequence each
-variant's scaled peak fits. Computed, never measured; never imports torch."""
+variant's scaled peak fits; a decode comparison's or a model record's KV cache on each
+target. Computed, never measured; never imports torch."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def add_parser(sub: Any) -> None:
                                    "traffic / its memory bandwidth), a projection where the "
                                    "rows were measured on a device of the same family, and "
                                    "the largest sequence the variant's peak, scaled, fits "
-                                   "in the target's memory. See docs/cost.md.")
+                                   "in the target's memory; for a decode comparison or a "
+                                   "model record, the KV cache per token and the largest "
+                                   "context each target fits (a model). See docs/cost.md.")
     p.add_argument("target", metavar="RUN_OR_FILE",
                    help="a run id, a unique prefix, a label, or a record file (--json output)")
     p.add_argument("--to", required=True, metavar="DEVICES",
@@ -45,17 +48,14 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import msgspec
-
     from attnprof.analysis.projection import device_target, machine_target, project_record
-    from attnprof.atomic import write_atomic
-    from attnprof.cli.outcome import print_written
     from attnprof.cli.planning import plan_outputs
     from attnprof.cli.storing import load_target
     from attnprof.errors import UsageError
     from attnprof.knowledge.devices import device_for_name, load_devices, parse_targets
     from attnprof.outputs import Output, create_folders
     from attnprof.record.compare import CompareRecord
+    from attnprof.record.model import ModelRecord
     from attnprof.render.projection_table import projection_data, render_projection
     from attnprof.render.terminal import make_console
     from attnprof.workload.quantities import parse_bytes
@@ -70,9 +70,15 @@ def run(args: argparse.Namespace) -> int:
     create_folders(plan_outputs(args, [Output("--json", args.json)] if args.json else [],
                                 [args.target] if Path(args.target).is_file() else []))
     record, _ = load_target(args, args.target)
+    console = make_console()
+    if isinstance(record, ModelRecord):  # no rows to bound: the KV cache on each target
+        data = _kv(console, record, names, devices, memory)
+        _write(args, console, {"kind": "projection", "source": args.target,
+                               "kv_cache": data})
+        return ExitCode.OK
     if not isinstance(record, CompareRecord):
         raise UsageError(f"{args.target!r} is a {record.kind} record; project bounds the "
-                         "rows of a compare or profile record")
+                         "rows of a compare or profile record, or a model record's KV cache")
     workload = record.workload
     if HERE in names and record.ceilings is None:
         raise UsageError(f"{args.target!r} holds no ceilings to bound {HERE!r} on; give a "
@@ -87,14 +93,49 @@ def run(args: argparse.Namespace) -> int:
     rows = project_record(record.results, workload, targets, quadratic, measured_on)
     measured_s = {r.variant: r.latency_ms.median / 1e3 if r.latency_ms else None
                   for r in record.results}
-    console = make_console()
     render_projection(console, workload, rows, targets, measured_s)
+    data = projection_data(args.target, workload, rows, targets)
+    if workload.mode == "decode":  # a decode keeps a cache: its size on each target
+        from attnprof.analysis.kv_capacity import kv_fit, kv_shape_of_workload
+        from attnprof.render.projection_table import kv_data, render_kv
+
+        shape = kv_shape_of_workload(workload)
+        fits = [kv_fit(shape, t.name, t.memory_bytes) for t in targets]
+        render_kv(console, shape, fits)
+        data["kv_cache"] = kv_data(shape, fits)
+    _write(args, console, data)
+    return ExitCode.OK
+
+
+def _kv(console: Any, record: Any, names: list[str], devices: dict[str, Any],
+        memory: int | None) -> dict[str, Any]:
+    """A model record's KV cache per token and the largest context on each target."""
+    from attnprof.analysis.kv_capacity import kv_fit, kv_shape_of_model
+    from attnprof.errors import UsageError
+    from attnprof.render.projection_table import kv_data, render_kv
+
+    m = record.model
+    shape = kv_shape_of_model(m.layers, m.kv_heads or m.heads, m.head_dim, m.dtype,
+                              m.batch, m.parameters)
+    if shape is None:
+        raise UsageError(f"the model record's config gives no layers, KV heads or head dim "
+                         f"({m.source}); project needs them for its KV cache")
+    fits = [kv_fit(shape, n if n != HERE else f"{HERE} ({record.environment.device_name})",
+                   memory if n == HERE else devices[n].memory_bytes) for n in names]
+    render_kv(console, shape, fits)
+    return kv_data(shape, fits)
+
+
+def _write(args: argparse.Namespace, console: Any, data: dict[str, Any]) -> None:
+    import msgspec
+
+    from attnprof.atomic import write_atomic
+    from attnprof.cli.outcome import print_written
+
     if args.json:
-        data = projection_data(args.target, workload, rows, targets)
         write_atomic(args.json, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
         print_written(console, [("projection", args.json)])
     sys.stdout.flush()
-    return ExitCode.OK
 
 
 def _memory_scaling(variants: list[str]) -> dict[str, bool | None]:

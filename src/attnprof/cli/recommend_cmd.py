@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.config_args import add_from_config_argument, apply_from_config
 from attnprof.cli.outcome import Finished
+from attnprof.cli.pricing import add_objective_argument
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
@@ -38,6 +39,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", metavar="PATH",
                    help="write the sweep record with the recommendation to PATH (with --from: "
                         "the record read, the recommendation added)")
+    add_objective_argument(p)
     add_report_arguments(p)
     add_run_arguments(p)
     p.set_defaults(run=run)
@@ -55,6 +57,9 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.workload.quantities import parse_bytes, parse_ms
 
     apply_from_config(args, text=True)
+    from attnprof.cli.pricing import objective_price, rank_by_objective
+
+    prices = objective_price(args)  # a missing or bad price fails before anything runs
     constraints = Constraints(
         max_latency_ms=parse_ms("--max-latency", args.max_latency) if args.max_latency else None,
         max_memory_bytes=(parse_bytes("--max-memory", args.max_memory) if args.max_memory
@@ -84,6 +89,7 @@ def run(args: argparse.Namespace) -> Finished:
     record.recommendation = Recommended(constraints=constraints, source=source,
                                         recommendations=recs,
                                         structures=structure_choices(record.points, recs))
+    rank_by_objective(args, prices, record, console)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     if args.json:
         record.save(args.json)

@@ -16,6 +16,7 @@ from typing import Any
 
 from attnprof.cli.config_args import add_from_config_argument, apply_from_config
 from attnprof.cli.outcome import Finished
+from attnprof.cli.pricing import add_price_arguments
 from attnprof.cli.reports import add_report_arguments
 from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 
@@ -42,20 +43,26 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--budgets", metavar="FILE",
                    help="check every point against a budgets file (TOML); exit 1 if any fails")
     add_report_arguments(p)
+    add_price_arguments(p)
     add_run_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> Finished:
+    from attnprof.cli.flags import SharedFlags
     from attnprof.cli.outcome import judge_budgets
+    from attnprof.cli.pricing import attach_price, price_request
     from attnprof.cli.sweeping import check_outputs, finish_outputs, run_planned_sweep
     from attnprof.render import TerminalRenderer
     from attnprof.render.terminal import make_console
 
     apply_from_config(args, text=True)
+    prices = price_request(args)  # a bad price fails before anything is measured
     budgets, resume = check_outputs(args)
     record = run_planned_sweep(args, resume)
     judge_budgets(budgets, record, args.budgets)
     console = make_console()
+    attach_price(prices, record, record.environment.device_name, record.base.device_type,
+                 console, SharedFlags.of(args).record_path)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     return Finished(finish_outputs(args, record, console), record)

@@ -112,6 +112,16 @@ _NO_FP8_CDNA2 = "CDNA2 has no FP8 (the MI250X datasheet lists none)"
 #: NVIDIA Ada GPU Architecture whitepaper). Sparse figures are the datasheets' "with
 #: sparsity" ones; where a datasheet prints only the sparse figure (L4, H100, B200), the
 #: dense one is half of it, as its footnote says.
+#:
+#: Checked (Dec 2026, without the vendors' PDFs) against stored public copies: the
+#: theoretical-TFLOPS table of stas00/ml-engineering (compute/accelerator/README.md: H100
+#: SXM/PCIe, H200, A100, L40S, MI300X, MI250X, B200 agree but for B200's FP32 and TF32,
+#: fixed below); modal.com's GPU glossary (H100 SXM: 132 SMs, FP32 66.9 TFLOPS at 1,980
+#: MHz); a reseller's copy of the L40S datasheet table (every L40S figure, 142 SMs); the
+#: MI300X-vs-H200 methodology of alpharomercoma (MI300X BF16 1,307.4, FP8 2,614.9, 5.3
+#: TB/s, 192 GB; H200 989.4, 1,978.9, 4.8 TB/s, 141 GB); yobitel's MI250X table (FP32
+#: matrix 95.7, BF16 383, 3.2 TB/s); L4: 30.3 FP32 = 58 SMs x 128 lanes x 2 x 2,040 MHz,
+#: which the 121 BF16 also fits (databases listing 60 SMs count the full AD104 die).
 _TABLE: tuple[Device, ...] = (
     Device(name="h100-sxm", family="hopper",
            peak_tflops={"fp64": 67.0,     # H100 DS, SXM: FP64 Tensor Core 67 TFLOPS
@@ -203,18 +213,24 @@ _TABLE: tuple[Device, ...] = (
            sm_count=142,                   # L40S DS: 142 third-gen RT cores, one per SM
            source="NVIDIA L40S GPU datasheet"),
     Device(name="b200", family="blackwell",
+           # Two datasheet vintages disagree (HGX B200: FP32 75, TF32 2.2 PF sparse; the
+           # B200 tables ml-engineering keeps: FP32 80, TF32 1,125 dense): a bound takes the
+           # higher, since a peak below what the silicon does would bound nothing.
            peak_tflops={"fp64": 37.0,     # HGX B200 DS, per GPU: FP64/FP64 Tensor Core 37 TF
-                        "fp32": 75.0,     # HGX B200 DS, per GPU: FP32 75 TFLOPS
-                        "tf32": 1100.0,   # HGX B200 DS, per GPU: TF32 TC 2.2 PF (sparse) / 2
+                        "fp32": 80.0,     # stas00/ml-engineering compute/accelerator: B200 80
+                        "tf32": 1125.0,   # stas00/ml-engineering: B200 TF32 1,125 (dense)
                         "bf16": 2250.0,   # HGX B200 DS, per GPU: BF16 TC 4.5 PF (sparse) / 2
                         "fp16": 2250.0,   # HGX B200 DS, per GPU: FP16 TC 4.5 PF (sparse) / 2
                         "fp8": 4500.0},   # HGX B200 DS, per GPU: FP8 TC 9 PF (sparse) / 2
-           sparse_tflops={"tf32": 2200.0, "bf16": 4500.0, "fp16": 4500.0,  # HGX B200 DS
+           sparse_tflops={"tf32": 2250.0, "bf16": 4500.0, "fp16": 4500.0,  # 2x the dense
                           "fp8": 9000.0},                                  # HGX B200 DS
+           # pytorch/ao#4002: the driver reports a 7,680-bit bus at 3,996 MHz, 7.67 TB/s
+           # (the early 8 TB/s assumed 8,192 bits); the datasheet's 7.7 is not below it.
            bandwidth_gbytes_per_s=7700.0,  # HGX B200 DS, per GPU: 180GB HBM3E | 7.7 TB/s
            memory_bytes=180 * _GB,         # HGX B200 DS, per GPU: 180 GB HBM3E
-           sm_count=None,                  # not in the datasheet
-           source="NVIDIA HGX B200 datasheet (individual GPU figures)"),
+           sm_count=148,                   # pytorch/ao#4002 device query: Number of SMs 148
+           source="NVIDIA HGX B200 datasheet (individual GPU figures); FP32/TF32 from "
+                  "stas00/ml-engineering's table (the higher); SMs from a device query"),
     Device(name="mi300x", family="cdna3",
            peak_tflops={"fp64": 163.4,    # MI300X DS: FP64 Matrix 163.4 TFLOPS
                         "fp32": 163.4,    # MI300X DS: FP32 Vector and Matrix 163.4 TFLOPS

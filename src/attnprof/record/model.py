@@ -24,6 +24,7 @@ from attnprof.record.model_attribution import (
     REST_COMPONENTS,
     ModelAttribution,
 )
+from attnprof.record.price import Price
 from attnprof.workload.model_spec import ModelSpec
 from attnprof.workload.settings import CpuAllocator, TimingPlan
 
@@ -304,6 +305,8 @@ class ModelRecord(RecordBase, tag="model"):
     attention: list[AttentionModule] = msgspec.field(default_factory=list)
     runs: list[PhaseRun] = msgspec.field(default_factory=list)
     deltas: list[LayerDelta] = msgspec.field(default_factory=list)
+    #: The machine's price the runs' costs are read at (``--price``, a prices file).
+    price: Price | None = None
 
     def run(self, implementation: str, phase: str) -> PhaseRun:
         """The run of ``implementation`` in ``phase`` (``KeyError`` if it was not run)."""

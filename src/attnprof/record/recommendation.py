@@ -9,9 +9,12 @@ the throughput there. The analysis pass (:mod:`attnprof.analysis.recommend`) fil
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from attnprof.formatting import format_bytes
+from attnprof.record.price import Price
 
 __all__ = ["Constraints", "Headroom", "Pick", "Recommendation", "Recommended",
            "StructureChoice"]
@@ -42,6 +45,11 @@ class Pick(msgspec.Struct, frozen=True, kw_only=True):
     peak_memory_bytes: int | None
     max_abs_error: float | None
     point: int
+    #: Under ``--objective cost``: US dollars per million tokens at the record's price, at
+    #: the batch this pick was measured at (``batch``: the shape's own, or a larger one the
+    #: memory limit lets it run; ``point`` is where).
+    usd_per_million_tokens: float | None = None
+    batch: int | None = None
 
 
 class Headroom(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,3 +114,7 @@ class Recommended(msgspec.Struct, kw_only=True):
     recommendations: list[Recommendation]
     #: The head layouts set side by side, when heads, KV heads or head dim were swept.
     structures: list[StructureChoice] = msgspec.field(default_factory=list)
+    #: What the picks are ranked by: ``latency`` (per call) or ``cost`` (per million
+    #: tokens at ``price``: ``recommend --objective cost``).
+    objective: Literal["latency", "cost"] = "latency"
+    price: Price | None = None

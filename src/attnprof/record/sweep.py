@@ -26,6 +26,7 @@ from attnprof.record.base import Listing, RecordBase
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.compare import COLUMNS, VariantResult, fastest, result_line, workload_line
 from attnprof.record.environment import Ceilings, Environment
+from attnprof.record.price import Price
 from attnprof.record.recommendation import Recommended
 from attnprof.workload.grid import Grid
 from attnprof.workload.problem import Workload
@@ -147,6 +148,8 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
     batch_points: list[SweepPoint] = msgspec.field(default_factory=list)
     #: The ``--budgets`` verdict on every point's rows (``None``: no budgets were given).
     budgets: BudgetReport | None = None
+    #: The machine's price the points' costs are read at (``--price``, a prices file).
+    price: Price | None = None
 
     def ordered_points(self) -> list[SweepPoint]:
         """The points in grid order (a parallel executor appends them as they finish)."""

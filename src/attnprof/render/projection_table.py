@@ -10,11 +10,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from attnprof.analysis.kv_capacity import KV_ASSUMPTIONS, KvFit, KvShape
 from attnprof.analysis.projection import ASSUMPTIONS, SEQ_STEP, RowProjection, Target
 from attnprof.formatting import format_bytes
 from attnprof.workload.problem import Workload
 
-__all__ = ["projection_data", "render_projection"]
+__all__ = ["kv_data", "projection_data", "render_kv", "render_projection"]
 
 
 def _ms(seconds: float | None) -> str:
@@ -40,7 +41,9 @@ def render_projection(console: Console, workload: Workload, rows: Sequence[RowPr
                         f"({p.memory.scaling})")
         table.add_row(p.variant, p.target, _ms(measured_s.get(p.variant)),
                       _ms(bound.seconds) if bound else f"none: {p.no_bound}",
-                      bound.limited_by if bound else "—", _ms(p.projection_s), largest)
+                      (bound.limited_by + (" (I/O floor)" if bound.bytes_basis != "traffic"
+                                           else "")) if bound else "—",
+                      _ms(p.projection_s), largest)
     console.print(table)
     for t in targets:
         peak = ("no figure" if t.peak_flops_per_s is None
@@ -50,6 +53,12 @@ def render_projection(console: Console, workload: Workload, rows: Sequence[RowPr
                       f"{t.bandwidth_bytes_per_s / 1e9:.4g} GB/s, memory {memory}"
                       + (f"; {t.why_no_peak}" if t.why_no_peak else ""))
     console.print(f"  {ASSUMPTIONS}")
+    on_floor = sorted({p.variant for p in rows if p.bound and p.bound.bytes_basis != "traffic"})
+    if on_floor:
+        console.print(f"  I/O floor: {', '.join(on_floor)} had no traffic modelled (a record "
+                      "from before traffic was): the memory roof is over the bytes any "
+                      "variant must move (q, k, v read, out written once), so the bound is "
+                      "still a bound, a looser one")
     for note in dict.fromkeys(p.projection_note for p in rows if p.projection_note):
         console.print(f"  {note}")
     console.print(f"  largest seq: an estimate, the measured peak at seq {workload.seq} "
@@ -73,6 +82,7 @@ def projection_data(source: str, workload: Workload, rows: Sequence[RowProjectio
                   "bound_compute_s": p.bound.compute_s if p.bound else None,
                   "bound_memory_s": p.bound.memory_s if p.bound else None,
                   "limited_by": p.bound.limited_by if p.bound else None,
+                  "bytes_basis": p.bound.bytes_basis if p.bound else None,
                   "no_bound": p.no_bound or None, "projection_s": p.projection_s,
                   "projection_note": p.projection_note,
                   "memory_scaling": p.memory.scaling if p.memory else None,
@@ -80,3 +90,35 @@ def projection_data(source: str, workload: Workload, rows: Sequence[RowProjectio
                   "largest_seq_at_search_limit": p.memory.at_limit if p.memory else None}
                  for p in rows],
     }
+
+
+def render_kv(console: Console, shape: KvShape, fits: Sequence[KvFit]) -> None:
+    """The KV cache per token and the largest context each target fits, labelled as a
+    model; nothing when there are no fits."""
+    if not fits:
+        return
+    table = Table(title=f"KV cache on each target (a model): batch {shape.batch}",
+                  caption="computed from the shapes, never measured")
+    for name in ("target", "memory", "weights held", "KV / token / sequence",
+                 "largest context (tokens / sequence)"):
+        table.add_column(name, justify="left" if name == "target" else "right")
+    for f in fits:
+        table.add_row(f.target, format_bytes(f.memory_bytes), format_bytes(f.reserved_bytes),
+                      format_bytes(f.bytes_per_token),
+                      f"{f.largest_context:,}" if f.largest_context is not None
+                      else f"none: {f.why_none}")
+    console.print(table)
+    console.print(f"  KV basis: {shape.basis}")
+    console.print(f"  {KV_ASSUMPTIONS}")
+
+
+def kv_data(shape: KvShape, fits: Sequence[KvFit]) -> dict[str, Any]:
+    """The KV table as plain data for ``--json``."""
+    return {"model": KV_ASSUMPTIONS, "basis": shape.basis, "layers": shape.layers,
+            "kv_heads": shape.kv_heads, "head_dim": shape.head_dim,
+            "element_bytes": shape.element_bytes, "batch": shape.batch,
+            "bytes_per_token": shape.bytes_per_token,
+            "targets": [{"target": f.target, "memory_bytes": f.memory_bytes,
+                         "reserved_bytes": f.reserved_bytes,
+                         "largest_context": f.largest_context,
+                         "no_fit": f.why_none or None} for f in fits]}

@@ -9,17 +9,25 @@ from rich.text import Text
 
 from attnprof.formatting import fmt_ms, format_bytes, one_line
 from attnprof.noise import ALPHA
+from attnprof.record.price import Price
 from attnprof.record.recommendation import Constraints, Pick, Recommendation, StructureChoice
 
 __all__ = ["render_recommendations", "render_structures"]
 
 
 def render_recommendations(recs: list[Recommendation], constraints: Constraints,
-                           console: Console, source: str) -> None:
-    """One row per shape, then each shape's excluded variants and batch headroom."""
+                           console: Console, source: str, *, objective: str = "latency",
+                           price: Price | None = None) -> None:
+    """One row per shape, then each shape's excluded variants and batch headroom;
+    ``objective``: what the picks were ranked by, ``price``: the price their costs are at."""
+    ranked = ("; ranked by cost per million tokens, each candidate at the cheapest batch "
+              "it was measured to run within the limits" if objective == "cost" else "")
+    priced = (f"; price: ${price.usd_per_hour:g}/hour ({price.source}), cost = price × "
+              "median latency / tokens" if price is not None else "")
     table = Table(title=f"attnprof recommend — {constraints.describe()}", title_justify="left",
                   caption=f"{source}; candidates: ran, within tolerance of the float64 "
-                          "reference, within the constraints", caption_justify="left")
+                          f"reference, within the constraints{ranked}{priced}",
+                  caption_justify="left")
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("shape", overflow="fold", ratio=2)
     table.add_column("recommended", no_wrap=True)
@@ -47,6 +55,9 @@ def _pick(p: Pick) -> Text:
     text = Text(p.variant, style="bold green")
     text.append(f"\n{fmt_ms(p.latency_ms)} ms · {format_bytes(p.peak_memory_bytes)}",
                 style="dim")
+    if p.usd_per_million_tokens is not None:
+        text.append(f"\n${p.usd_per_million_tokens:.4g} / 1M tokens (batch {p.batch})",
+                    style="dim")
     return text
 
 

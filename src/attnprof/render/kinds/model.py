@@ -21,9 +21,11 @@ __all__ = ["VIEW", "figure_names", "figures", "section", "terminal"]
 
 def terminal(record: ModelRecord, console: Console, top: int) -> None:
     """The summary, the runs and each run's per-layer table (``top`` layers)."""
+    from attnprof.render.cost_table import render_model_costs
     from attnprof.render.model_view import render_model
 
     render_model(record, console, top)
+    render_model_costs(record, console)
 
 
 def section(record: ModelRecord, anchor: str) -> Section:

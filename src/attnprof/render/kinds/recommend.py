@@ -28,7 +28,8 @@ def terminal(record: RecommendRecord, console: Console, top: int) -> None:
     if rec is None:  # a recommend record is made with one; an edited file may lack it
         console.print(Text("no recommendation in this record", style="yellow"))
         return
-    render_recommendations(rec.recommendations, rec.constraints, console, rec.source)
+    render_recommendations(rec.recommendations, rec.constraints, console, rec.source,
+                           objective=rec.objective, price=rec.price)
     render_structures(rec.structures, console)
 
 
@@ -41,7 +42,10 @@ def section(record: RecommendRecord, anchor: str) -> Section:
     if rec is None:
         return section
     table = Table(name=f"{anchor}-recommendations",
-                  caption=f"recommended per shape — {rec.constraints.describe()} ({rec.source})",
+                  caption=f"recommended per shape — {rec.constraints.describe()} ({rec.source})"
+                          + (f"; ranked by cost per million tokens at "
+                             f"${rec.price.usd_per_hour:g}/hour ({rec.price.source})"
+                             if rec.objective == "cost" and rec.price else ""),
                   columns=["#", "shape", "recommended", "runner-up", "tie", "decided by",
                            "not candidates"])
     for r in rec.recommendations:

@@ -20,9 +20,11 @@ __all__ = ["VIEW", "figure_names", "figures", "section", "terminal"]
 
 def terminal(record: SweepRecord, console: Console, top: int) -> None:
     """The points table with the scaling fits, then the budgets' verdict."""
+    from attnprof.render.cost_table import render_sweep_costs
     from attnprof.render.sweep_table import render_sweep
 
     render_sweep(record, console)
+    render_sweep_costs(record, console)
     if record.budgets is not None:
         from attnprof.render.budget_table import render_budgets
 
