@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from attnprof.atomic import write_atomic
 from attnprof.errors import UsageError
+from attnprof.install import install_command
 from attnprof.record.family import Record
 from attnprof.render.figures import Figure, figures_of
 from attnprof.render.figures.base import SCHEMA
@@ -35,7 +36,7 @@ def check_image_support(flag: str) -> None:
         import vl_convert  # noqa: F401
     except ImportError:
         raise UsageError(f"{flag} needs vl-convert-python; install it with "
-                         "pip install 'attnprof[report]'") from None
+                         f"{install_command('report')}") from None
 
 
 def check_image_path(path: str | os.PathLike[str], flag: str) -> Path:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.install import install_command
 from attnprof.record.family import Record
 from attnprof.render.html.links import link_traces
 from attnprof.render.html.sections import section_of
@@ -31,7 +32,7 @@ def build_page(records: Sequence[Record]) -> str:
         import jinja2
     except ImportError:
         raise UsageError("the HTML report needs jinja2 and vl-convert-python; install them "
-                         "with pip install 'attnprof[report]'") from None
+                         f"with {install_command('report')}") from None
     from markupsafe import Markup
 
     from attnprof.render.html.vega_runtime import vega_script

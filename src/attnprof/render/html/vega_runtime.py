@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from attnprof.errors import UsageError
+from attnprof.install import install_command
 
 __all__ = ["vega_script"]
 
@@ -31,7 +32,7 @@ def vega_script() -> str:
         import vl_convert
     except ImportError:
         raise UsageError("the HTML report's plots need vl-convert-python; install it with "
-                         "pip install 'attnprof[report]'") from None
+                         f"{install_command('report')}") from None
     version = getattr(vl_convert, "__version__", None) or _dist_version()
     path = _cache_file(version)
     try:
