@@ -145,8 +145,9 @@ def test_readme_is_a_landing_page() -> None:
     assert len(lines) <= SCRIPT.MAX_LINES
     first_table = next(i for i, line in enumerate(lines) if line.startswith("┏"))
     assert first_table < 40
-    run_command = ("python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e . "
-                   "&& .venv/bin/attnprof")
+    # The venv activated: every later `$ attnprof ...` example runs as typed (issue 33).
+    run_command = ("python3 -m venv .venv && . .venv/bin/activate && pip install -c "
+                   "constraints.txt -e '.[hf,report]' && attnprof")
     test_command = ("python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -e "
                     "'.[test]' && .venv/bin/python -m pytest")
     assert f"    {run_command}" in lines and f"    {test_command}" in lines
