@@ -30,7 +30,7 @@ OUT_OF_QUICK: dict[str, tuple[str, ...]] = {
     "compare/test_variants.py": ("slow",),
     "diff/test_process_diff.py": ("subprocess",),
     "diff/test_trace_diff.py": ("subprocess",),
-    "docs/test_readme_examples.py": ("subprocess",),
+    "docs/test_readme_examples.py": ("subprocess", "slow"),
     "docs/test_site.py": ("docs",),
     "expectations/test_check.py": ("subprocess",),
     "models/test_contention.py": ("hf",),
