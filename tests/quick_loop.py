@@ -51,6 +51,7 @@ OUT_OF_QUICK: dict[str, tuple[str, ...]] = {
     "report/test_headline.py": ("browser",),
     "report/test_html_report.py": ("browser",),
     "report/test_record_commands.py": ("slow",),
+    "report/test_report_polish.py": ("browser",),
     "report/test_show.py": ("subprocess",),
     "run/test_executors.py": ("subprocess",),
     "run/test_native_hang.py": ("subprocess",),
