@@ -194,3 +194,22 @@ def test_readme_is_a_landing_page() -> None:
                     "'.[test]' && .venv/bin/python -m pytest")
     assert f"    {run_command}" in lines and f"    {test_command}" in lines
     assert test_command in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_readme_names_every_extra_and_installs_what_its_examples_use() -> None:
+    """Each user-facing extra is named with what it enables, exists in pyproject.toml, and
+    ``[all]`` is all of them; the set-up installs ``hf`` (the model example) and ``report``
+    (``--html``), so every example runs after it."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the tomli the package depends on there
+        import tomli as tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]
+    named = ("hf", "report", "ray", "frames", "docs")
+    for extra in (*named, "all"):
+        assert f"`[{extra}]`" in README and extra in extras, extra
+    assert extras["all"] == [f"attnprof[{','.join(named)}]"]
+    assert "-e '.[hf,report]'" in README.split("Set up and run the tests")[0]
+    assert any(e.command[:1] == ["model"] for e in EXAMPLES)
