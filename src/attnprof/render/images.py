@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 
 from attnprof.atomic import write_atomic
 from attnprof.errors import UsageError
-from attnprof.install import install_command
 from attnprof.record.family import Record
 from attnprof.render.figures import Figure, figures_of
 from attnprof.render.figures.base import SCHEMA
@@ -35,6 +34,8 @@ def check_image_support(flag: str) -> None:
     try:
         import vl_convert  # noqa: F401
     except ImportError:
+        from attnprof.install import install_command  # only for the message
+
         raise UsageError(f"{flag} needs vl-convert-python; install it with "
                          f"{install_command('report')}") from None
 

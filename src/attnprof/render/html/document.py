@@ -9,7 +9,6 @@ from collections.abc import Sequence
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.install import install_command
 from attnprof.record.family import Record
 from attnprof.render.html.links import link_traces
 from attnprof.render.html.sections import section_of
@@ -31,6 +30,8 @@ def build_page(records: Sequence[Record]) -> str:
     try:
         import jinja2
     except ImportError:
+        from attnprof.install import install_command  # only for the message
+
         raise UsageError("the HTML report needs jinja2 and vl-convert-python; install them "
                          f"with {install_command('report')}") from None
     from markupsafe import Markup

@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 from attnprof.errors import UsageError
-from attnprof.install import install_command
 
 __all__ = ["vega_script"]
 
@@ -31,6 +30,8 @@ def vega_script() -> str:
     try:
         import vl_convert
     except ImportError:
+        from attnprof.install import install_command  # only for the message
+
         raise UsageError("the HTML report's plots need vl-convert-python; install it with "
                          f"{install_command('report')}") from None
     version = getattr(vl_convert, "__version__", None) or _dist_version()
