@@ -18,9 +18,12 @@ Options of the marker:
 * ``keep=N`` — N lines of the output at most, then ``…`` (default: all);
 * ``status=A,B`` — exit statuses that are expected (default 0); any other stops the script;
 * ``needs=NAME`` — reads what example NAME writes (it runs first, also when only this one
-  is asked for);
-* ``cheap`` — ``tests/docs/test_readme_examples.py`` reruns it and compares its tables'
-  headers and row names with what the README shows (timings are never compared).
+  is asked for).
+
+``tests/docs/test_readme_examples.py`` runs every example again, as typed, with the venv's
+``attnprof`` on the PATH, and compares the shape of what it prints with what the README
+shows: the exit status, the lines above the first table and every line of an example
+without one (numbers masked), each table's headers and row names (timings never).
 
 The figures are whatever this machine measured when the script ran: run it on a quiet
 machine before a release, and say in the README where they come from.
@@ -54,6 +57,7 @@ class Example:
     name: str
     start: int  # index of the marker line
     end: int  # index of the closing marker line
+    line: str  # the command as typed: 'attnprof ...'
     command: list[str]
     shown: list[str]  # the output lines the README shows now
     width: int = 100
@@ -63,7 +67,6 @@ class Example:
     extra: int = 0
     needs: str | None = None
     statuses: tuple[int, ...] = (0,)
-    cheap: bool = False
     options: dict[str, str] = field(default_factory=dict)
 
 
@@ -83,7 +86,7 @@ def read_examples(text: str) -> list[Example]:
         tokens = match["options"].split()
         options = dict(t.split("=", 1) for t in tokens if "=" in t)
         found.append(Example(
-            name=match["name"], start=index, end=end,
+            name=match["name"], start=index, end=end, line=body[1][2:],
             command=shlex.split(body[1][2:])[1:], shown=body[2:-1],
             width=int(options.get("width", 100)),
             keep=int(options["keep"]) if "keep" in options else None,
@@ -92,7 +95,7 @@ def read_examples(text: str) -> list[Example]:
             extra=int(options.get("extra", 0)),
             needs=options.get("needs"),
             statuses=tuple(int(s) for s in options.get("status", "0").split(",")),
-            cheap="cheap" in tokens, options=options))
+            options=options))
     return found
 
 
@@ -202,8 +205,7 @@ def main() -> int:
     examples = read_examples(text)
     if args.list:
         for example in examples:
-            print(f"{example.name:10} {'cheap' if example.cheap else '     '} "
-                  f"attnprof {shlex.join(example.command)}")
+            print(f"{example.name:10} attnprof {shlex.join(example.command)}")
         return 0
     unknown = set(args.names) - {e.name for e in examples}
     if unknown:

@@ -14,8 +14,8 @@ __all__ = ["LAYERS", "unit_of"]
 
 LAYERS: tuple[str, ...] = (
     # plain helpers: no project imports but each other
-    "_version", "layers", "exit_codes", "errors", "signals", "torch_state", "formatting", "atomic",
-    "scratch", "input_files", "outputs",
+    "_version", "layers", "exit_codes", "errors", "install", "signals", "torch_state",
+    "formatting", "atomic", "scratch", "input_files", "outputs",
     # the one rule for spread, interval and "differs beyond noise" (no project imports)
     "noise",
     # what is asked: workload, costs, settings, expectations

@@ -32,6 +32,7 @@ from attnprof.cli import (
     show_cmd,
     sweep_cmd,
 )
+from attnprof.cli.help_examples import add_examples
 from attnprof.cli.outcome import Finished
 from attnprof.cli.parser import Parser
 from attnprof.cli.printing import quiet_when_reader_leaves
@@ -65,6 +66,7 @@ def build_parser() -> Parser:
         command.add_parser(sub)
         if getattr(command, "SAVES_RECORDS", False):  # --store, --no-store, --label
             add_store_arguments(sub.choices[command.NAME], saving=True)
+        add_examples(sub.choices[command.NAME], command.NAME)  # --help ends with examples
     return parser
 
 

@@ -91,6 +91,7 @@ def _report_outputs(args: argparse.Namespace, figures: Figures) -> list[Output]:
 
 def _check_libraries(flag: str) -> None:
     from attnprof.errors import UsageError
+    from attnprof.install import install_command
     from attnprof.render.images import check_image_support
 
     check_image_support(flag)
@@ -98,7 +99,7 @@ def _check_libraries(flag: str) -> None:
         import jinja2  # noqa: F401
     except ImportError:
         raise UsageError(f"{flag} needs jinja2; install it with "
-                         "pip install 'attnprof[report]'") from None
+                         f"{install_command('report')}") from None
 
 
 def store_files(args: argparse.Namespace) -> list[tuple[str, Path]]:

@@ -21,15 +21,14 @@ from typing import TYPE_CHECKING, Any
 from attnprof.errors import UsageError
 from attnprof.formatting import one_line
 from attnprof.input_files import CONFIG, check_folder, check_input, read_input
+from attnprof.install import install_command
 from attnprof.models.sizes import check_config_sizes
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["INSTALL_HINT", "family_of", "from_config_dir", "model_inputs",
-           "require_transformers"]
+__all__ = ["family_of", "from_config_dir", "model_inputs", "require_transformers"]
 
-INSTALL_HINT = "pip install 'attnprof[hf]'"
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
             "pytorch_model.bin.index.json")
 #: How save_pretrained names the shards of sharded weights (``model-00001-of-00002...``).
@@ -45,7 +44,7 @@ def require_transformers(what: str) -> ModuleType:
         import transformers
     except ImportError:
         raise UsageError(f"{what} needs transformers, which is not installed; run "
-                         f"{INSTALL_HINT} (or profile a plain nn.Module with "
+                         f"{install_command('hf')} (or profile a plain nn.Module with "
                          "path/to/file.py:factory)") from None
     transformers.logging.set_verbosity_error()
     return transformers

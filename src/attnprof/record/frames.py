@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from attnprof.errors import UsageError
+from attnprof.install import install_command
 
 __all__ = ["LIBRARIES", "frame_of"]
 
@@ -26,8 +27,8 @@ def frame_of(columns: tuple[str, ...], lines: list[dict[str, Any]],
     try:
         module = __import__(library)
     except ImportError:
-        raise UsageError(f"to_frame({library!r}) needs {library}; install it with pip "
-                         "install 'attnprof[frames]'") from None
+        raise UsageError(f"to_frame({library!r}) needs {library}; install it with "
+                         f"{install_command('frames')}") from None
     if library == "pandas":
         return module.DataFrame.from_records(lines, columns=list(columns))
     rows = [{c: line.get(c) for c in columns} for line in lines]

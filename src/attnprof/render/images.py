@@ -35,8 +35,10 @@ def check_image_support(flag: str) -> None:
     try:
         import vl_convert  # noqa: F401
     except ImportError:
+        from attnprof.install import install_command  # only for the message
+
         raise UsageError(f"{flag} needs vl-convert-python; install it with "
-                         "pip install 'attnprof[report]'") from None
+                         f"{install_command('report')}") from None
 
 
 def check_image_path(path: str | os.PathLike[str], flag: str) -> Path:

@@ -30,8 +30,10 @@ def build_page(records: Sequence[Record]) -> str:
     try:
         import jinja2
     except ImportError:
+        from attnprof.install import install_command  # only for the message
+
         raise UsageError("the HTML report needs jinja2 and vl-convert-python; install them "
-                         "with pip install 'attnprof[report]'") from None
+                         f"with {install_command('report')}") from None
     from markupsafe import Markup
 
     from attnprof.render.html.vega_runtime import vega_script

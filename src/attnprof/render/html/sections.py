@@ -95,16 +95,19 @@ def _notes(row: VariantResult) -> str:
 
 def comparison_table(name: str, caption: str, rows: list[VariantResult]) -> Table:
     """The comparison's rows: one per variant, sortable, coloured by status, with the
-    reason of every row that did not run."""
+    reason of every row that did not run. CPU dispatch only where CUDA events timed a row:
+    on a CPU the dispatch is the step itself, and the column would repeat the median."""
+    cuda = any(r.timing == "cuda-events" for r in rows)
     table = Table(name=name, caption=caption,
-                  columns=["variant", "status", "median ms", "IQR", "CPU dispatch ms",
+                  columns=["variant", "status", "median ms", "IQR",
+                           *(["CPU dispatch ms"] if cuda else []),
                            "TFLOP/s (of ceiling)", "GB/s (of ceiling)", "traffic",
                            "peak memory",
                            "max error", "notes / reason"])
     for r in rows:
+        dispatch = [num(r.cpu_dispatch_ms, fmt_ms(r.cpu_dispatch_ms))] if cuda else []
         table.rows.append([cell(r.variant), status_cell(r.status), latency_cell(r),
-                           spread_cell(r),
-                           num(r.cpu_dispatch_ms, fmt_ms(r.cpu_dispatch_ms)),
+                           spread_cell(r), *dispatch,
                            _rate(r.tflops_per_s, r.flops_of_ceiling),
                            _rate(r.gbytes_per_s, r.bandwidth_of_ceiling),
                            num(r.traffic_bytes, traffic_text(r)),

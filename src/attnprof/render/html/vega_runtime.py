@@ -30,8 +30,10 @@ def vega_script() -> str:
     try:
         import vl_convert
     except ImportError:
+        from attnprof.install import install_command  # only for the message
+
         raise UsageError("the HTML report's plots need vl-convert-python; install it with "
-                         "pip install 'attnprof[report]'") from None
+                         f"{install_command('report')}") from None
     version = getattr(vl_convert, "__version__", None) or _dist_version()
     path = _cache_file(version)
     try:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from attnprof.errors import UsageError
+from attnprof.install import install_command
 from attnprof.record.compare import CompareRecord, ProfileRecord, Status
 from attnprof.record.sweep import LOST_TASK
 from attnprof.run.executors.process import DEFAULT_IDLE_TIMEOUT_S, PREPARE_S
@@ -216,7 +217,7 @@ class RayExecutor:
             import ray
         except ImportError:
             raise UsageError("--executor ray needs Ray; install it with "
-                             "pip install 'attnprof[ray]'") from None
+                             f"{install_command('ray')}") from None
         if ray.is_initialized():
             return ray
         given = f"{self.source} {self.address}" if self.address else "a local Ray instance"

@@ -10,9 +10,17 @@
         box.className += " plot-error";
         return;
       }
+      // A single or layered view fills the page's width (the spec's own width is for
+      // images: --plots); a composed one keeps its widths. No action menu: the report is
+      // for reading, and --plots writes the figures as PNG and SVG.
+      if (typeof spec.width === "number" && !spec.hconcat && !spec.vconcat &&
+          !spec.concat && !spec.facet && !spec.repeat) {
+        spec.width = "container";
+        spec.autosize = {type: "fit-x", contains: "padding"};
+      }
       window.vegaEmbed(box, spec, {
         renderer: "svg",
-        actions: {export: true, source: false, compiled: false, editor: false}
+        actions: false
       }).then(function () { box.dataset.drawn = "yes"; }, function (err) {
         box.textContent = "This plot could not be drawn: " + err;
         box.className += " plot-error";
