@@ -60,10 +60,10 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> Finished:
     from rich.console import Console
 
-    from attnprof.cli.measuring import variant_files
     from attnprof.cli.outcome import UNMEASURED_EXIT, Finished, print_written
     from attnprof.cli.planning import Figures, plan_outputs
     from attnprof.cli.workload_args import threads_from_args, workload_fields
+    from attnprof.commands.compare import variant_files
     from attnprof.errors import UsageError
     from attnprof.measure.device import memory_capacity_bytes
     from attnprof.measure.environment import collect_environment

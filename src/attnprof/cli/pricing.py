@@ -1,18 +1,19 @@
 """``--price USD_PER_HOUR`` and ``--prices FILE`` (or ``ATTNPROF_PRICES``): read and
-checked before anything is measured, matched to the machine once the record says which
-it is, and kept in the record (:class:`~attnprof.record.price.Price`)."""
+checked before anything is measured, into a :class:`~attnprof.commands.pricing.
+PriceRequest` the command matches to the machine once the record says which it is."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.flags import given_flags
-from attnprof.record.price import Price
 
-__all__ = ["PriceRequest", "add_price_arguments", "price_of", "price_request"]
+if TYPE_CHECKING:
+    from attnprof.commands.pricing import PriceRequest
+
+__all__ = ["add_price_arguments", "price_request"]
 
 
 def add_price_arguments(p: Any) -> None:
@@ -25,17 +26,9 @@ def add_price_arguments(p: Any) -> None:
                         "default: the file ATTNPROF_PRICES names, if set")
 
 
-@dataclass(frozen=True)
-class PriceRequest:
-    """A flat price, or a prices file's table, and the source to name."""
-
-    usd_per_hour: float | None
-    table: dict[str, float] | None
-    source: str
-
-
 def price_request(args: argparse.Namespace) -> PriceRequest | None:
     """The price asked for, checked (one line, exit 2, on a mistake); ``None``: none."""
+    from attnprof.commands.pricing import PriceRequest
     from attnprof.workload.prices import PRICES_ENV, load_prices, parse_price
 
     if given_flags(args, ("price",)).get("price") is not None:
@@ -51,24 +44,3 @@ def price_request(args: argparse.Namespace) -> PriceRequest | None:
         return None
     source = f"prices file {path!r} ({named_by})"
     return PriceRequest(None, load_prices(path, source), source)
-
-
-def price_of(request: PriceRequest | None, device_name: str,
-             device_kind: str) -> tuple[Price | None, str]:
-    """The price of the machine called ``device_name`` (of kind ``cpu`` or ``cuda``), and
-    a note when a prices file has none for it."""
-    if request is None:
-        return None, ""
-    if request.usd_per_hour is not None:
-        return Price(usd_per_hour=request.usd_per_hour, source=request.source), ""
-    from attnprof.knowledge.devices import device_for_name
-    from attnprof.workload.prices import find_price
-
-    assert request.table is not None
-    known = device_for_name(device_name)
-    names = [device_name, *([known.name] if known else []), device_kind]
-    found = find_price(request.table, names)
-    if found is None:
-        return None, (f"no price for {device_name!r} in {request.source} (tried "
-                      f"{', '.join(repr(n) for n in names)}): no costs shown")
-    return Price(usd_per_hour=found[1], source=f"{request.source}: {found[0]}"), ""

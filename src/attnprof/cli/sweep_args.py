@@ -124,7 +124,7 @@ def plan_from_args(args: argparse.Namespace, resume: SweepRecord | None = None
     variants = args.variants or (resume.variants if resume else list(DEFAULT_VARIANTS))
     executor = args.executor or (resume.executor if resume else "process")
     # A mistake in the flags themselves is said before torch is imported (see
-    # attnprof.cli.measuring): the fixed values, and the limits and timing flags.
+    # attnprof.commands.compare): the fixed values, and the limits and timing flags.
     check_given(**fixed)
     guess = fixed.get("device") or "cpu"
     _settings(args, guess, resume.settings if resume else None,

@@ -26,8 +26,8 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
     """Refuse bad output paths, a malformed budgets file or an unreadable record to
     resume before anything runs; return the budgets and the record to resume."""
     from attnprof.atomic import check_writable
-    from attnprof.cli.measuring import variant_files
     from attnprof.cli.planning import Figures, plan_outputs
+    from attnprof.commands.compare import variant_files
     from attnprof.outputs import Output, create_folders
 
     flags = SharedFlags.of(args)
