@@ -196,17 +196,9 @@ def executor_from_args(args: argparse.Namespace, plan: SweepPlan) -> Executor:
 
 def executor_for(args: argparse.Namespace, name: str, limits: WorkerLimits) -> Executor:
     """The executor called ``name`` with ``limits`` (``--ray-address`` from the flags)."""
-    from attnprof.run.executors import get_executor
+    from attnprof.commands.sweep import executor_for
 
-    if name == "inline":
-        return get_executor("inline")
-    options: dict[str, Any] = {"timeout_s": limits.point_timeout_s, "idle_timeout_s": None,
-                               "memory_limit_bytes": limits.worker_memory_bytes}
-    if name == "ray":
-        options["address"] = args.ray_address
-    elif args.ray_address:
-        raise UsageError("--ray-address is for --executor ray; add it or drop the address")
-    return get_executor(name, **options)
+    return executor_for(name, limits, args.ray_address)
 
 
 def default_point_timeout(device: str) -> float:

@@ -47,15 +47,14 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> Finished:
-    from attnprof.cli.outcome import judge_budgets
-    from attnprof.cli.sweeping import check_outputs, finish_outputs, run_planned_sweep
+    from attnprof.cli.sweeping import finish_outputs, sweep_request
+    from attnprof.commands import sweep
     from attnprof.render import TerminalRenderer
+    from attnprof.render.progress import SweepProgress
     from attnprof.render.terminal import make_console
 
     apply_from_config(args, text=True)
-    budgets, resume = check_outputs(args)
-    record = run_planned_sweep(args, resume)
-    judge_budgets(budgets, record, args.budgets)
+    record = sweep.run(sweep_request(args), SweepProgress)
     console = make_console()
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     return Finished(finish_outputs(args, record, console), record)

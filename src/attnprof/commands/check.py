@@ -77,7 +77,7 @@ def run(request: CheckRequest, progress: MeasureProgress | None = None) -> Check
     # A --plots folder yet to be made (a --json may be in it).
     create_folders(request.outputs or ([Output("--json", request.json)] if request.json
                                        else []))
-    RecordFile(request.json).save(record)
+    RecordFile[CheckRecord](request.json).save(record)
     return record
 
 

@@ -143,7 +143,7 @@ def run(request: CompareRequest, progress: MeasureProgress | None = None) -> Com
         from attnprof.workload.budgets import load_budgets
 
         budgets = load_budgets(request.budgets)
-    record_file = RecordFile(request.json)
+    record_file: RecordFile[CompareRecord] = RecordFile(request.json)
     record = measure(request.variants, request.workload, request.timing, kind="compare",
                      record_file=record_file, trace_dir=request.trace_dir,
                      trace_steps=request.trace_steps, outputs=request.outputs,
@@ -166,7 +166,7 @@ def run(request: CompareRequest, progress: MeasureProgress | None = None) -> Com
 
 
 def measure(variants: Sequence[str], workload: Mapping[str, Any], timing: Timing, *,
-            kind: RecordKind, record_file: RecordFile, trace_dir: str | None = None,
+            kind: RecordKind, record_file: RecordFile[CompareRecord], trace_dir: str | None = None,
             trace_steps: int = 3, outputs: Sequence[Output] = (), store: str | None = None,
             no_store: bool = True, progress: MeasureProgress | None = None
             ) -> CompareRecord:
@@ -205,8 +205,8 @@ def measure(variants: Sequence[str], workload: Mapping[str, Any], timing: Timing
     bar: AbstractContextManager[VariantBar | None] = (
         progress.variants(names) if progress is not None else nullcontext())
     with bar as shown, record_file.kept_on_stop(
-            "finished variants are in {path}",
-            "no variant had finished, {path} not written"):
+            lambda _, path: f"interrupted; finished variants are in {path}",
+            "interrupted; no variant had finished, {path} not written"):
         update: Callable[[str, str], None] | None = shown.update if shown else None
         return compare_prepared(prepared, chosen, settings=settings, progress=update,
                                 on_result=record_file.save if record_file.path else None,

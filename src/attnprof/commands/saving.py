@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
@@ -30,35 +30,40 @@ __all__ = ["UNSAVED_FILE", "RecordFile", "cached_ceilings", "keep_unsaved",
 UNSAVED_FILE = "attnprof-unsaved-{run}.json"
 
 
-class RecordFile:
+R = TypeVar("R", bound="RecordBase")
+
+
+class RecordFile(Generic[R]):
     """A record file written as a run goes: :meth:`save` after each finished part, and
     once more at the end; ``path`` ``None``: no file asked for, every save does nothing.
-    :attr:`saves` counts the saves, so a stop can say what the file holds."""
+    :attr:`last` is the record last saved, so a stop can say what the file holds."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self.saves = 0
+        self.last: R | None = None
 
-    def save(self, record: RecordBase) -> None:
+    def save(self, record: R) -> None:
         """Write ``record`` to the file (atomically: a stop mid-write keeps the last)."""
         if self.path is not None:
             record.save(self.path)
-            self.saves += 1
+            self.last = record
 
     @contextmanager
-    def kept_on_stop(self, finished: str, unfinished: str) -> Iterator[RecordFile]:
+    def kept_on_stop(self, finished: Callable[[R, str], str],
+                     unfinished: str) -> Iterator[RecordFile[R]]:
         """Around a run: on a stop (Ctrl-C, SIGTERM, SIGHUP: :mod:`attnprof.signals`), one
-        line on stderr saying what the file holds (``finished`` once a save happened,
-        ``unfinished`` before; ``{path}`` is the file), and the stop goes on."""
+        line on stderr saying what the file holds — ``finished(record, path)`` once a save
+        happened, ``unfinished`` (``{path}``: the file) before — and the stop goes on."""
         try:
             yield self
         except KeyboardInterrupt:
             if self.path is not None:
                 from attnprof.formatting import safe_text
 
-                said = finished if self.saves else unfinished
-                print("attnprof: interrupted; " + said.format(path=safe_text(self.path)),
-                      file=sys.stderr)
+                path = safe_text(self.path)
+                said = (finished(self.last, path) if self.last is not None
+                        else unfinished.format(path=path))
+                print(f"attnprof: {said}", file=sys.stderr)
             raise
 
 
