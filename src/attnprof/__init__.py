@@ -7,6 +7,9 @@ The public API is small and lazy — importing :mod:`attnprof` does not import t
     model_record = attnprof.profile_model(model, inputs, implementations=["eager", "sdpa"])
     frame = attnprof.load("baseline").to_frame()   # a stored run (or a record file)
 
+    from attnprof.commands import compare                # one function per command
+    record = compare.run(attnprof.CompareRequest(variants=("sdpa",), workload={"seq": 512}))
+
     with attnprof.capture(model, out="runs/", label="baseline") as cap:   # your own loop
         for batch in loader:
             ...; cap.step()
@@ -22,6 +25,14 @@ from attnprof._version import __version__
 from attnprof.record import display as _display
 
 if TYPE_CHECKING:
+    from attnprof.commands.check import CheckRequest
+    from attnprof.commands.compare import CompareRequest, Sampling
+    from attnprof.commands.limits import LimitsRequest
+    from attnprof.commands.model import ModelRequest
+    from attnprof.commands.profile import ProfileRequest
+    from attnprof.commands.project import ProjectRequest
+    from attnprof.commands.recommend import RecommendRequest
+    from attnprof.commands.sweep import SweepRequest
     from attnprof.errors import UsageError
     from attnprof.record.compare import RunRecord
     from attnprof.record.family import Record, load_record
@@ -30,8 +41,10 @@ if TYPE_CHECKING:
     from attnprof.run.trace_handler import TraceHandler
     from attnprof.workload.problem import Workload
 
-__all__ = ["ModelRecord", "RunRecord", "UsageError", "Workload", "__version__", "capture",
-           "compare", "load", "load_record", "profile_model", "trace_handler"]
+__all__ = ["CheckRequest", "CompareRequest", "LimitsRequest", "ModelRecord", "ModelRequest",
+           "ProfileRequest", "ProjectRequest", "RecommendRequest", "RunRecord", "Sampling",
+           "SweepRequest", "UsageError", "Workload", "__version__", "capture", "compare", "load",
+           "load_record", "profile_model", "trace_handler"]
 
 #: Lazily re-exported names and the modules that define them (keeps ``import attnprof``
 #: free of torch).
@@ -41,6 +54,16 @@ _LAZY = {
     "UsageError": "attnprof.errors",
     "load_record": "attnprof.record.family",
     "ModelRecord": "attnprof.record.model",
+    # One request per command; its run is attnprof.commands.<command>.run (docs/api.md).
+    "CompareRequest": "attnprof.commands.compare",
+    "Sampling": "attnprof.commands.compare",
+    "ProfileRequest": "attnprof.commands.profile",
+    "CheckRequest": "attnprof.commands.check",
+    "SweepRequest": "attnprof.commands.sweep",
+    "LimitsRequest": "attnprof.commands.limits",
+    "RecommendRequest": "attnprof.commands.recommend",
+    "ModelRequest": "attnprof.commands.model",
+    "ProjectRequest": "attnprof.commands.project",
 }
 
 

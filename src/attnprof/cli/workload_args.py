@@ -18,7 +18,7 @@ from attnprof.workload.settings import (
 )
 
 if TYPE_CHECKING:
-    from attnprof.commands.compare import Timing
+    from attnprof.commands.compare import Sampling
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
@@ -139,10 +139,10 @@ def threads_from_args(args: argparse.Namespace, device: str) -> int | None:
     return default_threads(device) if text is None else parse_threads(text)
 
 
-def timing_from_args(args: argparse.Namespace) -> Timing:
+def timing_from_args(args: argparse.Namespace) -> Sampling:
     """The timing flags as given (checked by the command, on the device it runs on)."""
-    from attnprof.commands.compare import Timing
+    from attnprof.commands.compare import Sampling
 
-    return Timing(min_time_s=args.min_time, rounds=args.rounds, processes=args.processes,
+    return Sampling(min_time_s=args.min_time, rounds=args.rounds, processes=args.processes,
                   seed=args.seed, threads=args.threads, cpu_allocator=args.cpu_allocator,
                   variant_timeout_s=args.variant_timeout, executor=args.executor)

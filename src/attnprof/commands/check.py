@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnprof.commands.compare import MeasureProgress, Timing
+from attnprof.commands.compare import MeasureProgress, Sampling
 
 if TYPE_CHECKING:
     from attnprof.analysis.check import Measured
@@ -31,7 +31,7 @@ class CheckRequest:
     target: str
     #: For a variant: the Workload fields given; the rest: the device's defaults.
     workload: Mapping[str, Any] = field(default_factory=dict)
-    timing: Timing = field(default_factory=Timing)
+    timing: Sampling = field(default_factory=Sampling)
     #: For a variant: profiled steps per trace.
     steps: int = 3
     #: The record file; ``None``: no file.

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from attnprof.run.point import RecordKind
     from attnprof.workload.settings import Settings
 
-__all__ = ["CompareRequest", "MeasureProgress", "Timing", "measure", "run", "variant_files",
+__all__ = ["CompareRequest", "MeasureProgress", "Sampling", "measure", "run", "variant_files",
            "variant_names"]
 
 
@@ -52,7 +52,7 @@ class MeasureProgress(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Timing:
+class Sampling:
     """How a measuring command samples (the flags ``--min-time`` ... ``--executor``)."""
 
     #: Seconds of sampling per variant; ``None``: the device's default (0.4 s CPU, 1 s CUDA).
@@ -110,7 +110,7 @@ class CompareRequest:
     #: The :class:`~attnprof.workload.problem.Workload` fields given (``seq=1024``,
     #: ``dtype="bf16"``, ``mask="padding"``, ...); the rest: the device's defaults.
     workload: Mapping[str, Any] = field(default_factory=dict)
-    timing: Timing = field(default_factory=Timing)
+    timing: Sampling = field(default_factory=Sampling)
     #: The record file, saved after every variant and at the end; ``None``: no file.
     json: str | None = None
     #: A folder for one torch.profiler trace per variant; ``None``: no traces.
@@ -165,7 +165,7 @@ def run(request: CompareRequest, progress: MeasureProgress | None = None) -> Com
     return record
 
 
-def measure(variants: Sequence[str], workload: Mapping[str, Any], timing: Timing, *,
+def measure(variants: Sequence[str], workload: Mapping[str, Any], timing: Sampling, *,
             kind: RecordKind, record_file: RecordFile[CompareRecord], trace_dir: str | None = None,
             trace_steps: int = 3, outputs: Sequence[Output] = (), store: str | None = None,
             no_store: bool = True, progress: MeasureProgress | None = None
@@ -213,7 +213,7 @@ def measure(variants: Sequence[str], workload: Mapping[str, Any], timing: Timing
                                 executor=executor, kind=kind, ceilings=ceilings)
 
 
-def _device_defaults(settings: Settings, timing: Timing, device_type: str) -> Settings:
+def _device_defaults(settings: Settings, timing: Sampling, device_type: str) -> Settings:
     """``settings`` with the defaults that depend on the device (sampling time, threads)
     those of ``device_type``, where the request left them to the device."""
     import msgspec

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from attnprof.commands.compare import MeasureProgress, Timing, measure
+from attnprof.commands.compare import MeasureProgress, Sampling, measure
 from attnprof.commands.saving import RecordFile
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ class ProfileRequest:
     variants: tuple[str, ...]
     #: The Workload fields given; the rest: the device's defaults.
     workload: Mapping[str, Any] = field(default_factory=dict)
-    timing: Timing = field(default_factory=Timing)
+    timing: Sampling = field(default_factory=Sampling)
     #: The folder for one trace per variant.
     out: str = DEFAULT_OUT
     #: Profiled steps (forwards) per trace.
