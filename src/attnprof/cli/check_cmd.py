@@ -48,9 +48,7 @@ def run(args: argparse.Namespace) -> Finished:
     from attnprof.outputs import Output
     from attnprof.render.progress import CommandProgress
     from attnprof.render.terminal import TerminalRenderer, make_console
-    from attnprof.workload.expectations import load_expectations
 
-    load_expectations(args.expect)  # a malformed file fails before the outputs are judged
     trace = check.is_trace(args.target)
     plan = plan_outputs(args, [Output("--json", args.json)] if args.json is not None else [],
                         [args.expect, *([args.target] if trace else

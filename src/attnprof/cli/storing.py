@@ -48,7 +48,8 @@ def open_for_reading(args: argparse.Namespace) -> Store:
 def prepare_saving(args: argparse.Namespace, record: RecordBase) -> PreparedRun | None:
     """Start working out what saving ``record`` waits on (:class:`~attnprof.store.
     PreparedRun`), in the background, for a command about to draw a large record's view:
-    it returns it in :class:`~attnprof.cli.outcome.Finished` for :func:`save_record`.
+    it returns it in :class:`~attnprof.cli.outcome.Finished` for
+    :func:`~attnprof.commands.saving.store_record`.
     ``None`` with ``--no-store``."""
     if SharedFlags.of(args).no_store:
         return None
