@@ -59,21 +59,9 @@ def prepare_saving(args: argparse.Namespace, record: RecordBase) -> PreparedRun 
 
 
 def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
-    """The record ``target`` names — a record file when one is there, else a stored run —
-    and the stored run's listing (``None`` for a file)."""
-    from pathlib import Path
+    """The record ``target`` names — a record file when one is there, else a stored run in
+    the ``--store`` — and the stored run's listing (``None`` for a file): see
+    :func:`attnprof.commands.saving.load_target`."""
+    from attnprof.commands.saving import load_target
 
-    from attnprof.record.family import load_record
-
-    path = Path(target)
-    if path.is_file():
-        return load_record(target), None
-    if path.exists() and not path.is_dir():
-        from attnprof.errors import UsageError
-        from attnprof.formatting import safe_text
-
-        raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
-                         "or a stored run")
-    with open_for_reading(args) as store:
-        run = store.find(target)
-        return store.load(run.run_id), run
+    return load_target(target, args.store)

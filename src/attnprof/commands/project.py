@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from attnprof.analysis.projection import RowProjection, Target
     from attnprof.outputs import Output
-    from attnprof.record.family import Record
     from attnprof.workload.problem import Workload
 
 __all__ = ["HERE", "ProjectRequest", "Projection", "run"]
@@ -61,6 +60,7 @@ def run(request: ProjectRequest, progress: None = None) -> Projection:
     from pathlib import Path
 
     from attnprof.analysis.projection import device_target, machine_target, project_record
+    from attnprof.commands.saving import load_target
     from attnprof.errors import UsageError
     from attnprof.knowledge.devices import device_for_name, load_devices, parse_targets
     from attnprof.record.compare import CompareRecord
@@ -77,7 +77,7 @@ def run(request: ProjectRequest, progress: None = None) -> Projection:
 
     create_folders(request.outputs or ([Output("--json", request.json)] if request.json
                                        else []))
-    record = _load(request.target, request.store)
+    record, _ = load_target(request.target, request.store)
     if not isinstance(record, CompareRecord):
         raise UsageError(f"{request.target!r} is a {record.kind} record; project bounds the "
                          "rows of a compare or profile record")
@@ -105,29 +105,6 @@ def run(request: ProjectRequest, progress: None = None) -> Projection:
         data = projection_data(request.target, workload, rows, targets)
         write_atomic(request.json, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
     return projection
-
-
-def _load(target: str, store: str | None) -> Record:
-    """The record ``target`` names: a record file when one is there, else a stored run."""
-    from pathlib import Path
-
-    from attnprof.record.family import load_record
-
-    path = Path(target)
-    if path.is_file():
-        return load_record(target)
-    if path.exists() and not path.is_dir():
-        from attnprof.errors import UsageError
-        from attnprof.formatting import safe_text
-
-        raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
-                         "or a stored run")
-    from attnprof.store import open_store, store_path
-
-    where = store_path(store)
-    assert where is not None
-    with open_store(where, create=False) as opened:
-        return opened.load(opened.find(target).run_id)
 
 
 def _memory_scaling(variants: list[str]) -> dict[str, bool | None]:

@@ -1,4 +1,5 @@
-"""The one path a command's record is saved through: to its ``--json`` file as the run
+"""The one path a command's record is saved through (and found again by,
+:func:`load_target`): to its ``--json`` file as the run
 goes (after every variant or point, so a run stopped mid-way keeps what finished) and at
 its end, and to the results store once it is over.
 
@@ -20,10 +21,11 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
     from attnprof.record.environment import Ceilings
+    from attnprof.record.family import Record
     from attnprof.store import PreparedRun, Store, StoredRun
     from attnprof.workload.problem import Workload
 
-__all__ = ["UNSAVED_FILE", "RecordFile", "cached_ceilings", "keep_unsaved",
+__all__ = ["UNSAVED_FILE", "RecordFile", "cached_ceilings", "keep_unsaved", "load_target",
            "open_for_saving", "store_record"]
 
 #: The file a run's record is kept in when the store could not take it, ``{run}`` its id.
@@ -165,3 +167,30 @@ def cached_ceilings(store: str | None, no_store: bool, workload: Workload,
     if profile.environment.threads != (threads or torch.get_num_threads()):
         return None
     return profile.ceilings.get(workload.dtype)
+
+
+def load_target(target: str, store: str | None = None) -> tuple[Record, StoredRun | None]:
+    """A saved record by what the user calls it: the record file ``target`` when there is
+    one, else the stored run it names (id, unique prefix or label) in ``store`` (the
+    ``--store`` flag; ``None``: ``$ATTNPROF_STORE``, else the default); with the stored
+    run's listing (``None`` for a file)."""
+    from pathlib import Path
+
+    from attnprof.record.family import load_record
+
+    path = Path(target)
+    if path.is_file():
+        return load_record(target), None
+    if path.exists() and not path.is_dir():
+        from attnprof.errors import UsageError
+        from attnprof.formatting import safe_text
+
+        raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
+                         "or a stored run")
+    from attnprof.store import open_store, store_path
+
+    where = store_path(store)
+    assert where is not None
+    with open_store(where, create=False) as opened:
+        run = opened.find(target)
+        return opened.load(run.run_id), run
