@@ -7,6 +7,9 @@ The public API is small and lazy — importing :mod:`attnprof` does not import t
     model_record = attnprof.profile_model(model, inputs, implementations=["eager", "sdpa"])
     frame = attnprof.load("baseline").to_frame()   # a stored run (or a record file)
 
+    from attnprof.commands import compare                # one function per command
+    record = compare.run(attnprof.CompareRequest(variants=("sdpa",), workload={"seq": 512}))
+
     with attnprof.capture(model, out="runs/", label="baseline") as cap:   # your own loop
         for batch in loader:
             ...; cap.step()
@@ -24,11 +27,19 @@ from attnprof.record import display as _display
 if TYPE_CHECKING:
     from attnprof.commands.analyze import AnalyzeRequest
     from attnprof.commands.capture import CaptureRequest
+    from attnprof.commands.check import CheckRequest
+    from attnprof.commands.compare import CompareRequest, Sampling
     from attnprof.commands.diff import DiffRequest
     from attnprof.commands.env import EnvRequest
+    from attnprof.commands.limits import LimitsRequest
+    from attnprof.commands.model import ModelRequest
+    from attnprof.commands.profile import ProfileRequest
+    from attnprof.commands.project import ProjectRequest
+    from attnprof.commands.recommend import RecommendRequest
     from attnprof.commands.report import ReportRequest
     from attnprof.commands.runs import RunsRequest
     from attnprof.commands.show import ShowRequest
+    from attnprof.commands.sweep import SweepRequest
     from attnprof.errors import UsageError
     from attnprof.record.compare import RunRecord
     from attnprof.record.family import Record, load_record
@@ -37,10 +48,11 @@ if TYPE_CHECKING:
     from attnprof.run.trace_handler import TraceHandler
     from attnprof.workload.problem import Workload
 
-__all__ = ["AnalyzeRequest", "CaptureRequest", "DiffRequest", "EnvRequest", "ModelRecord",
-           "ReportRequest", "RunRecord", "RunsRequest", "ShowRequest", "UsageError", "Workload",
-           "__version__", "capture", "compare", "load", "load_record", "profile_model",
-           "trace_handler"]
+__all__ = ["AnalyzeRequest", "CaptureRequest", "CheckRequest", "CompareRequest", "DiffRequest",
+           "EnvRequest", "LimitsRequest", "ModelRecord", "ModelRequest", "ProfileRequest",
+           "ProjectRequest", "RecommendRequest", "ReportRequest", "RunRecord", "RunsRequest",
+           "Sampling", "ShowRequest", "SweepRequest", "UsageError", "Workload", "__version__",
+           "capture", "compare", "load", "load_record", "profile_model", "trace_handler"]
 
 #: Lazily re-exported names and the modules that define them (keeps ``import attnprof``
 #: free of torch); a command's request is taken by ``attnprof.commands.<command>.run``.
@@ -50,6 +62,16 @@ _LAZY = {
     "UsageError": "attnprof.errors",
     "load_record": "attnprof.record.family",
     "ModelRecord": "attnprof.record.model",
+    # One request per command; its run is attnprof.commands.<command>.run (docs/api.md).
+    "CompareRequest": "attnprof.commands.compare",
+    "Sampling": "attnprof.commands.compare",
+    "ProfileRequest": "attnprof.commands.profile",
+    "CheckRequest": "attnprof.commands.check",
+    "SweepRequest": "attnprof.commands.sweep",
+    "LimitsRequest": "attnprof.commands.limits",
+    "RecommendRequest": "attnprof.commands.recommend",
+    "ModelRequest": "attnprof.commands.model",
+    "ProjectRequest": "attnprof.commands.project",
     "AnalyzeRequest": "attnprof.commands.analyze",
     "CaptureRequest": "attnprof.commands.capture",
     "DiffRequest": "attnprof.commands.diff",

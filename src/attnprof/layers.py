@@ -34,7 +34,8 @@ LAYERS: tuple[str, ...] = (
     "variants", "measure", "models", "run",
     # adapters that hand a run to other libraries' loops (transformers' Trainer)
     "integrations",
-    # formatting only, then the command line, then the package's lazy public API
+    # formatting only; one module per command (a typed request, run -> record: the
+    # Python API); the command line; the package's lazy public API
     "render", "commands", "cli", "__main__", "__init__",
 )
 

@@ -9,7 +9,6 @@ user mistake.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from attnprof.cli.outcome import Finished, print_written
@@ -42,81 +41,26 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> Finished:
     import sys
 
-    from attnprof.analysis.check import check_expectations, pick_region
-    from attnprof.cli.measuring import variant_files
     from attnprof.cli.planning import Figures, plan_outputs
-    from attnprof.knowledge.annotations import region_name
-    from attnprof.outputs import Output, create_folders
-    from attnprof.record.check import CheckRecord
+    from attnprof.cli.workload_args import timing_from_args, workload_fields
+    from attnprof.commands import check
+    from attnprof.commands.compare import variant_files
+    from attnprof.outputs import Output
+    from attnprof.render.progress import CommandProgress
     from attnprof.render.terminal import TerminalRenderer, make_console
-    from attnprof.workload.expectations import load_expectations
 
-    expectations = load_expectations(args.expect)  # a malformed file fails before any work
-    trace = _is_trace(args.target)
+    trace = check.is_trace(args.target)
     plan = plan_outputs(args, [Output("--json", args.json)] if args.json is not None else [],
                         [args.expect, *([args.target] if trace else
                                         variant_files([args.target]))],
                         figures=Figures("check"))
     console = make_console()
-    measured_now = None  # a variant is measured now: its workload and environment are kept
-    if trace:
-        report, measured, wanted = _from_trace(args.target), None, expectations.region
-        source = args.target
-    else:
-        measured_now, measured, source = _from_variant(args, console)
-        report = measured_now.results[0].analysis
-        wanted = expectations.region or region_name(args.target)
-    region = pick_region(report, wanted)
-    rows = check_expectations(expectations, region, measured)
-    record = CheckRecord(
-        expectations=args.expect, title=expectations.title, target=args.target, source=source,
-        region=region.name, rows=rows, report=report, status="complete",
-        workload=measured_now.workload if measured_now else None,
-        environment=measured_now.environment if measured_now else None)
-    create_folders(plan)  # a --plots folder yet to be made (a --json may be in it)
+    request = check.CheckRequest(
+        expect=args.expect, target=args.target, workload=workload_fields(args),
+        timing=timing_from_args(args), steps=args.steps, json=args.json, store=args.store,
+        no_store=args.no_store, outputs=tuple(plan))
+    record = check.run(request, CommandProgress(console))
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
-    if args.json:
-        record.save(args.json)
-        print_written(console, [("record", args.json)])
+    print_written(console, [("record", args.json)])
     write_reports(args, record, console)
     return Finished(ExitCode.OK if record.ok else ExitCode.FAILED, record)
-
-
-def _is_trace(target: str) -> bool:
-    from attnprof.errors import UsageError
-
-    path = Path(target)
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
-        return True  # any file (a FIFO, a dangling link: load_trace says what is wrong)
-    if target.endswith((".json", ".json.gz")):
-        raise UsageError(f"trace file {target!r} does not exist; check the path")
-    return False
-
-
-def _from_trace(path: str) -> Any:
-    from attnprof.analysis.analyze import analyze_trace
-    from attnprof.trace import load_trace
-
-    return analyze_trace(load_trace(path))
-
-
-def _from_variant(args: argparse.Namespace, console: Any) -> tuple[Any, Any, str]:
-    import tempfile  # here, not at the top: every command's start-up imports this module
-
-    from attnprof.analysis.check import Measured
-    from attnprof.cli.measuring import measure
-    from attnprof.errors import UsageError
-
-    if args.steps <= 0:
-        raise UsageError(f"--steps must be a positive integer, got {args.steps}")
-    with tempfile.TemporaryDirectory(prefix="attnprof-check-") as tmp:
-        record = measure(args, console, variants=[args.target], kind="profile",
-                         trace_dir=tmp, trace_steps=args.steps, reports=False)
-    (row,) = record.results
-    if row.status != "ok" or row.analysis is None:
-        raise UsageError(f"variant {args.target!r} did not run here ({row.status}: "
-                         f"{row.reason}); choose a variant this device supports")
-    latency = row.latency_ms.median if row.latency_ms else None
-    source = f"{args.target} measured now: {record.workload.describe()}"
-    return (record, Measured(latency_ms=latency, peak_memory_bytes=row.peak_memory_bytes),
-            source)

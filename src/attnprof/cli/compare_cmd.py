@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.config_args import add_from_config_argument, apply_from_config
-from attnprof.cli.outcome import Finished, budget_status, judge_budgets, print_written, rows_status
+from attnprof.cli.outcome import Finished, budget_status, print_written, rows_status
 from attnprof.cli.paged_args import add_block_size_argument, apply_block_sizes
 from attnprof.cli.parser import csv_list
-from attnprof.cli.precision_args import add_precision_arguments
+from attnprof.cli.precision_args import add_precision_arguments, precision_fields
 from attnprof.cli.pricing import add_price_arguments
 from attnprof.cli.reports import add_report_arguments, write_reports
 from attnprof.cli.workload_args import add_timing_arguments, add_workload_arguments
 from attnprof.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from attnprof.commands.compare import CompareRequest
 
 NAME = "compare"
 SAVES_RECORDS = True
@@ -47,11 +50,34 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int | Finished:
-
-    from attnprof.cli.measuring import measure
+def request_of(args: argparse.Namespace) -> CompareRequest:
+    """The request the flags make (the flags' own mistakes: one line, exit 2)."""
+    from attnprof.cli.planning import plan_measuring
+    from attnprof.cli.pricing import price_request
+    from attnprof.cli.workload_args import timing_from_args, workload_fields
+    from attnprof.commands.compare import CompareRequest
     from attnprof.outputs import Output
+
+    apply_block_sizes(args)
+    apply_from_config(args, text=False)
+    variants = tuple(args.variants or ())
+    outputs = plan_measuring(args, variants, kind="compare", json_path=args.json,
+                             trace_dir=args.trace,
+                             other_outputs=([Output("--csv", args.csv)] if args.csv is not None
+                                            else []),
+                             other_inputs=[args.budgets] if args.budgets else [])
+    return CompareRequest(
+        variants=variants, workload={**workload_fields(args), **precision_fields(args)},
+        timing=timing_from_args(args), json=args.json, trace_dir=args.trace,
+        trace_steps=args.trace_steps, budgets=args.budgets,
+        price=price_request(args),  # a bad price fails before anything is measured
+        store=args.store, no_store=args.no_store, outputs=tuple(outputs))
+
+
+def run(args: argparse.Namespace) -> int | Finished:
+    from attnprof.commands import compare
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
+    from attnprof.render.progress import CommandProgress
     from attnprof.render.terminal import make_console
 
     console = make_console()
@@ -61,28 +87,7 @@ def run(args: argparse.Namespace) -> int | Finished:
 
         render_variant_list([*REGISTRY.values(), *OPT_IN.values()], console)
         return ExitCode.OK
-    apply_block_sizes(args)
-    apply_from_config(args, text=False)
-    csv = [Output("--csv", args.csv)] if args.csv is not None else []
-    budgets = None
-    if args.budgets:  # a malformed file fails before anything is measured
-        from attnprof.workload.budgets import load_budgets
-
-        budgets = load_budgets(args.budgets)
-    from attnprof.cli.pricing import price_of, price_request
-
-    prices = price_request(args)  # a bad price fails before anything is measured
-    record = measure(args, console, variants=args.variants, json_path=args.json,
-                     trace_dir=args.trace, trace_steps=args.trace_steps, other_outputs=csv,
-                     other_inputs=[args.budgets] if args.budgets else [])
-    judge_budgets(budgets, record, args.budgets)
-    record.price, unpriced = price_of(prices, record.environment.device_name,
-                                      record.workload.device_type)
-    if unpriced:
-        console.print(unpriced, style="yellow", markup=False, highlight=False)
-    if args.json and (record.budgets is not None or record.price is not None):
-        # the verdict and the price join the saved record
-        record.save(args.json)
+    record = compare.run(request_of(args), CommandProgress(console))
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))

@@ -9,6 +9,7 @@ Commands import torch only when they run attention, so trace commands start fast
 
 from __future__ import annotations
 
+import argparse
 import gc
 import io
 import sys
@@ -32,16 +33,12 @@ from attnprof.cli import (
     show_cmd,
     sweep_cmd,
 )
+from attnprof.cli.flags import SharedFlags
 from attnprof.cli.help_examples import add_examples
 from attnprof.cli.outcome import Finished
 from attnprof.cli.parser import Parser
 from attnprof.cli.printing import quiet_when_reader_leaves
-from attnprof.cli.storing import (
-    add_store_arguments,
-    keep_unsaved,
-    open_for_saving,
-    save_record,
-)
+from attnprof.cli.storing import add_store_arguments
 from attnprof.errors import UsageError
 from attnprof.exit_codes import ExitCode
 from attnprof.formatting import safe_text
@@ -84,15 +81,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser().parse_args(args_list)
             # Opened (and checked) before the command runs, so a bad store fails before
-            # anything is measured; the record is saved here, for every command alike.
-            store = open_for_saving(args) if hasattr(args, "no_store") else None
+            # anything is measured; the record is stored here, for every command alike.
+            store = _open_store(args) if hasattr(args, "no_store") else None
             try:
                 outcome = args.run(args)
                 if not isinstance(outcome, Finished):
                     return int(outcome or ExitCode.OK)
                 if store is not None and outcome.record is not None:
                     try:
-                        save_record(store, outcome.record, args, args_list, outcome.prepared)
+                        _store(store, outcome, args, args_list)
                     except UsageError as exc:  # after the run: the run is kept, not lost
                         return _unsaved(store, outcome, exc)
                 return outcome.status
@@ -109,9 +106,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             return exit_status(exc)
 
 
+def _open_store(args: argparse.Namespace) -> Store | None:
+    """The store a record-making command saves into (:func:`~attnprof.commands.saving.
+    open_for_saving`), from its flags."""
+    flags = SharedFlags.of(args)
+    if flags.no_store and flags.label is None:
+        return None  # nothing to check or open: analyze --no-store starts without it
+    from attnprof.commands.saving import open_for_saving
+
+    return open_for_saving(flags.store, no_store=flags.no_store, label=flags.label)
+
+
+def _store(store: Store, outcome: Finished, args: argparse.Namespace,
+           argv: Sequence[str]) -> None:
+    """Store the command's record; say where, beside the other "written to" lines."""
+    from rich.text import Text
+
+    from attnprof.commands.saving import store_record
+    from attnprof.render.terminal import make_console
+
+    assert outcome.record is not None
+    run = store_record(store, outcome.record, label=SharedFlags.of(args).label, argv=argv,
+                       prepared=outcome.prepared)
+    make_console().print(Text(f"stored as run {safe_text(run.run_id)} in {store.shown} "
+                              f"(attnprof show {safe_text(run.run_id)})", style="dim"))
+
+
 def _unsaved(store: Store, outcome: Finished, exc: UsageError) -> int:
     """Keep the record the store refused at the save in a file, say so in one line;
     exit status 3 (the run finished, its storage did not), unless a gate failed (1)."""
+    from attnprof.commands.saving import keep_unsaved
+
     assert outcome.record is not None
     kept = keep_unsaved(store, outcome.record)
     where = (f"its record is kept in {safe_text(kept)} (attnprof show reads it)" if kept

@@ -19,21 +19,19 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from attnprof.cli.model_grid import combinations, int_list, refuse_outputs, run_grid, specs_of
+from attnprof.cli.model_grid import combinations, int_list, refuse_outputs
 from attnprof.cli.outcome import Finished, print_written, rows_status
 from attnprof.cli.parser import csv_list
 from attnprof.cli.pricing import add_price_arguments
 from attnprof.cli.reports import add_report_arguments, write_reports
-from attnprof.cli.workload_args import add_threads_argument, threads_from_args
+from attnprof.cli.workload_args import add_threads_argument
 from attnprof.errors import UsageError
 from attnprof.exit_codes import ExitCode
 from attnprof.workload.settings import CPU_ALLOCATOR_STATES
 
 if TYPE_CHECKING:
-    from rich.console import Console
 
-    from attnprof.record.model import ModelSettings
-    from attnprof.workload.model_spec import ModelSpec
+    pass
 
 NAME = "model"
 SAVES_RECORDS = True
@@ -119,40 +117,26 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> Finished:
     from attnprof.cli.planning import Figures, plan_outputs
-    from attnprof.cli.pricing import attach_price, price_request
-    from attnprof.errors import UsageError
-    from attnprof.outputs import Output, create_folders
-    from attnprof.record.model import ModelRecord, ModelSettings
+    from attnprof.cli.pricing import price_request, say_unpriced
+    from attnprof.commands import model
+    from attnprof.outputs import Output
     from attnprof.render import CsvRenderer, TerminalRenderer, write_rendered
     from attnprof.render.progress import ModelRunProgress
     from attnprof.render.terminal import make_console
-    from attnprof.run.executors import get_executor
-    from attnprof.run.model import prepare_model, run_names
-    from attnprof.run.point import ModelPoint
     from attnprof.workload.model_spec import ModelSpec
-    from attnprof.workload.settings import TimingPlan, check_seconds
 
-    for flag, value in (("--top", args.top), ("--trace-steps", args.trace_steps),
-                        ("--rounds", args.rounds)):
-        if value <= 0:
-            raise UsageError(f"{flag} must be a positive integer, got {value}")
-    check_seconds("--min-time", args.min_time)
-    prices = price_request(args)  # a bad price fails before anything is measured
-    if args.timeout is not None:
-        check_seconds("--timeout", args.timeout)
-        if args.executor != "process":
-            raise UsageError(f"--timeout {args.timeout:g} needs --executor process: in "
-                             "this process nothing can stop a hung implementation")
+    if args.top <= 0:
+        raise UsageError(f"--top must be a positive integer, got {args.top}")
     outputs = [Output(flag, path) for flag, path in (("--json", args.json),
                                                      ("--csv", args.csv)) if path is not None]
     if args.trace is not None:
         outputs.append(Output("--trace", args.trace, folder=True, files=_trace_files(args)))
     combos = combinations(args)
+    plan: list[Output] = []
     if len(combos) > 1:
         refuse_outputs(args)
     else:
         plan = plan_outputs(args, outputs, _input_files(args), figures=Figures("model"))
-    traces = args.trace
     one = combos[0]
     spec = ModelSpec(source=args.spec, model_path=args.model_path, layers=one["layers"],
                      hidden=args.hidden, heads=args.heads, kv_heads=one["kv_heads"],
@@ -163,37 +147,21 @@ def run(args: argparse.Namespace) -> Finished:
                      implementations=tuple(args.attn or ()),
                      phases=tuple(args.phase or ("prefill",)), cache_len=args.cache_len,
                      new_tokens=args.new_tokens)
-    if not 0 <= args.seed < 2**63:
-        raise UsageError(f"--seed must be between 0 and 2**63-1, got {args.seed}")
-    settings = ModelSettings(plan=TimingPlan(warmup_s=0.0, min_time_s=args.min_time,
-                                             min_samples=4, max_samples=200,
-                                             min_warmup_calls=1, rounds=args.rounds),
-                             seed=args.seed, trace_steps=args.trace_steps, trace_dir=traces,
-                             cpu_allocator=args.cpu_allocator,
-                             threads=threads_from_args(args, spec.device))
+    request = model.ModelRequest(
+        spec=spec, min_time=args.min_time, rounds=args.rounds, seed=args.seed,
+        trace_steps=args.trace_steps, trace_dir=args.trace, cpu_allocator=args.cpu_allocator,
+        threads=args.threads, executor=args.executor, timeout=args.timeout, json=args.json,
+        outputs=tuple(plan), price=price_request(args))
     console = make_console()
-    if len(combos) > 1:
-        if prices is not None:
-            raise UsageError("--price/--prices cost one model run; with lists of sizes, "
-                             "leave them out (or run each size alone)")
-        return _run_grid(args, spec, combos, settings, console)
-    prepared = prepare_model(spec, seed=args.seed)  # every user mistake fails here
-    create_folders(plan)  # only now: a mistake found above leaves nothing behind
+    if len(combos) > 1:  # every combination through the executor, in one table
+        from attnprof.render.model_grid_view import render_model_grid
 
-    def save(record: ModelRecord) -> None:
-        if args.json:
-            record.save(args.json)
-
-    # In this process, the model built above runs as it is; a worker builds its own.
-    options: dict[str, object] = ({"model": prepared} if args.executor == "inline" else
-                                  {} if args.timeout is None else
-                                  {"idle_timeout_s": args.timeout})
-    executor = get_executor(args.executor, **options)
-    with ModelRunProgress(list(run_names(prepared[0], prepared[1]))) as progress:
-        record = executor.run_model(ModelPoint(spec=prepared[0], settings=settings),
-                                    progress=progress.update, on_record=save)
-    attach_price(prices, record, record.environment.device_name,
-                 record.model.device.partition(":")[0], console, args.json)
+        records = model.run_grid(request, combos, ModelRunProgress)
+        render_model_grid(records, console)
+        return Finished(rows_status(r.status for record in records for r in record.runs))
+    record = model.run(request, ModelRunProgress)
+    say_unpriced(console, request.price, record, record.environment.device_name,
+                 record.model.device.partition(":")[0])
     if args.csv:
         write_rendered(CsvRenderer(), record, args.csv)
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
@@ -202,19 +170,6 @@ def run(args: argparse.Namespace) -> Finished:
     status = (UNRELIABLE_SHARES if any(r.shares_unreliable for r in record.runs)
               else rows_status(r.status for r in record.runs))
     return Finished(status, record)
-
-
-def _run_grid(args: argparse.Namespace, spec: ModelSpec, combos: list[dict[str, int | None]],
-              settings: ModelSettings, console: Console) -> Finished:
-    """Every combination of the list flags through the executor, in one table."""
-    from attnprof.render.model_grid_view import render_model_grid
-
-    if args.timeout is not None:
-        raise UsageError("--timeout takes one model run; with lists of sizes, leave it out")
-    records = run_grid(specs_of(spec, combos), settings, args.executor, args.seed)
-    render_model_grid(records, console)
-    status = rows_status(r.status for record in records for r in record.runs)
-    return Finished(status, None)
 
 
 def _default_device() -> str:

@@ -1,6 +1,7 @@
-"""``model`` over lists: ``--seq 64,128 --kv-heads 2,4 --layers 1 --batch 1,2`` runs every
-combination, each through the executor as a single ``model`` run is, and shows them in one
-table, the implementations of each combination ranked or tied by the interleaved rounds'
+"""``model`` over lists, its flags: ``--seq 64,128 --kv-heads 2,4 --layers 1 --batch 1,2``
+runs every combination (:func:`attnprof.commands.model.run_grid`), each through the
+executor as a single ``model`` run is, and shows them in one table, the implementations
+of each combination ranked or tied by the interleaved rounds'
 significance test (:mod:`attnprof.run.model_ranks`).
 
 Each combination is its own model (its own weights and sizes), so implementations are
@@ -13,14 +14,9 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from attnprof.cli.flags import given_flags
 from attnprof.errors import UsageError
-
-if TYPE_CHECKING:
-    from attnprof.record.model import ModelRecord, ModelSettings
-    from attnprof.workload.model_spec import ModelSpec
 
 #: The size flags that take lists, in the order the grid nests them (outermost first).
 LIST_FLAGS = ("layers", "kv_heads", "seq", "batch")
@@ -67,31 +63,3 @@ def refuse_outputs(args: argparse.Namespace) -> None:
         if given_flags(args, (flag,)).get(flag) is not None:
             raise UsageError(f"--{flag} writes one model run; with lists of sizes, give one "
                              "value each to write it (the grid's table is printed)")
-
-
-def specs_of(base: ModelSpec, combos: list[dict[str, int | None]]) -> list[ModelSpec]:
-    """The validated spec of each combination (every mistake said before any run)."""
-    specs = []
-    for combo in combos:
-        spec = base.replace(**{k: v for k, v in combo.items() if v is not None})
-        specs.append(spec.validate())
-    return specs
-
-
-def run_grid(specs: list[ModelSpec], settings: ModelSettings, executor_name: str,
-             seed: int) -> list[ModelRecord]:
-    """Each combination built and run through the executor, one after another."""
-    from attnprof.render.progress import ModelRunProgress
-    from attnprof.run.executors import get_executor
-    from attnprof.run.model import prepare_model, run_names
-    from attnprof.run.point import ModelPoint
-
-    records = []
-    for spec in specs:
-        prepared = prepare_model(spec, seed=seed)
-        options: dict[str, object] = {"model": prepared} if executor_name == "inline" else {}
-        executor = get_executor(executor_name, **options)
-        with ModelRunProgress(list(run_names(prepared[0], prepared[1]))) as progress:
-            records.append(executor.run_model(ModelPoint(spec=prepared[0], settings=settings),
-                                              progress=progress.update))
-    return records

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from attnprof.outputs import Output
 
-__all__ = ["Figures", "plan_outputs", "store_files"]
+__all__ = ["Figures", "plan_measuring", "plan_outputs", "store_files"]
 
 #: The files SQLite keeps beside a database while it is open (or after a crash).
 _SIBLINGS = ("-wal", "-shm", "-journal")
@@ -63,6 +63,28 @@ def plan_outputs(args: argparse.Namespace, outputs: Sequence[Output],
     if planned:
         check_outputs(planned, inputs, protected=store_files(args))
     return planned
+
+
+def plan_measuring(args: argparse.Namespace, variants: Sequence[str], *, kind: str,
+                   json_path: str | None, trace_dir: str | None = None,
+                   trace_flag: str = "--trace", other_outputs: Sequence[Output] = (),
+                   other_inputs: Sequence[str] = (), reports: bool = True) -> list[Output]:
+    """:func:`plan_outputs` of a measuring command (compare, profile, check): the record,
+    ``other_outputs``, the trace folder and each trace it will hold, and the reports
+    (``reports``: ``--html``, ``--markdown`` and every figure ``--plots`` may write),
+    against each other, the store, the user's variant files and ``other_inputs``."""
+    from attnprof.commands.compare import variant_files, variant_names
+    from attnprof.measure.capture import trace_file_name
+    from attnprof.outputs import Output
+
+    names = variant_names(variants)
+    outputs = [*([Output("--json", json_path)] if json_path is not None else []),
+               *other_outputs]
+    if trace_dir is not None:
+        outputs.append(Output(trace_flag, trace_dir, folder=True,
+                              files=tuple(trace_file_name(n) for n in names)))
+    return plan_outputs(args, outputs, [*variant_files(names), *other_inputs],
+                        figures=Figures(kind, variants=names) if reports else None)
 
 
 def _report_outputs(args: argparse.Namespace, figures: Figures) -> list[Output]:

@@ -19,6 +19,7 @@ from attnprof.cli.workload_args import add_timing_arguments, add_workload_argume
 from attnprof.exit_codes import ExitCode
 
 NAME = "profile"
+#: As :data:`attnprof.commands.profile.DEFAULT_OUT` (not imported: every start-up reads this).
 DEFAULT_OUT = "attnprof-traces"
 SAVES_RECORDS = True
 
@@ -45,20 +46,25 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> Finished:
-
-    from attnprof.cli.measuring import measure
+    from attnprof.cli.planning import plan_measuring
+    from attnprof.cli.workload_args import timing_from_args, workload_fields
+    from attnprof.commands import profile
     from attnprof.errors import UsageError
     from attnprof.render import TerminalRenderer
+    from attnprof.render.progress import CommandProgress
     from attnprof.render.terminal import make_console
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
-    if args.steps <= 0:
-        raise UsageError(f"--steps must be a positive integer, got {args.steps}")
     console = make_console()
-    variants = [name for group in args.variants for name in group]
-    record = measure(args, console, variants=variants, kind="profile", json_path=args.json,
-                     trace_dir=args.out, trace_steps=args.steps, trace_flag="--out")
+    variants = tuple(name for group in args.variants for name in group)
+    outputs = plan_measuring(args, variants, kind="profile", json_path=args.json,
+                             trace_dir=args.out, trace_flag="--out")
+    request = profile.ProfileRequest(
+        variants=variants, workload=workload_fields(args), timing=timing_from_args(args),
+        out=args.out, steps=args.steps, json=args.json, store=args.store,
+        no_store=args.no_store, outputs=tuple(outputs))
+    record = profile.run(request, CommandProgress(console))
     sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
     print_written(console, [("record", args.json)])
     write_reports(args, record, console)

@@ -14,7 +14,7 @@ from attnprof.cli.storing import add_store_arguments
 from attnprof.exit_codes import ExitCode
 
 NAME = "project"
-#: The target that stands for the machine that measured the record: its own ceilings.
+#: As :data:`attnprof.commands.project.HERE` (not imported: every start-up reads this).
 HERE = "here"
 
 
@@ -48,99 +48,25 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from attnprof.analysis.projection import device_target, machine_target, project_record
-    from attnprof.cli.planning import plan_outputs
-    from attnprof.cli.storing import load_target
-    from attnprof.errors import UsageError
-    from attnprof.knowledge.devices import device_for_name, load_devices, parse_targets
-    from attnprof.outputs import Output, create_folders
-    from attnprof.record.compare import CompareRecord
-    from attnprof.record.model import ModelRecord
-    from attnprof.render.projection_table import projection_data, render_projection
-    from attnprof.render.terminal import make_console
-    from attnprof.workload.quantities import parse_bytes
-
-    names = list(dict.fromkeys(n.strip().lower() for n in args.to.split(",") if n.strip()))
-    table = load_devices(Path(args.devices) if args.devices else None)
-    devices = {n: parse_targets(n, table)[0] for n in names if n != HERE}
-    if not names:
-        raise UsageError("--to names no device; give e.g. --to h100-sxm,mi300x")
-    memory = (parse_bytes("--memory-budget", args.memory_budget) if args.memory_budget
-              else None)
-    create_folders(plan_outputs(args, [Output("--json", args.json)] if args.json else [],
-                                [args.target] if Path(args.target).is_file() else []))
-    record, _ = load_target(args, args.target)
-    console = make_console()
-    if isinstance(record, ModelRecord):  # no rows to bound: the KV cache on each target
-        data = _kv(console, record, names, devices, memory)
-        _write(args, console, {"kind": "projection", "source": args.target,
-                               "kv_cache": data})
-        return ExitCode.OK
-    if not isinstance(record, CompareRecord):
-        raise UsageError(f"{args.target!r} is a {record.kind} record; project bounds the "
-                         "rows of a compare or profile record, or a model record's KV cache")
-    workload = record.workload
-    if HERE in names and record.ceilings is None:
-        raise UsageError(f"{args.target!r} holds no ceilings to bound {HERE!r} on; give a "
-                         "comparison run with its ceilings measured")
-    targets = [machine_target(record.ceilings, f"{HERE} ({record.environment.device_name})",
-                              memory) if n == HERE and record.ceilings is not None
-               else device_target(devices[n], workload.dtype) for n in names]
-    measured_on_device = device_for_name(record.environment.device_name, table)
-    measured_on = (device_target(measured_on_device, workload.dtype)
-                   if measured_on_device is not None else None)
-    quadratic = _memory_scaling([r.variant for r in record.results])
-    rows = project_record(record.results, workload, targets, quadratic, measured_on)
-    measured_s = {r.variant: r.latency_ms.median / 1e3 if r.latency_ms else None
-                  for r in record.results}
-    render_projection(console, workload, rows, targets, measured_s)
-    data = projection_data(args.target, workload, rows, targets)
-    if workload.mode == "decode":  # a decode keeps a cache: its size on each target
-        from attnprof.analysis.kv_capacity import kv_fit, kv_shape_of_workload
-        from attnprof.render.projection_table import kv_data, render_kv
-
-        shape = kv_shape_of_workload(workload)
-        fits = [kv_fit(shape, t.name, t.memory_bytes) for t in targets]
-        render_kv(console, shape, fits)
-        data["kv_cache"] = kv_data(shape, fits)
-    _write(args, console, data)
-    return ExitCode.OK
-
-
-def _kv(console: Any, record: Any, names: list[str], devices: dict[str, Any],
-        memory: int | None) -> dict[str, Any]:
-    """A model record's KV cache per token and the largest context on each target."""
-    from attnprof.analysis.kv_capacity import kv_fit, kv_shape_of_model
-    from attnprof.errors import UsageError
-    from attnprof.render.projection_table import kv_data, render_kv
-
-    m = record.model
-    shape = kv_shape_of_model(m.layers, m.kv_heads or m.heads, m.head_dim, m.dtype,
-                              m.batch, m.parameters)
-    if shape is None:
-        raise UsageError(f"the model record's config gives no layers, KV heads or head dim "
-                         f"({m.source}); project needs them for its KV cache")
-    fits = [kv_fit(shape, n if n != HERE else f"{HERE} ({record.environment.device_name})",
-                   memory if n == HERE else devices[n].memory_bytes) for n in names]
-    render_kv(console, shape, fits)
-    return kv_data(shape, fits)
-
-
-def _write(args: argparse.Namespace, console: Any, data: dict[str, Any]) -> None:
-    import msgspec
-
-    from attnprof.atomic import write_atomic
     from attnprof.cli.outcome import print_written
+    from attnprof.cli.planning import plan_outputs
+    from attnprof.commands import project
+    from attnprof.outputs import Output
+    from attnprof.render.projection_table import render_kv, render_projection
+    from attnprof.render.terminal import make_console
 
-    if args.json:
-        write_atomic(args.json, msgspec.json.format(msgspec.json.encode(data)) + b"\n")
-        print_written(console, [("projection", args.json)])
+    plan = plan_outputs(args, [Output("--json", args.json)] if args.json else [],
+                        [args.target] if Path(args.target).is_file() else [])
+    result = project.run(project.ProjectRequest(
+        target=args.target, to=tuple(args.to.split(",")), devices=args.devices,
+        memory_budget=args.memory_budget, store=args.store, json=args.json,
+        outputs=tuple(plan)))
+    console = make_console()
+    if result.workload is not None:
+        render_projection(console, result.workload, result.rows, result.targets,
+                          result.measured_s)
+    if result.kv_shape is not None:
+        render_kv(console, result.kv_shape, list(result.kv_fits))
+    print_written(console, [("projection", args.json)])
     sys.stdout.flush()
-
-
-def _memory_scaling(variants: list[str]) -> dict[str, bool | None]:
-    """Per variant, whether its memory grows with seq squared (it materialises the scores),
-    from the registry; ``None`` for one it does not know (a user's callable)."""
-    from attnprof.variants import REGISTRY
-
-    return {v: REGISTRY[v].materializes_scores if v in REGISTRY else None for v in variants}
+    return ExitCode.OK

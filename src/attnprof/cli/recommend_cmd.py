@@ -16,8 +16,7 @@ from attnprof.cli.sweep_args import add_grid_arguments, add_run_arguments
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from attnprof.analysis.recommend import Constraints
-    from attnprof.record.sweep import SweepPoint, SweepRecord
+    from attnprof.render.progress import SweepProgress
 
 NAME = "recommend"
 SAVES_RECORDS = True
@@ -45,25 +44,33 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+class _Shown:
+    """recommend's progress: the sweep's bar, and a dim line before the larger batches."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+
+    def points(self, total: int, done: int) -> SweepProgress:
+        from attnprof.render.progress import SweepProgress
+
+        return SweepProgress(total, done)
+
+    def note(self, text: str) -> None:
+        from rich.text import Text
+
+        self._console.print(Text(text, style="dim"))
+
+
 def run(args: argparse.Namespace) -> Finished:
-    from attnprof.analysis.recommend import Constraints, recommend
-    from attnprof.analysis.structure_choice import structure_choices
     from attnprof.cli.outcome import print_written, sweep_status
+    from attnprof.cli.pricing import objective_price
     from attnprof.cli.sweep_args import grid_from_args
+    from attnprof.commands import recommend
     from attnprof.errors import UsageError
-    from attnprof.record.recommendation import Recommended
-    from attnprof.record.sweep import RecommendRecord, SweepRecord
     from attnprof.render.terminal import TerminalRenderer, make_console
-    from attnprof.workload.quantities import parse_bytes, parse_ms
 
     apply_from_config(args, text=True)
-    from attnprof.cli.pricing import objective_price, rank_by_objective
-
     prices = objective_price(args)  # a missing or bad price fails before anything runs
-    constraints = Constraints(
-        max_latency_ms=parse_ms("--max-latency", args.max_latency) if args.max_latency else None,
-        max_memory_bytes=(parse_bytes("--max-memory", args.max_memory) if args.max_memory
-                          else None))
     console = make_console()
     if args.from_record:
         grid, fixed = grid_from_args(args)
@@ -71,56 +78,24 @@ def run(args: argparse.Namespace) -> Finished:
             raise UsageError("--from reads a finished sweep: drop the workload flags and "
                              "--variants, or run without --from")
         from attnprof.cli.planning import Figures, plan_outputs
-        from attnprof.outputs import Output, create_folders
+        from attnprof.outputs import Output
 
-        create_folders(plan_outputs(args, [Output("--json", args.json)] if args.json else [],
-                                    [args.from_record], figures=Figures("recommend")))
-        record = SweepRecord.load(args.from_record)
-        source = f"from {args.from_record}"
+        plan = plan_outputs(args, [Output("--json", args.json)] if args.json else [],
+                            [args.from_record], figures=Figures("recommend"))
+        request = recommend.RecommendRequest(
+            from_record=args.from_record, max_latency=args.max_latency,
+            max_memory=args.max_memory, worker_memory=args.worker_memory, json=args.json,
+            outputs=tuple(plan), objective=args.objective, price=prices)
     else:
-        from attnprof.cli.sweeping import check_outputs, run_planned_sweep
+        from attnprof.cli.sweeping import sweep_request
 
-        check_outputs(args)
-        record = run_planned_sweep(args, None)
-        source = "measured now"
-        record.batch_points = _larger_batches(args, record, constraints, console)
-    recs = recommend(record.points, record.variants, constraints, record.batch_points)
-    record = RecommendRecord.of_sweep(record)
-    record.recommendation = Recommended(constraints=constraints, source=source,
-                                        recommendations=recs,
-                                        structures=structure_choices(record.points, recs))
-    rank_by_objective(args, prices, record, console)
+        request = recommend.RecommendRequest(
+            sweep=sweep_request(args), max_latency=args.max_latency,
+            max_memory=args.max_memory, worker_memory=args.worker_memory, json=args.json,
+            objective=args.objective, price=prices)
+    record = recommend.run(request, _Shown(console))
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
-    if args.json:
-        record.save(args.json)
-        print_written(console, [("record", args.json)])
+    print_written(console, [("record", args.json)])
     write_reports(args, record, console)
     # A sweep run for the recommendation is a new record; one read --from is stored already.
     return Finished(sweep_status(record), None if args.from_record else record)
-
-
-def _larger_batches(args: argparse.Namespace, record: SweepRecord, constraints: Constraints,
-                    console: Console) -> list[SweepPoint]:
-    """Under ``--max-memory``, each candidate measured at the largest batch its peak memory
-    suggests (see :func:`~attnprof.analysis.recommend.batch_estimates`)."""
-    from attnprof.analysis.recommend import batch_estimates
-    from attnprof.cli.sweep_args import executor_for
-    from attnprof.record.sweep import WorkerLimits
-    from attnprof.run.limits import probe_cap
-    from attnprof.run.recommend import measure_batches
-    from attnprof.workload.quantities import parse_bytes
-
-    estimates = batch_estimates(record.points, record.variants, constraints)
-    limit = constraints.max_memory_bytes
-    if not estimates or limit is None:
-        return []
-    console.print(f"[dim]measuring {len(estimates)} larger batch(es) within --max-memory …"
-                  "[/dim]")
-    # A larger batch that does not fit is judged by its measured peak; its worker's cap is
-    # only there to stop one far beyond the limit before the kernel's OOM killer does.
-    cap = (parse_bytes("--worker-memory", args.worker_memory) if args.worker_memory
-           else probe_cap(limit, record.base.device))
-    timeout = record.limits.point_timeout_s if record.limits else None
-    executor = executor_for(args, record.executor,
-                            WorkerLimits(point_timeout_s=timeout, worker_memory_bytes=cap))
-    return measure_batches(record, estimates, executor, limit)

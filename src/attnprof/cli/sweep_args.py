@@ -124,7 +124,7 @@ def plan_from_args(args: argparse.Namespace, resume: SweepRecord | None = None
     variants = args.variants or (resume.variants if resume else list(DEFAULT_VARIANTS))
     executor = args.executor or (resume.executor if resume else "process")
     # A mistake in the flags themselves is said before torch is imported (see
-    # attnprof.cli.measuring): the fixed values, and the limits and timing flags.
+    # attnprof.commands.compare): the fixed values, and the limits and timing flags.
     check_given(**fixed)
     guess = fixed.get("device") or "cpu"
     _settings(args, guess, resume.settings if resume else None,
@@ -196,17 +196,9 @@ def executor_from_args(args: argparse.Namespace, plan: SweepPlan) -> Executor:
 
 def executor_for(args: argparse.Namespace, name: str, limits: WorkerLimits) -> Executor:
     """The executor called ``name`` with ``limits`` (``--ray-address`` from the flags)."""
-    from attnprof.run.executors import get_executor
+    from attnprof.commands.sweep import executor_for
 
-    if name == "inline":
-        return get_executor("inline")
-    options: dict[str, Any] = {"timeout_s": limits.point_timeout_s, "idle_timeout_s": None,
-                               "memory_limit_bytes": limits.worker_memory_bytes}
-    if name == "ray":
-        options["address"] = args.ray_address
-    elif args.ray_address:
-        raise UsageError("--ray-address is for --executor ray; add it or drop the address")
-    return get_executor(name, **options)
+    return executor_for(name, limits, args.ray_address)
 
 
 def default_point_timeout(device: str) -> float:

@@ -49,20 +49,18 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> Finished:
-    from attnprof.cli.flags import SharedFlags
-    from attnprof.cli.outcome import judge_budgets
-    from attnprof.cli.pricing import attach_price, price_request
-    from attnprof.cli.sweeping import check_outputs, finish_outputs, run_planned_sweep
+    from attnprof.cli.pricing import say_unpriced
+    from attnprof.cli.sweeping import finish_outputs, sweep_request
+    from attnprof.commands import sweep
     from attnprof.render import TerminalRenderer
+    from attnprof.render.progress import SweepProgress
     from attnprof.render.terminal import make_console
 
     apply_from_config(args, text=True)
-    prices = price_request(args)  # a bad price fails before anything is measured
-    budgets, resume = check_outputs(args)
-    record = run_planned_sweep(args, resume)
-    judge_budgets(budgets, record, args.budgets)
+    request = sweep_request(args)
+    record = sweep.run(request, SweepProgress)
     console = make_console()
-    attach_price(prices, record, record.environment.device_name, record.base.device_type,
-                 console, SharedFlags.of(args).record_path)
+    say_unpriced(console, request.price, record, record.environment.device_name,
+                 record.base.device_type)
     sys.stdout.write(TerminalRenderer.for_stdout().render(record))
     return Finished(finish_outputs(args, record, console), record)

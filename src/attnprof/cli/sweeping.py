@@ -1,6 +1,6 @@
 """What the grid commands (sweep, recommend) share between parsing and printing: check
-every output and input file first, run the sweep with a progress bar, saving the record
-after every point, then write the CSV, the plot and the budgets verdict.
+every output and input file first and plan the sweep (the request of
+:mod:`attnprof.commands.sweep`), then write the CSV, the plot and the reports.
 
 Not a command: the commands share it, and it only turns flags into library calls.
 """
@@ -8,7 +8,6 @@ Not a command: the commands share it, and it only turns flags into library calls
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from attnprof.cli.flags import SharedFlags
@@ -18,17 +17,22 @@ from attnprof.cli.reports import write_reports
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from attnprof.commands.pricing import PriceRequest
+    from attnprof.commands.sweep import SweepRequest
     from attnprof.record.sweep import SweepRecord
-    from attnprof.workload.budgets import Budgets
 
 
-def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord | None]:
-    """Refuse bad output paths, a malformed budgets file or an unreadable record to
-    resume before anything runs; return the budgets and the record to resume."""
+def sweep_request(args: argparse.Namespace) -> SweepRequest:
+    """The sweep the flags ask for: every output and input checked first (bad paths, an
+    unreadable record to resume), then planned (the record resumed supplies what the
+    flags leave out)."""
     from attnprof.atomic import check_writable
-    from attnprof.cli.measuring import variant_files
     from attnprof.cli.planning import Figures, plan_outputs
-    from attnprof.outputs import Output, create_folders
+    from attnprof.cli.sweep_args import plan_from_args
+    from attnprof.commands.compare import variant_files
+    from attnprof.commands.sweep import SweepRequest
+    from attnprof.outputs import Output
+    from attnprof.workload.grid import INTEGER_FIELDS
 
     flags = SharedFlags.of(args)
     # The record goes to --json, else back to the file it resumes: that one is an output
@@ -43,75 +47,38 @@ def check_outputs(args: argparse.Namespace) -> tuple[Budgets | None, SweepRecord
         from attnprof.render.images import check_image_path
 
         check_image_path(flags.plot, "--plot")
-    budgets = None
-    if flags.budgets:
-        from attnprof.workload.budgets import load_budgets
-
-        budgets = load_budgets(flags.budgets)
     resume = None
     if flags.resume:
         from attnprof.record.sweep import SweepRecord
 
         resume = SweepRecord.load(flags.resume)
         check_writable(flags.json or flags.resume, "--resume")
-    create_folders(plan)  # only now: a mistake found above leaves nothing behind
-    return budgets, resume
-
-
-def run_planned_sweep(args: argparse.Namespace, resume: SweepRecord | None) -> SweepRecord:
-    """Plan from the flags (and the record resumed), run with a progress bar, save after
-    every point; a stop (Ctrl-C, SIGTERM, SIGHUP: the one handler of
-    :mod:`attnprof.signals`, installed by the CLI's main) keeps every finished point and
-    says how to resume."""
-    from attnprof.cli.sweep_args import executor_from_args, plan_from_args
-    from attnprof.measure.environment import collect_environment
-    from attnprof.record.sweep import needs_rerun
-    from attnprof.render.progress import SweepProgress
-    from attnprof.run.sweep import check_resumable, run_sweep
-    from attnprof.workload.grid import INTEGER_FIELDS
-
-    plan = plan_from_args(args, resume)
-    if resume is not None:
-        check_resumable(resume, plan, collect_environment(plan.base.device))
-    executor = executor_from_args(args, plan)
-    flags = SharedFlags.of(args)
-    path = flags.record_path
-    saved: list[int] = []
-
-    def save(record: SweepRecord) -> None:
-        if path:
-            record.save(path)
-            saved.append(len(record.points))
-
-    if flags.plot and not any(f in INTEGER_FIELDS for f in plan.grid.fields):
+    sweep = plan_from_args(args, resume)
+    if flags.plot and not any(f in INTEGER_FIELDS for f in sweep.grid.fields):
         from attnprof.errors import UsageError
 
         raise UsageError("--plot needs a swept size field (e.g. --seq 256..4096x2); this "
                          "sweep varies only names")
-    kept = sum(not any(map(needs_rerun, p.results)) for p in resume.points) if resume else 0
-    with SweepProgress(plan.grid.size(), done=kept) as bar:
-        try:
-            return run_sweep(plan, executor, record=resume, on_point=save, progress=bar)
-        except KeyboardInterrupt:
-            if path and saved:
-                print(f"attnprof: interrupted; {saved[-1]} finished point(s) are in {path}; "
-                      f"continue with --resume {path}", file=sys.stderr)
-            elif path:
-                print(f"attnprof: interrupted before any point finished; {path} not written",
-                      file=sys.stderr)
-            raise
+    return SweepRequest(plan=sweep, resume=resume, json=flags.record_path,
+                        budgets=flags.budgets, ray_address=args.ray_address,
+                        outputs=tuple(plan), price=_price(args))
+
+
+def _price(args: argparse.Namespace) -> PriceRequest | None:
+    """The sweep's price flags (sweep has them; recommend passes its own to the request)."""
+    from attnprof.cli.pricing import price_request
+
+    return price_request(args) if args.command == "sweep" else None
 
 
 def finish_outputs(args: argparse.Namespace, record: SweepRecord, console: Console) -> int:
-    """The record again with its budgets verdict, CSV, plot and reports; the exit status:
+    """The CSV, the plot and the reports, and what was written; the exit status:
     1 when a budget fails, else 3 when a row could not be measured (crashed, error,
     timeout), else 0."""
     from attnprof.render import CsvRenderer, write_rendered
 
     flags = SharedFlags.of(args)
     path = flags.record_path
-    if path and record.budgets is not None:
-        record.save(path)
     if flags.csv:
         write_rendered(CsvRenderer(), record, flags.csv)
     if flags.plot:

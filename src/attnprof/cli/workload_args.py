@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnprof.cli.flags import given_flags
 from attnprof.errors import UsageError
 from attnprof.workload.lengths import DISTRIBUTIONS, parse_lengths
 from attnprof.workload.masking import MASKS
-from attnprof.workload.problem import MODES, Workload
+from attnprof.workload.problem import MODES
 from attnprof.workload.settings import (
     CPU_ALLOCATOR_STATES,
     DEFAULT_VARIANT_TIMEOUT_S,
-    CaptureSpec,
-    Settings,
-    TimingPlan,
-    check_seconds,
-    default_min_time,
     default_threads,
     parse_threads,
 )
+
+if TYPE_CHECKING:
+    from attnprof.commands.compare import Sampling
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
@@ -141,17 +139,10 @@ def threads_from_args(args: argparse.Namespace, device: str) -> int | None:
     return default_threads(device) if text is None else parse_threads(text)
 
 
-def settings_from_args(args: argparse.Namespace, workload: Workload, *,
-                       trace_dir: str | None = None, trace_steps: int = 3) -> Settings:
-    """The run's :class:`Settings` from the timing flags (not yet validated)."""
-    min_time = args.min_time
-    if min_time is None:
-        min_time = default_min_time(workload.device_type)
-    check_seconds("--min-time", min_time)
-    timeout = args.variant_timeout
-    check_seconds("--variant-timeout", timeout, allow_zero=True)
-    return Settings(plan=TimingPlan(min_time_s=min_time, rounds=args.rounds,
-                                    processes=args.processes), seed=args.seed,
-                    trace_dir=trace_dir, trace=CaptureSpec(steps=trace_steps),
-                    cpu_allocator=args.cpu_allocator, variant_timeout_s=timeout or None,
-                    threads=threads_from_args(args, workload.device_type))
+def timing_from_args(args: argparse.Namespace) -> Sampling:
+    """The timing flags as given (checked by the command, on the device it runs on)."""
+    from attnprof.commands.compare import Sampling
+
+    return Sampling(min_time_s=args.min_time, rounds=args.rounds, processes=args.processes,
+                  seed=args.seed, threads=args.threads, cpu_allocator=args.cpu_allocator,
+                  variant_timeout_s=args.variant_timeout, executor=args.executor)

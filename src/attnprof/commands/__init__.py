@@ -5,5 +5,7 @@ module's ``run`` does the whole work of its command — the request checked (a u
 is a :class:`~attnprof.errors.UsageError`), the inputs read or measured, the record built —
 and prints nothing unless given a ``progress``. The command line (:mod:`attnprof.cli`) turns
 flags into the request, calls ``run``, hands the record to the renderers and chooses the
-exit status. Nothing is imported here: each command imports only what its path uses.
+exit status; it builds no record and writes no file itself. A record is saved through
+:mod:`attnprof.commands.saving` alone. Nothing is imported here: each command imports only
+what its path uses.
 """

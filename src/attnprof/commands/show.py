@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from attnprof.record.family import Record
     from attnprof.store import StoredRun
 
-__all__ = ["ShowRequest", "Shown", "load_target", "run"]
+__all__ = ["ShowRequest", "Shown", "run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,28 +37,8 @@ def run(request: ShowRequest, progress: object | None = None) -> Shown:
     """The record ``request.target`` names: a record file when one is there, else a run
     of the store. One that names nothing is a :class:`~attnprof.errors.UsageError`.
     ``progress``: this command has none to tell (kept for the one signature)."""
-    record, stored = load_target(request.target, request.store)
+    from attnprof.commands.saving import load_target
+
+    store = None if request.store is None else str(request.store)
+    record, stored = load_target(request.target, store)
     return Shown(record=record, run=stored)
-
-
-def load_target(target: str, store: str | os.PathLike[str] | None = None
-                ) -> tuple[Record, StoredRun | None]:
-    """The record ``target`` names — a record file when one is there, else a stored run of
-    ``store`` — and the stored run's listing (``None`` for a file)."""
-    from pathlib import Path
-
-    from attnprof.commands.runs import open_to_read
-    from attnprof.record.family import load_record
-
-    path = Path(target)
-    if path.is_file():
-        return load_record(target), None
-    if path.exists() and not path.is_dir():
-        from attnprof.errors import UsageError
-        from attnprof.formatting import safe_text
-
-        raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
-                         "or a stored run")
-    with open_to_read(store) as opened:
-        found = opened.find(target)
-        return opened.load(found.run_id), found

@@ -50,6 +50,21 @@ class ComparisonProgress:
         self._progress.stop()
 
 
+class CommandProgress:
+    """What a measuring command shows as it goes, on the terminal: a
+    :class:`ComparisonProgress` bar over the variants, and notes in yellow (it implements
+    :class:`attnprof.commands.compare.MeasureProgress`)."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+
+    def variants(self, names: list[str]) -> ComparisonProgress:
+        return ComparisonProgress(self._console, names)
+
+    def note(self, text: str) -> None:
+        self._console.print(text, style="yellow", markup=False, highlight=False)
+
+
 class SweepProgress:
     """A bar over a sweep's points: done/total, the point running and what it is doing,
     and the time left (from the pace of the points so far).

@@ -30,7 +30,6 @@ from attnprof.measure.device import check_against_device, default_device
 from attnprof.record.compare import CompareRecord
 from attnprof.record.environment import Ceilings
 from attnprof.run.executors import Executor
-from attnprof.run.executors.inline import InlineExecutor
 from attnprof.run.point import Point, RecordKind
 from attnprof.run.point_runner import OnKept, OnRecord, Progress, run_point
 from attnprof.signals import stop_signals_as_interrupts
@@ -38,7 +37,8 @@ from attnprof.variants import Variant, resolve_variants
 from attnprof.workload.problem import Workload, default_workload
 from attnprof.workload.settings import Settings
 
-__all__ = ["OnKept", "OnRecord", "Progress", "Settings", "compare", "prepare", "run_point"]
+__all__ = ["OnKept", "OnRecord", "Progress", "Settings", "compare", "compare_prepared", "prepare",
+           "run_point"]
 
 
 def prepare(workload: Workload | None = None,
@@ -71,10 +71,9 @@ def compare(workload: Workload | None = None,
     override ``workload`` or the device's default. ``on_result`` is called with the record
     after every variant, so a caller can save progress as it goes. ``executor`` runs the
     point elsewhere (e.g. :class:`~attnprof.run.executors.process.ProcessExecutor`, a
-    worker process a crashing variant cannot take down); by default it runs here, through
-    the :class:`~attnprof.run.executors.inline.InlineExecutor` (which keeps the variants
-    as resolved here, so :class:`~attnprof.variants.Variant` objects made by the caller
-    run as given).
+    worker process a crashing variant cannot take down); by default it runs here, a plain
+    call of :func:`~attnprof.run.point_runner.run_point` with the variants as resolved
+    here, so :class:`~attnprof.variants.Variant` objects made by the caller run as given.
     ``ceilings`` measured before (``attnprof env``'s cache) are used instead of measuring
     them again.
     """
@@ -82,6 +81,19 @@ def compare(workload: Workload | None = None,
     # user file included): see attnprof.signals.
     with stop_signals_as_interrupts():
         workload, chosen = prepare(workload, variants, **fields)
+        return compare_prepared(workload, chosen, settings=settings, progress=progress,
+                                on_result=on_result, executor=executor, kind=kind,
+                                ceilings=ceilings)
+
+
+def compare_prepared(workload: Workload, chosen: Sequence[Variant], *,
+                     settings: Settings | None = None, progress: Progress | None = None,
+                     on_result: OnRecord | None = None, executor: Executor | None = None,
+                     kind: RecordKind = "compare",
+                     ceilings: Ceilings | None = None) -> CompareRecord:
+    """:func:`compare` of a workload and variants :func:`prepare` returned (a caller that
+    prepared them to check everything first does not prepare them twice)."""
+    with stop_signals_as_interrupts():
         settings = (settings or Settings()).validate()
         point = Point(workload=workload, variants=tuple(v.name for v in chosen),
                       settings=settings, kind=kind, ceilings=ceilings)
@@ -90,9 +102,10 @@ def compare(workload: Workload | None = None,
 
             record = run_in_processes(point, executor, progress=progress,
                                       on_record=on_result)
+        elif executor is None:  # here, in this process: the variants as resolved above
+            record = run_point(point, list(chosen), progress=progress, on_record=on_result)
         else:
-            runner = executor if executor is not None else InlineExecutor(chosen)
-            record = runner.run(point, progress=progress, on_record=on_result)
+            record = executor.run(point, progress=progress, on_record=on_result)
         if workload.mask_kind == "padding":
             from attnprof.run.padding import padding_waste
 
@@ -100,4 +113,3 @@ def compare(workload: Workload | None = None,
             if on_result is not None:  # the saved record gains it too
                 on_result(record)
         return record
-
