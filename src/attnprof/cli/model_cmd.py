@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> Finished:
 
     if args.top <= 0:
         raise UsageError(f"--top must be a positive integer, got {args.top}")
+    price = price_request(args)  # a bad price fails before torch is loaded
     outputs = [Output(flag, path) for flag, path in (("--json", args.json),
                                                      ("--csv", args.csv)) if path is not None]
     if args.trace is not None:
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> Finished:
         spec=spec, min_time=args.min_time, rounds=args.rounds, seed=args.seed,
         trace_steps=args.trace_steps, trace_dir=args.trace, cpu_allocator=args.cpu_allocator,
         threads=args.threads, executor=args.executor, timeout=args.timeout, json=args.json,
-        outputs=tuple(plan), price=price_request(args))
+        outputs=tuple(plan), price=price)
     console = make_console()
     if len(combos) > 1:  # every combination through the executor, in one table
         from attnprof.render.model_grid_view import render_model_grid

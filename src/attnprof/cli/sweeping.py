@@ -34,6 +34,7 @@ def sweep_request(args: argparse.Namespace) -> SweepRequest:
     from attnprof.outputs import Output
     from attnprof.workload.grid import INTEGER_FIELDS
 
+    price = _price(args)  # a bad price fails before anything (torch included) is loaded
     flags = SharedFlags.of(args)
     # The record goes to --json, else back to the file it resumes: that one is an output
     # then, and an input (which no other output may replace) only beside a --json.
@@ -61,7 +62,7 @@ def sweep_request(args: argparse.Namespace) -> SweepRequest:
                          "sweep varies only names")
     return SweepRequest(plan=sweep, resume=resume, json=flags.record_path,
                         budgets=flags.budgets, ray_address=args.ray_address,
-                        outputs=tuple(plan), price=_price(args))
+                        outputs=tuple(plan), price=price)
 
 
 def _price(args: argparse.Namespace) -> PriceRequest | None:
