@@ -10,28 +10,14 @@ Commands import torch only when they run attention, so trace commands start fast
 from __future__ import annotations
 
 import gc
+import importlib
 import io
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
 from attnprof._version import __version__
-from attnprof.cli import (
-    analyze_cmd,
-    check_cmd,
-    compare_cmd,
-    diff_cmd,
-    env_cmd,
-    limits_cmd,
-    model_cmd,
-    profile_cmd,
-    project_cmd,
-    recommend_cmd,
-    report_cmd,
-    runs_cmd,
-    show_cmd,
-    sweep_cmd,
-)
 from attnprof.cli.outcome import Finished
 from attnprof.cli.parser import Parser
 from attnprof.cli.printing import quiet_when_reader_leaves
@@ -49,28 +35,49 @@ from attnprof.signals import Terminated, exit_status, stop_signals_as_interrupts
 if TYPE_CHECKING:
     from attnprof.store import Store
 
-#: Subcommand modules; each has ``NAME``, ``add_parser(subparsers)`` and ``run(args)``.
-COMMANDS = (compare_cmd, profile_cmd, analyze_cmd, check_cmd, model_cmd, sweep_cmd,
-            limits_cmd, recommend_cmd, runs_cmd, show_cmd, diff_cmd, env_cmd, report_cmd,
-            project_cmd)
-DEFAULT_COMMAND = compare_cmd.NAME
+#: Every command's name and module (each has ``NAME``, ``add_parser(subparsers)`` and
+#: ``run(args)``), in ``--help``'s order. By name, so that a run imports only its own
+#: command's module and builds only its parser: all fourteen were 15-20 ms of
+#: ``attnprof analyze``'s start-up (issue 32).
+_COMMAND_MODULES = {
+    "compare": "attnprof.cli.compare_cmd", "profile": "attnprof.cli.profile_cmd",
+    "analyze": "attnprof.cli.analyze_cmd", "check": "attnprof.cli.check_cmd",
+    "model": "attnprof.cli.model_cmd", "sweep": "attnprof.cli.sweep_cmd",
+    "limits": "attnprof.cli.limits_cmd", "recommend": "attnprof.cli.recommend_cmd",
+    "runs": "attnprof.cli.runs_cmd", "show": "attnprof.cli.show_cmd",
+    "diff": "attnprof.cli.diff_cmd", "env": "attnprof.cli.env_cmd",
+    "report": "attnprof.cli.report_cmd", "project": "attnprof.cli.project_cmd",
+}
+DEFAULT_COMMAND = "compare"
 
 
-def build_parser() -> Parser:
+def __getattr__(name: str) -> tuple[ModuleType, ...]:
+    """``COMMANDS``: every command's module, imported when first asked for."""
+    if name == "COMMANDS":
+        return tuple(importlib.import_module(m) for m in _COMMAND_MODULES.values())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def build_parser(command: str | None = None) -> Parser:
+    """The command line's parser: every command's, or only ``command``'s (what a run of
+    it needs; ``--help`` of the others is then not there)."""
     parser = Parser(prog="attnprof",
                     description="Profile attention in PyTorch: compare variants side by side.")
     parser.add_argument("--version", action="version", version=f"attnprof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for command in COMMANDS:
-        command.add_parser(sub)
-        if getattr(command, "SAVES_RECORDS", False):  # --store, --no-store, --label
-            add_store_arguments(sub.choices[command.NAME], saving=True)
+    for name, module in _COMMAND_MODULES.items():
+        if command is not None and name != command:
+            continue
+        found = importlib.import_module(module)
+        found.add_parser(sub)
+        if getattr(found, "SAVES_RECORDS", False):  # --store, --no-store, --label
+            add_store_arguments(sub.choices[name], saving=True)
     return parser
 
 
 def _with_default_command(argv: list[str]) -> list[str]:
-    names = {c.NAME for c in COMMANDS}
-    if not argv or (argv[0] not in names and argv[0] not in ("-h", "--help", "--version")):
+    if not argv or (argv[0] not in _COMMAND_MODULES
+                    and argv[0] not in ("-h", "--help", "--version")):
         return [DEFAULT_COMMAND, *argv]
     return argv
 
@@ -80,7 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     with stop_signals_as_interrupts():
         try:
-            args = build_parser().parse_args(args_list)
+            # Only the command asked for (the first word, after the default is put in).
+            command = args_list[0] if args_list[0] in _COMMAND_MODULES else None
+            args = build_parser(command).parse_args(args_list)
             # Opened (and checked) before the command runs, so a bad store fails before
             # anything is measured; the record is saved here, for every command alike.
             store = open_for_saving(args) if hasattr(args, "no_store") else None
