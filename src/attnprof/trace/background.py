@@ -14,41 +14,30 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attnprof.trace.table import Trace
 
 __all__ = ["BackgroundLoad"]
 
-#: Pieces of 1 MiB of text a gzip file may inflate ahead of the reader (four otherwise):
-#: the loader's imports take about as long as inflating 16 MiB.
-_HEAD_START = 16
-
 
 class BackgroundLoad:
-    """``load_trace(path, side_tables=...)`` running in a daemon thread from construction
-    on."""
+    """``load_trace(path, **options)`` running in a daemon thread from construction on."""
 
-    def __init__(self, path: str | os.PathLike[str], *, side_tables: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
         self.path = path
         self._trace: Trace | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(side_tables,),
+        self._thread = threading.Thread(target=self._run, args=(options,),
                                         name="attnprof-load", daemon=True)
         self._thread.start()
 
-    def _run(self, side_tables: bool) -> None:
+    def _run(self, options: dict[str, Any]) -> None:
         try:
-            # The file first: a gzip file's text inflates (on its own thread, without the
-            # GIL) while the loader's own imports are made, up to _HEAD_START MiB ahead.
-            from attnprof.trace.source import DEFAULT_CHUNK_BYTES, Source
+            from attnprof.trace.loader import load_trace
 
-            src = Source(Path(self.path), DEFAULT_CHUNK_BYTES, ahead=_HEAD_START)
-            from attnprof.trace.loader import load_source
-
-            self._trace = load_source(src, side_tables=side_tables)
+            self._trace = load_trace(self.path, **options)
         except BaseException as exc:  # handed to the caller of result(), as raised
             self._error = exc
 

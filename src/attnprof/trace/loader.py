@@ -31,7 +31,7 @@ from attnprof.trace import scan
 from attnprof.trace.builder import TableBuilder
 from attnprof.trace.envelope import read_header, read_trailer
 from attnprof.trace.schema import NO_RAW, Event, LooseEvent, RawTs, loose_by_field, to_event
-from attnprof.trace.source import DEFAULT_CHUNK_BYTES, WS, Source, TextBuffer
+from attnprof.trace.source import WS, Source, TextBuffer
 from attnprof.trace.table import DistributedInfo, Trace, TraceMeta
 
 __all__ = ["load_trace"]
@@ -52,6 +52,10 @@ _loose = msgspec.json.Decoder(LooseEvent)
 _raw_ts = msgspec.json.Decoder(list[RawTs])
 
 
+# The text buffer's size. Small enough that text decompressed into it is decoded while still
+# in the CPU caches: 4 MiB loads v100_training_large 5% faster than 16 MiB (and holds 12 MiB
+# less); 2 MiB is no faster again.
+DEFAULT_CHUNK_BYTES = 4 << 20
 
 
 def load_trace(
@@ -73,12 +77,7 @@ def load_trace(
         raise UsageError(
             f"chunk_bytes={chunk_bytes!r} is not a positive byte count; use e.g. 4 << 20"
         )
-    return load_source(Source(Path(path), chunk_bytes), side_tables=side_tables)
-
-
-def load_source(src: Source, *, side_tables: bool = True) -> Trace:
-    """:func:`load_trace` of a file already opened (gzip text may be inflating already:
-    :class:`~attnprof.trace.background.BackgroundLoad`); closes it."""
+    src = Source(Path(path), chunk_bytes)
     try:
         text = TextBuffer(src)
         header, bare = read_header(src, text)

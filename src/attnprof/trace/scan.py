@@ -17,18 +17,15 @@ kept as written), so the string table holds exactly what the msgspec path would 
 
 from __future__ import annotations
 
-import importlib
 import mmap
 import os
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 import numpy as np
 
-_scan: Any  # the C extension: no type information
 try:
-    _scan = importlib.import_module("attnprof.trace._scan")
+    from attnprof.trace import _scan  # type: ignore[attr-defined]
 except ImportError:  # installed without a C compiler: msgspec reads every batch
     _scan = None
 

@@ -24,22 +24,16 @@ from typing import Any
 from attnprof.errors import UsageError
 from attnprof.input_files import open_input
 
-__all__ = ["DEFAULT_CHUNK_BYTES", "WS", "Source", "TextBuffer"]
+__all__ = ["WS", "Source", "TextBuffer"]
 
 WS = b" \t\r\n"
 _PIECE = 1 << 20  # largest single read: bounds gzip's temporary output
-# The text buffer's size. Small enough that text decompressed into it is decoded while still
-# in the CPU caches: 4 MiB loads v100_training_large 5% faster than 16 MiB (and holds 12 MiB
-# less); 2 MiB is no faster again.
-DEFAULT_CHUNK_BYTES = 4 << 20
 
 
 class Source:
     """A trace file opened for streaming; I/O and decompression failures raise UsageError."""
 
-    def __init__(self, path: Path, chunk_bytes: int, *, ahead: int | None = None) -> None:
-        """Open ``path``; a gzip file starts inflating at once, up to ``ahead`` pieces of
-        1 MiB before the reader (default :data:`_AHEAD`)."""
+    def __init__(self, path: Path, chunk_bytes: int) -> None:
         self.path = path
         self.chunk_bytes = chunk_bytes
         self.offset = 0  # bytes of text read so far
@@ -52,7 +46,7 @@ class Source:
             raise
         self.gzipped = head == b"\x1f\x8b"  # by content: names lie
         self._stream: io.BufferedIOBase | _Inflater = (
-            _Inflater(self._file, ahead or _AHEAD) if self.gzipped else self._file)
+            _Inflater(self._file) if self.gzipped else self._file)
 
     def _open(self, path: Path) -> io.BufferedIOBase:
         """The file, opened once: pipes (``/dev/stdin``, ``<(...)``) cannot be opened twice.
@@ -159,9 +153,8 @@ class _Inflater:
     them.
     """
 
-    def __init__(self, file: io.BufferedIOBase, ahead: int = _AHEAD) -> None:
+    def __init__(self, file: io.BufferedIOBase) -> None:
         self._file = file
-        self._ahead = ahead
         self._ready: deque[bytes | BaseException] = deque()
         self._changed = threading.Condition()
         self._stop = False
@@ -183,7 +176,7 @@ class _Inflater:
     def _put(self, item: bytes | BaseException) -> bool:
         """Queue ``item`` once there is room; False when the reader has closed."""
         with self._changed:
-            while len(self._ready) >= self._ahead and not self._stop:
+            while len(self._ready) >= _AHEAD and not self._stop:
                 self._changed.wait()
             if self._stop:
                 return False
