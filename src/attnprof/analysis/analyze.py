@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attnprof.analysis.contended_steps import contention_findings, read_contention
 from attnprof.analysis.findings import RULES, FindingContext, Rule, run_rules
@@ -35,9 +35,6 @@ from attnprof.record.trace_report import (
 )
 from attnprof.trace import Trace
 from attnprof.workload.problem import Workload
-
-if TYPE_CHECKING:
-    from attnprof.trace.background import BackgroundLoad
 
 __all__ = ["analyze_files", "analyze_trace"]
 
@@ -125,26 +122,22 @@ def _workload(meta: dict[str, Any] | None) -> Workload | None:
 
 
 def analyze_files(paths: list[str], *, region_pattern: str | None = None,
-                  optional: set[str] | frozenset[str] = frozenset(),
-                  first: BackgroundLoad | None = None) -> AnalyzeRecord:
+                  optional: set[str] | frozenset[str] = frozenset()) -> AnalyzeRecord:
     """Load and analyse each trace file in turn; the record of ``attnprof analyze``.
 
     Every trace is read and analysed before the record exists, so an unreadable file fails
     the whole call (with :class:`~attnprof.errors.UsageError`) and nothing is written —
     except the files in ``optional`` (those found in a folder): one of them that cannot be
     read is listed in the record's ``unreadable`` and the others are analysed all the same.
-    ``first``, the first path's load already under way (the caller started it before
-    importing this module), is taken instead of loading that file again.
     """
     from attnprof.errors import UsageError
     from attnprof.record.analyze import UnreadableTrace
     from attnprof.trace import load_trace
 
     reports, unreadable = [], []
-    for i, path in enumerate(paths):
+    for path in paths:
         try:
-            trace = first.result() if i == 0 and first is not None else load_trace(path)
-            reports.append(analyze_trace(trace, region_pattern=region_pattern))
+            reports.append(analyze_trace(load_trace(path), region_pattern=region_pattern))
         except (UsageError, OSError) as exc:
             if path not in optional:
                 raise

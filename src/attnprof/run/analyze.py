@@ -77,15 +77,10 @@ def analyze(request: AnalyzeRequest, *, on_rank: OnRank | None = None,
                else "--each was given" if request.ranks == "each" else "a single trace")
         on_note(f"--executor and --workers apply to the ranks of one run ({why}): each "
                 "trace is analysed on its own, here")
-    # The first trace is read on the other core while the analysis is imported (numpy,
-    # the passes, the rules: 60-70 ms, as long as reading a 50 MB trace takes).
-    from attnprof.trace.background import BackgroundLoad
-
-    first = BackgroundLoad(request.paths[0]) if request.paths else None
     from attnprof.analysis.analyze import analyze_files
 
     return analyze_files(list(request.paths), region_pattern=request.region,
-                         optional=request.optional, first=first)
+                         optional=request.optional)
 
 
 def read_rank_set(found: RankSet, request: AnalyzeRequest, *,
