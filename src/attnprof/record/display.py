@@ -10,7 +10,6 @@ shows its headline, escaped.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import Any
 
@@ -28,4 +27,6 @@ def html_of(record: Any) -> str:
     """``record`` as notebook HTML: the installed view's, else its headline escaped."""
     if _VIEW:
         return _VIEW[0](record)
+    import html  # here: every record module imports this one, few records reach a notebook
+
     return f"<p>{html.escape(record.headline())}</p>"

@@ -15,7 +15,6 @@ Units as in :mod:`attnprof.record.trace_report`: times in µs named ``*_us``; ``
 
 from __future__ import annotations
 
-import statistics
 from typing import Any, Literal
 
 import msgspec
@@ -121,6 +120,8 @@ class RankSummary(msgspec.Struct, kw_only=True):
     @property
     def step_us(self) -> float | None:
         """Median step time (None without steps)."""
+        import statistics  # here: analyze of a single trace never asks (1-2 ms at start-up)
+
         return statistics.median(s.dur_us for s in self.steps) if self.steps else None
 
 

@@ -643,6 +643,33 @@ static int publish(Scanner *sc) {
     return 0;
 }
 
+/* Columns, not records: field f's n values start at n * offsetof(Rec, f), so numpy reads
+ * each contiguously (strided reads of whole records cost more than this copy). Written
+ * into ``out`` when it is given and large enough (reused: no fresh pages to fault). */
+static void transpose(char *cols, const Rec *recs, Py_ssize_t n) {
+    /* The padding's share of the output is no column: zeroed, so no stale memory leaks out. */
+    memset(cols + (size_t)n * offsetof(Rec, pad), 0, (size_t)n * sizeof(((Rec *)0)->pad));
+    for (size_t f = 0; n > 0 && f < N_FIELDS; f++) {
+        size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
+        char *dst = cols + (size_t)n * off;
+        const char *src = (const char *)recs + off;
+        size_t rows = (size_t)n;
+        switch (size) {
+        case 8:
+            for (size_t i = 0; i < rows; i++) memcpy(dst + 8 * i, src + i * sizeof(Rec), 8);
+            break;
+        case 4:
+            for (size_t i = 0; i < rows; i++) memcpy(dst + 4 * i, src + i * sizeof(Rec), 4);
+            break;
+        case 1:
+            for (size_t i = 0; i < rows; i++) dst[i] = src[i * sizeof(Rec)];
+            break;
+        default:
+            for (size_t i = 0; i < rows; i++) memcpy(dst + size * i, src + i * sizeof(Rec), size);
+        }
+    }
+}
+
 PyDoc_STRVAR(scan_doc,
 "scan(data, out=None, body=False) -> (n, columns) | None\n\n"
 "Read ``data``, the bytes of one JSON array of trace events (with ``body``, the array's\n"
@@ -668,12 +695,25 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *args, PyObject *kwds) {
         return NULL;
     }
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    /* The output memory is taken before the GIL is released: the columns are written
+     * there without it too (the transpose is a fifth of a scan; another thread runs
+     * meanwhile, e.g. the imports ``attnprof analyze`` overlaps with loading). */
+    Py_buffer out_view;
+    int have_out = 0;
+    if (out_arg != Py_None) {
+        if (PyObject_GetBuffer(out_arg, &out_view, PyBUF_WRITABLE) < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        have_out = 1;
+    }
     self->busy = 1;
     const char *p = view.buf, *end = p + view.len;
     Rec *recs = self->recs;
     Py_ssize_t n = 0, cap = self->recs_cap;
     Ctx c = {self, end, 0};
-    int ok = 0;
+    int ok = 0, in_out = 0;
+    Py_ssize_t need = 0;
     Py_BEGIN_ALLOW_THREADS
     p = ws(p, end);
     if (body || (p < end && *p == '[')) {
@@ -713,53 +753,21 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *args, PyObject *kwds) {
         }
         if (ok) ok = ws(p, end) == end; /* trailing text: msgspec finds the array's end */
     }
+    need = n * (Py_ssize_t)sizeof(Rec);
+    in_out = ok && have_out && out_view.len >= need;
+    if (in_out) transpose(out_view.buf, recs, n);
     Py_END_ALLOW_THREADS
     self->busy = 0;
     PyBuffer_Release(&view);
+    if (have_out) PyBuffer_Release(&out_view); /* the caller keeps ``out`` alive meanwhile */
     if (c.oom) return PyErr_NoMemory();
     if (publish(self) < 0) return NULL;
     if (!ok) Py_RETURN_NONE;
-    /* Columns, not records: field f's n values start at n * offsetof(Rec, f), so numpy reads
-     * each contiguously (strided reads of whole records cost more than this copy). They
-     * go into ``out`` when it is given and large enough (reused: no fresh pages to fault). */
-    Py_ssize_t need = n * (Py_ssize_t)sizeof(Rec);
-    PyObject *target = NULL;
-    Py_buffer out_view;
-    char *cols = NULL;
-    if (out_arg != Py_None) {
-        if (PyObject_GetBuffer(out_arg, &out_view, PyBUF_WRITABLE) < 0) return NULL;
-        if (out_view.len >= need) {
-            cols = out_view.buf;
-            target = Py_NewRef(out_arg);
-        }
-        PyBuffer_Release(&out_view); /* the caller keeps ``out`` alive while it uses it */
-    }
-    if (!target) {
-        target = PyBytes_FromStringAndSize(NULL, need);
-        if (!target) return NULL;
-        cols = PyBytes_AS_STRING(target);
-    }
-    /* The padding's share of the output is no column: zeroed, so no stale memory leaks out. */
-    memset(cols + (size_t)n * offsetof(Rec, pad), 0, (size_t)n * sizeof(((Rec *)0)->pad));
-    for (size_t f = 0; n > 0 && f < N_FIELDS; f++) {
-        size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
-        char *dst = cols + (size_t)n * off;
-        const char *src = (const char *)recs + off;
-        size_t rows = (size_t)n;
-        switch (size) {
-        case 8:
-            for (size_t i = 0; i < rows; i++) memcpy(dst + 8 * i, src + i * sizeof(Rec), 8);
-            break;
-        case 4:
-            for (size_t i = 0; i < rows; i++) memcpy(dst + 4 * i, src + i * sizeof(Rec), 4);
-            break;
-        case 1:
-            for (size_t i = 0; i < rows; i++) dst[i] = src[i * sizeof(Rec)];
-            break;
-        default:
-            for (size_t i = 0; i < rows; i++) memcpy(dst + size * i, src + i * sizeof(Rec), size);
-        }
-    }
+    if (in_out) return Py_BuildValue("(nO)", n, out_arg);
+    /* No ``out``, or one too small for this batch: new bytes. */
+    PyObject *target = PyBytes_FromStringAndSize(NULL, need);
+    if (!target) return NULL;
+    transpose(PyBytes_AS_STRING(target), recs, n);
     return Py_BuildValue("(nN)", n, target);
 }
 

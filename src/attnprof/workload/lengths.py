@@ -17,9 +17,7 @@ row is full; the last document of a row is cut at the row's end).
 
 from __future__ import annotations
 
-import json
 import math
-import random
 import re
 
 from attnprof.errors import UsageError
@@ -70,6 +68,8 @@ def read_lengths_file(path: str) -> tuple[int, ...]:
     values: list[object]
     if text.lstrip().startswith("["):
         try:
+            import json  # here: every command imports this module, few read a file
+
             values = json.loads(text)
         except ValueError as exc:
             raise UsageError(f"{source} is not a JSON list of integers ({exc})") from None
@@ -112,6 +112,8 @@ def check_distribution(name: str) -> None:
 def draw(lo: int, hi: int, count: int, dist: str, seed: int) -> list[int]:
     """``count`` seeded lengths in [lo, hi] from ``dist`` (the same for the same seed)."""
     check_distribution(dist)
+    import random
+
     rng = random.Random(seed)
     out = []
     for _ in range(count):
