@@ -135,6 +135,26 @@ def open_store(path: str | os.PathLike[str], *, create: bool) -> Store:
     return store
 
 
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new store to WAL, waiting for another process that opens it at the same
+    moment: the switch needs the file to itself, and SQLite answers "locked" at once
+    rather than through the busy timeout when another connection is reading the schema
+    (two writers on a fresh store: tests/store/test_concurrency.py)."""
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -177,7 +197,7 @@ class Store:
         if create and version < SCHEMA_VERSION:
             with self._errors():
                 if version == 0:  # new: WAL lets readers go on while a writer commits
-                    conn.execute("PRAGMA journal_mode = WAL")
+                    _enter_wal(conn)
                 migrate(conn, version)
 
     def _check_lock(self) -> None:
