@@ -68,6 +68,8 @@ class AnalyzeRequest(msgspec.Struct, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.paths, str):  # one trace given as a string: one path, not its letters
+            msgspec.structs.force_setattr(self, "paths", (self.paths,))
         _check(self)  # a bad option fails where the request is made, before any work
 
 

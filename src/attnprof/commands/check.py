@@ -43,6 +43,11 @@ class CheckRequest:
     #: made once the record is made.
     outputs: tuple[Output, ...] = ()
 
+    def __post_init__(self) -> None:
+        """A program's mistakes in the fields, one line each (:mod:`.fields`)."""
+        from attnprof.commands.fields import workload_fields
+
+        workload_fields(self.workload)
 
 def run(request: CheckRequest, progress: MeasureProgress | None = None) -> CheckRecord:
     """Check ``request.target`` against ``request.expect``; the check's record, whose

@@ -129,6 +129,12 @@ class CompareRequest:
     #: request is found sound; empty: the record file's and the trace folder's.
     outputs: tuple[Output, ...] = ()
 
+    def __post_init__(self) -> None:
+        """A program's mistakes in the fields, one line each (:mod:`.fields`)."""
+        from attnprof.commands.fields import set_names, workload_fields
+
+        set_names(self, "variants")
+        workload_fields(self.workload)
 
 def run(request: CompareRequest, progress: MeasureProgress | None = None) -> CompareRecord:
     """Measure ``request.variants`` side by side on one workload; the comparison record

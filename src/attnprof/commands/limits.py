@@ -64,6 +64,12 @@ class LimitsRequest:
     #: made once the request is found sound.
     outputs: tuple[Output, ...] = ()
 
+    def __post_init__(self) -> None:
+        """A program's mistakes in the fields, one line each (:mod:`.fields`)."""
+        from attnprof.commands.fields import set_names, workload_fields
+
+        set_names(self, "variants")
+        workload_fields(self.workload)
 
 def run(request: LimitsRequest, progress: LimitsProgress | None = None) -> LimitsRecord:
     """Search each variant's largest ``request.field`` within the budget, in each mode;

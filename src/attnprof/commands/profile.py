@@ -45,6 +45,12 @@ class ProfileRequest:
     #: made once the request is found sound.
     outputs: tuple[Output, ...] = ()
 
+    def __post_init__(self) -> None:
+        """A program's mistakes in the fields, one line each (:mod:`.fields`)."""
+        from attnprof.commands.fields import set_names, workload_fields
+
+        set_names(self, "variants")
+        workload_fields(self.workload)
 
 def run(request: ProfileRequest, progress: MeasureProgress | None = None) -> ProfileRecord:
     """Measure, trace and explain each of ``request.variants``; the record (kind

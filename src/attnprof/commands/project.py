@@ -43,6 +43,11 @@ class ProjectRequest:
     #: made once the devices and sizes asked for are found sound.
     outputs: tuple[Output, ...] = ()
 
+    def __post_init__(self) -> None:
+        """A program's mistakes in the fields, one line each (:mod:`.fields`)."""
+        from attnprof.commands.fields import set_names
+
+        set_names(self, "to")
 
 @dataclass(frozen=True, slots=True)
 class Projection:

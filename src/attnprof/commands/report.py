@@ -32,6 +32,11 @@ class ReportRequest:
     #: there are several); ``None``: none.
     plots: str | os.PathLike[str] | None = None
 
+    def __post_init__(self) -> None:
+        """A program's mistakes in the fields, one line each (:mod:`.fields`)."""
+        from attnprof.commands.fields import set_names
+
+        set_names(self, "records")
 
 def run(request: ReportRequest, progress: object | None = None) -> list[Record]:
     """Write the HTML report of ``request.records`` (and their figures, when
