@@ -65,7 +65,7 @@ def test_the_reasons_shares_cannot_be_trusted() -> None:
     assert unreliable_reason(0.40, None, [0.3]) == \
         "the traced steps waited for a CPU 40% of their time"
     assert unreliable_reason(0.01, 80 * 2**20, [0.3]) == \
-        "each traced step faulted 80 MiB of pages an untraced step does not"
+        "the traced steps faulted 80 MiB of pages each, which an untraced step does not"
     # Steps of one capture that disagree by more than 5 points stand for no one moment,
     # even where the run-queue wait cannot be read.
     assert unreliable_reason(None, None, [0.20, 0.35, 0.22]) == \

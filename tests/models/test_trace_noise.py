@@ -72,8 +72,8 @@ def test_noisy_captures_are_retaken_until_quiet(monkeypatch: pytest.MonkeyPatch,
     att, reserved, path, notes = retake(monkeypatch, tmp_path,
                                         [(0.95, 0.0), (0.01, faults), (0.01, 0.0)])
     assert notes == ["trace 1 retaken: its steps waited for a CPU 95% of their time",
-                     "trace 2 retaken: its steps faulted 80 MiB of pages an untraced one "
-                     "does not"]
+                     "trace 2 retaken: its steps faulted 80 MiB of pages each, which an "
+                     "untraced step does not"]
     assert path.read_text() == "2" and att.cpu_wait == 0.01 and att.extra_fault_bytes == 0
     # Before the retake that follows a faulting capture, the heap grows by twice what it
     # faulted over its steps (recorded and warm-up), so the next session has the room.

@@ -22,7 +22,8 @@ The thresholds below sit well clear of both sides of each.
 
 from __future__ import annotations
 
-__all__ = ["CONTENDED", "EXTRA_FAULT_BYTES", "STEP_SHARE_SPREAD", "contended", "faulted"]
+__all__ = ["CONTENDED", "EXTRA_FAULT_BYTES", "STEP_SHARE_SPREAD", "contended", "faulted",
+           "noise_phrases"]
 
 #: A step whose threads waited for a CPU more than this fraction of its wall time ran
 #: while other processes held the CPUs.
@@ -50,3 +51,18 @@ def contended(wait_fraction: float | None) -> bool:
 def faulted(extra_bytes: float | None) -> bool:
     """True when traced steps faulted more than :data:`EXTRA_FAULT_BYTES` beyond untraced."""
     return extra_bytes is not None and extra_bytes > EXTRA_FAULT_BYTES
+
+
+def noise_phrases(cpu_wait: float | None, extra_fault_bytes: float | None,
+                  steps: str = "the traced steps") -> list[str]:
+    """What made a capture's steps unlike an untraced one, in words (``steps`` names
+    them): they waited for a CPU (:func:`contended`), or each faulted pages an untraced
+    step does not (:func:`faulted`); empty when neither."""
+    said = []
+    if contended(cpu_wait):
+        said.append(f"{steps} waited for a CPU {cpu_wait:.0%} of their time")
+    if faulted(extra_fault_bytes):
+        assert extra_fault_bytes is not None
+        said.append(f"{steps} faulted {extra_fault_bytes / 2**20:.0f} MiB of pages each, "
+                    "which an untraced step does not")
+    return said

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.knowledge.capture_noise import contended, faulted
+from attnprof.knowledge.capture_noise import contended, faulted, noise_phrases
 from attnprof.measure.allocator import release_free_memory, reserve_heap, set_cpu_allocator
 from attnprof.measure.capture import capture_trace, trace_file_name
 from attnprof.measure.device import check_device, check_dtype
@@ -407,14 +407,7 @@ def _trace(call: Callable[[], object], located: Located, settings: ModelSettings
 
 
 def _noise(wait: float | None, extra: float | None) -> str:
-    said = []
-    if contended(wait):
-        said.append(f"its steps waited for a CPU {wait:.0%} of their time")
-    if faulted(extra):
-        assert extra is not None
-        said.append(f"its steps faulted {extra / 2**20:.0f} MiB of pages an untraced one "
-                    "does not")
-    return " and ".join(said)
+    return " and ".join(noise_phrases(wait, extra, "its steps"))
 
 
 def _attribute(path: Path) -> Any:

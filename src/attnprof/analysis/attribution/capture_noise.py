@@ -17,6 +17,7 @@ from attnprof.knowledge.capture_noise import (
     STEP_SHARE_SPREAD,
     contended,
     faulted,
+    noise_phrases,
 )
 from attnprof.record.finding import Finding
 
@@ -108,13 +109,7 @@ def unreliable_reason(cpu_wait: float | None, extra_fault_bytes: float | None,
     """Why a capture's shares cannot be trusted, in words; ``None`` when nothing says so:
     its steps waited for a CPU or faulted pages an untraced step does not
     (:mod:`attnprof.knowledge.capture_noise`), or they disagree on attention's share."""
-    said = []
-    if contended(cpu_wait):
-        said.append(f"the traced steps waited for a CPU {cpu_wait:.0%} of their time")
-    if faulted(extra_fault_bytes):
-        assert extra_fault_bytes is not None
-        said.append(f"each traced step faulted {extra_fault_bytes / 2**20:.0f} MiB of pages "
-                    "an untraced step does not")
+    said = noise_phrases(cpu_wait, extra_fault_bytes)
     if step_shares and max(step_shares) - min(step_shares) > STEP_SHARE_SPREAD:
         said.append(f"the traced steps' attention shares ranged {min(step_shares):.0%} to "
                     f"{max(step_shares):.0%}")
