@@ -277,7 +277,6 @@ def _tiny_recommend(sweep: object) -> object:
     return record
 
 
-
 def _tiny_sweep(fast: Settings, tiny: dict[str, object]) -> object:
     """A real sweep over two sequence lengths and two modes, one variant refused in
     training, so the views show points, a failure and fits."""

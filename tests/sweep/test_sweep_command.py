@@ -21,6 +21,7 @@ def write_plot(record: SweepRecord, path: Path) -> None:
     """What ``sweep --plot PATH`` writes."""
     write_figure(scaling_plot(record), path)
 
+
 TINY = ["--batch", "1", "--heads", "2", "--head-dim", "16", "--min-time", "0.01",
         "--rounds", "1"]
 

@@ -38,6 +38,7 @@ from attnprof.workload.problem import Workload
 
 __all__ = ["analyze_files", "analyze_trace"]
 
+
 def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None = None,
                   region_pattern: str | None = None,
                   passes: tuple[RegionPass, ...] = REGION_PASSES,

@@ -72,7 +72,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-
 def run(args: argparse.Namespace) -> Finished:
     _no_blas_threads()
     # Large numpy arrays from malloc's heap, freed memory kept for the next one: each array

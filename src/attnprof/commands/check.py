@@ -49,6 +49,7 @@ class CheckRequest:
 
         workload_fields(self.workload)
 
+
 def run(request: CheckRequest, progress: MeasureProgress | None = None) -> CheckRecord:
     """Check ``request.target`` against ``request.expect``; the check's record, whose
     ``ok`` is the verdict. :class:`~attnprof.errors.UsageError` for a malformed file or a

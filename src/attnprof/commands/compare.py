@@ -136,6 +136,7 @@ class CompareRequest:
         set_names(self, "variants")
         workload_fields(self.workload)
 
+
 def run(request: CompareRequest, progress: MeasureProgress | None = None) -> CompareRecord:
     """Measure ``request.variants`` side by side on one workload; the comparison record
     (kind ``compare``), with the budgets' verdict and the price when asked for.

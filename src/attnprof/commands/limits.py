@@ -71,6 +71,7 @@ class LimitsRequest:
         set_names(self, "variants")
         workload_fields(self.workload)
 
+
 def run(request: LimitsRequest, progress: LimitsProgress | None = None) -> LimitsRecord:
     """Search each variant's largest ``request.field`` within the budget, in each mode;
     the limits record. :class:`~attnprof.errors.UsageError` before any probe runs for a

@@ -52,6 +52,7 @@ class ProfileRequest:
         set_names(self, "variants")
         workload_fields(self.workload)
 
+
 def run(request: ProfileRequest, progress: MeasureProgress | None = None) -> ProfileRecord:
     """Measure, trace and explain each of ``request.variants``; the record (kind
     ``profile``), each row with its trace's analysis.

@@ -49,6 +49,7 @@ class ProjectRequest:
 
         set_names(self, "to")
 
+
 @dataclass(frozen=True, slots=True)
 class Projection:
     """The rows of a comparison bounded on each target, and the KV cache a decode or a

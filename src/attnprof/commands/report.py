@@ -38,6 +38,7 @@ class ReportRequest:
 
         set_names(self, "records")
 
+
 def run(request: ReportRequest, progress: object | None = None) -> list[Record]:
     """Write the HTML report of ``request.records`` (and their figures, when
     ``request.plots``); the records, as read. A file that is not a record is a

@@ -187,7 +187,6 @@ class SweepRecord(RecordBase, tag="sweep", kw_only=True):
                                f"{self.base.describe()}", names=tuple(self.variants))
 
 
-
 class RecommendRecord(SweepRecord, tag="recommend", kw_only=True):
     """``attnprof recommend``: a sweep and the variant it recommends at each point (its
     ``recommendation``, set by the command). Defined beside the sweep record, as every
@@ -198,6 +197,7 @@ class RecommendRecord(SweepRecord, tag="recommend", kw_only=True):
     def of_sweep(cls, sweep: SweepRecord) -> RecommendRecord:
         """``sweep``'s fields as a recommend record (its run id and times kept)."""
         return cls(**msgspec.structs.asdict(sweep))
+
 
 def needs_rerun(row: VariantResult) -> bool:
     """Whether a row says nothing about its variant at that point, so ``--resume`` runs it

@@ -19,7 +19,6 @@ from attnprof.render.styles import SEVERITY_STYLE
 __all__ = ["attention_time_text", "render_attribution", "render_model_findings", "share_text"]
 
 
-
 #: What each time basis is, for captions.
 _BASIS = {"device": "device time (kernels launched in each labelled region)",
           "work": "CPU time inside ATen ops (Python, dispatch and profiler time between ops "

@@ -23,7 +23,6 @@ from attnprof.render.styles import STATUS_STYLE, error_text
 __all__ = ["render_model"]
 
 
-
 def _ms(value: float | None) -> str:
     return "—" if value is None else format_us(value * 1e3)
 
@@ -204,8 +203,6 @@ def _labels_cost(r: PhaseRun) -> str:
         low, high = r.instrumentation_overhead_range
         text += f" ({low * 100:+.1f} … {high:+.1%})" if low < high else " (one round)"
     return text
-
-
 
 
 def _notes(r: PhaseRun) -> str:

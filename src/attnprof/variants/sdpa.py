@@ -59,6 +59,7 @@ PINNED: dict[str, str] = {
     "sdpa-cudnn": "CUDNN_ATTENTION",
 }
 
+
 def _build(workload: Workload, backend: str | None) -> Built:
     import torch.nn.functional as F
 

@@ -65,6 +65,7 @@ class Workload(Protocol):
     def row_lengths(self) -> tuple[int, ...]: ...
     def documents(self) -> tuple[tuple[int, ...], ...]: ...
 
+
 #: Every mask ``--mask`` takes.
 MASKS: tuple[str, ...] = ("none", "causal", "padding", "bool", "bias", "alibi", "document",
                           "prefix", "window")

@@ -10,6 +10,7 @@ from attnprof.render.html.page import Section, Table, TraceLink, cell, num
 
 __all__ = ["trace_section"]
 
+
 def trace_section(report: TraceReport, *, title: str, anchor: str,
                   trace_path: str | None = None) -> Section:
     """The section of one trace report."""

@@ -61,7 +61,6 @@ def section(record: RanksRecord, anchor: str) -> Section:
     return section
 
 
-
 def figures(record: RanksRecord) -> list[Figure]:
     """Time per category per rank, and each step's collective time per rank."""
     from attnprof.render.figures.family import ranks_figures
