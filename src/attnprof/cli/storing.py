@@ -1,4 +1,4 @@
-"""The store, from the command line: its flags, and opening it for the reading commands.
+"""The store, from the command line: its flags, and what saving a large record waits on.
 
 A command that makes a record says so with ``SAVES_RECORDS = True`` and returns
 :class:`~attnprof.cli.outcome.Finished` with its record; :func:`attnprof.cli.main.main`
@@ -17,9 +17,9 @@ from attnprof.cli.flags import SharedFlags
 
 if TYPE_CHECKING:
     from attnprof.record.base import RecordBase
-    from attnprof.store import PreparedRun, Store
+    from attnprof.store import PreparedRun
 
-__all__ = ["add_store_arguments", "load_target", "open_for_reading", "prepare_saving"]
+__all__ = ["add_store_arguments", "prepare_saving"]
 
 
 def add_store_arguments(p: Any, *, saving: bool) -> None:
@@ -36,15 +36,6 @@ def add_store_arguments(p: Any, *, saving: bool) -> None:
                        help="a label to find this run by later (attnprof show/diff LABEL)")
 
 
-def open_for_reading(args: argparse.Namespace) -> Store:
-    """The store a reading command (runs, show, diff, env) looks in; not created."""
-    from attnprof.store import open_store, store_path
-
-    path = store_path(args.store)
-    assert path is not None
-    return open_store(path, create=False)
-
-
 def prepare_saving(args: argparse.Namespace, record: RecordBase) -> PreparedRun | None:
     """Start working out what saving ``record`` waits on (:class:`~attnprof.store.
     PreparedRun`), in the background, for a command about to draw a large record's view:
@@ -56,12 +47,3 @@ def prepare_saving(args: argparse.Namespace, record: RecordBase) -> PreparedRun 
     from attnprof.store import PreparedRun
 
     return PreparedRun(record, os.getcwd())
-
-
-def load_target(args: argparse.Namespace, target: str) -> tuple[Any, Any]:
-    """The record ``target`` names — a record file when one is there, else a stored run in
-    the ``--store`` — and the stored run's listing (``None`` for a file): see
-    :func:`attnprof.commands.saving.load_target`."""
-    from attnprof.commands.saving import load_target
-
-    return load_target(target, args.store)

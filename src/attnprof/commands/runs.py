@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from attnprof.store import Store, StoredRun
+    from attnprof.store import StoredRun
 
-__all__ = ["RunsListing", "RunsRequest", "open_to_read", "run"]
+__all__ = ["RunsListing", "RunsRequest", "run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +69,10 @@ def run(request: RunsRequest, progress: object | None = None) -> RunsListing:
                      until=None if request.until is None else parse_when("--until",
                                                                          request.until),
                      limit=request.limit or None)
+    from attnprof.commands.saving import open_to_read
+
     with open_to_read(request.store) as store:
         if request.remove is not None:
             return RunsListing(runs=[store.remove(request.remove)], store=store.shown,
                                removed=True)
         return RunsListing(runs=store.runs(query), store=store.shown)
-
-
-def open_to_read(store: str | os.PathLike[str] | None) -> Store:
-    """The store a reading command looks in (``None``: ``$ATTNPROF_STORE``, else the
-    user's), checked; not created when absent (an absent store is an empty one)."""
-    from attnprof.store import open_store, store_path
-
-    path = store_path(None if store is None else os.fspath(store))
-    assert path is not None
-    return open_store(path, create=False)

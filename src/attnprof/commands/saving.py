@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from attnprof.workload.problem import Workload
 
 __all__ = ["UNSAVED_FILE", "RecordFile", "cached_ceilings", "keep_unsaved", "load_target",
-           "open_for_saving", "store_record"]
+           "open_for_saving", "open_to_read", "store_record"]
 
 #: The file a run's record is kept in when the store could not take it, ``{run}`` its id.
 UNSAVED_FILE = "attnprof-unsaved-{run}.json"
@@ -169,7 +169,8 @@ def cached_ceilings(store: str | None, no_store: bool, workload: Workload,
     return profile.ceilings.get(workload.dtype)
 
 
-def load_target(target: str, store: str | None = None) -> tuple[Record, StoredRun | None]:
+def load_target(target: str, store: str | os.PathLike[str] | None = None
+                ) -> tuple[Record, StoredRun | None]:
     """A saved record by what the user calls it: the record file ``target`` when there is
     one, else the stored run it names (id, unique prefix or label) in ``store`` (the
     ``--store`` flag; ``None``: ``$ATTNPROF_STORE``, else the default); with the stored
@@ -187,10 +188,16 @@ def load_target(target: str, store: str | None = None) -> tuple[Record, StoredRu
 
         raise UsageError(f"{safe_text(target)!r} is not a regular file; give a record file "
                          "or a stored run")
-    from attnprof.store import open_store, store_path
-
-    where = store_path(store)
-    assert where is not None
-    with open_store(where, create=False) as opened:
+    with open_to_read(store) as opened:
         run = opened.find(target)
         return opened.load(run.run_id), run
+
+
+def open_to_read(store: str | os.PathLike[str] | None) -> Store:
+    """The store a reading command looks in (``None``: ``$ATTNPROF_STORE``, else the
+    user's), checked; not created when absent (an absent store is an empty one)."""
+    from attnprof.store import open_store, store_path
+
+    path = store_path(None if store is None else os.fspath(store))
+    assert path is not None
+    return open_store(path, create=False)

@@ -39,6 +39,5 @@ def run(request: ShowRequest, progress: object | None = None) -> Shown:
     ``progress``: this command has none to tell (kept for the one signature)."""
     from attnprof.commands.saving import load_target
 
-    store = None if request.store is None else str(request.store)
-    record, stored = load_target(request.target, store)
+    record, stored = load_target(request.target, request.store)
     return Shown(record=record, run=stored)
