@@ -26,9 +26,8 @@ def render_costs(record: CompareRecord, console: Console) -> None:
         return
     kind = token_kind(record.workload)
     table = Table(title="Cost at the machine's price",
-                  caption=Text(f"price: ${price.usd_per_hour:g}/hour ({price.source}); "
-                               f"tokens: {kind}, {tokens_per_call(record.workload):,} per "
-                               "call; cost = price × median latency"),
+                  caption=_caption(price, f"{kind}, {tokens_per_call(record.workload):,} "
+                                          "per call"),
                   caption_justify="left")
     table.add_column("variant")
     table.add_column("$ per call", justify="right")
