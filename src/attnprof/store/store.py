@@ -177,11 +177,18 @@ class Store:
             # killed at any point (the WAL is ordered and checksummed); only a power cut
             # can lose the last runs saved, never leave a damaged store.
             conn.execute("PRAGMA synchronous = NORMAL")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            application = conn.execute("PRAGMA application_id").fetchone()[0]
-            tables = {r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+            # One read transaction, so the four answers are one snapshot: read one by one,
+            # another process creating the store between them showed version 0 beside its
+            # new tables, and the store was refused as not attnprof's (CI, two writers).
+            conn.execute("BEGIN")
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                application = conn.execute("PRAGMA application_id").fetchone()[0]
+                tables = {r[0] for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+            finally:
+                conn.execute("COMMIT")
         if application not in (0, APPLICATION_ID):
             raise UsageError(f"store {self.shown} is an SQLite database of another "
                              f"application (application_id {application:#x}); pass another "
