@@ -11,6 +11,7 @@ import zlib
 
 import pytest
 
+from attnprof.trace import source
 from attnprof.trace.source import _Inflater
 
 
@@ -57,8 +58,17 @@ def _cases() -> list[bytes]:
     ]
 
 
+@pytest.fixture(params=["installed", "zlib"])
+def inflate_with(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The inflate in use (ISA-L's where its wheel installed), and the standard library's
+    zlib that reads traces where it did not."""
+    if request.param == "zlib":
+        monkeypatch.setattr(source, "_zlib", zlib)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("view_size", [4093, 1 << 20, 3 << 20])
-def test_gzip_reader_reads_what_gzip_reads(view_size: int) -> None:
+def test_gzip_reader_reads_what_gzip_reads(view_size: int, inflate_with: str) -> None:
     for data in _cases():
         assert _read(data, view_size) == _gzip_reads(data)
 
