@@ -125,6 +125,18 @@ def public_traces() -> Path:
     return PUBLIC_TRACES
 
 
+@pytest.fixture
+def left_in() -> Callable[[Path], list[str]]:
+    """The names a run left in a folder, sorted, less the bytecode cache Python writes
+    beside a user's module it imports (unless PYTHONDONTWRITEBYTECODE is set): not an
+    output of the run."""
+
+    def names(folder: Path) -> list[str]:
+        return sorted(p.name for p in folder.iterdir() if p.name != "__pycache__")
+
+    return names
+
+
 #: Real old files: schema 1 written by attnprof 0.1 (commit 4416d1c), schema 2 by main at
 #: 8cfe3d3, each on a tiny CPU workload.
 V1_RECORDS = Path(__file__).resolve().parent / "fixtures" / "records"

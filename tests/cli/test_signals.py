@@ -18,13 +18,6 @@ from pathlib import Path
 
 import pytest
 
-
-def _left_in(folder: Path) -> list[str]:
-    """The names in ``folder``, less the bytecode cache Python writes beside the user's
-    module it imports (unless PYTHONDONTWRITEBYTECODE is set): not an output of the run."""
-    return sorted(p.name for p in folder.iterdir() if p.name != "__pycache__")
-
-
 #: Runs normally while built, warmed up and timed; once its memory is profiled (after the
 #: variants before it have finished and been saved), says so and waits to be stopped.
 WAITS = '''
@@ -76,7 +69,8 @@ def start(tmp_path: Path, *extra: str,
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129),
                                              (signal.SIGINT, 130)])
 def test_a_stop_signal_keeps_the_finished_rows(sig: signal.Signals, status: int,
-                                               tmp_path: Path) -> None:
+                                               tmp_path: Path,
+                                               left_in: Callable[[Path], list[str]]) -> None:
     proc, out = start(tmp_path)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
@@ -85,7 +79,7 @@ def test_a_stop_signal_keeps_the_finished_rows(sig: signal.Signals, status: int,
     record = json.loads(out.read_text())
     assert record["status"] == "partial"
     assert [r["variant"] for r in record["results"]] == ["naive", "sdpa"]
-    assert _left_in(tmp_path) == ["marker", "run.json", "waits.py"]
+    assert left_in(tmp_path) == ["marker", "run.json", "waits.py"]
 
 
 def test_under_nohup_a_hangup_does_not_stop_the_run(tmp_path: Path) -> None:

@@ -6,18 +6,12 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from attnprof.record.compare import RunRecord
-
-
-def _left_in(folder: Path) -> list[str]:
-    """The names in ``folder``, less the bytecode cache Python writes beside the user's
-    module it imports (unless PYTHONDONTWRITEBYTECODE is set): not an output of the run."""
-    return sorted(p.name for p in folder.iterdir() if p.name != "__pycache__")
-
 
 SMALL = ["--batch", "1", "--heads", "2", "--seq", "32", "--head-dim", "16",
          "--min-time", "0.01"]
@@ -122,7 +116,8 @@ def stop_at_once(q, k, v, **kwargs):
 '''
 
 
-def test_interrupted_run_keeps_what_finished(tmp_path: Path) -> None:
+def test_interrupted_run_keeps_what_finished(tmp_path: Path,
+                                             left_in: Callable[[Path], list[str]]) -> None:
     (tmp_path / "stopper.py").write_text(INTERRUPTING)
     out = tmp_path / "run.json"
     result = attnprof(*SMALL, "--variants", "naive,sdpa,stopper.py:stop,naive-inplace",
@@ -132,10 +127,11 @@ def test_interrupted_run_keeps_what_finished(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["status"] == "partial"
     assert [r["variant"] for r in data["results"]] == ["naive", "sdpa"]
-    assert _left_in(tmp_path) == ["run.json", "stopper.py"]
+    assert left_in(tmp_path) == ["run.json", "stopper.py"]
 
 
-def test_interrupted_before_anything_finished_writes_nothing(tmp_path: Path) -> None:
+def test_interrupted_before_anything_finished_writes_nothing(
+        tmp_path: Path, left_in: Callable[[Path], list[str]]) -> None:
     # Variants are timed together once all are warmed up, so a Ctrl-C while warming up
     # leaves nothing finished: no file, and the message says so.
     (tmp_path / "stopper.py").write_text(INTERRUPTING)
@@ -144,7 +140,7 @@ def test_interrupted_before_anything_finished_writes_nothing(tmp_path: Path) -> 
                       "--json", str(out), cwd=tmp_path)
     assert result.returncode == 130
     assert "no variant had finished" in result.stderr
-    assert _left_in(tmp_path) == ["stopper.py"]
+    assert left_in(tmp_path) == ["stopper.py"]
 
 
 def test_processes_each_keep_their_median_and_a_diff_tests_them(tmp_path: Path) -> None:

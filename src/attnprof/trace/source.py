@@ -28,8 +28,6 @@ try:  # ISA-L's inflate, zlib's interface at twice its speed (63 -> 29 ms for 54
     from isal import isal_zlib as _zlib
 except ImportError:  # a platform without its wheel: the standard library's zlib
     _zlib = zlib  # type: ignore[misc]
-# Its error class (isal's stub declares ``error`` an instance, not the class it is).
-_INFLATE_ERROR: type[Exception] = getattr(_zlib, "error")  # noqa: B009
 
 __all__ = ["WS", "Source", "TextBuffer"]
 
@@ -151,7 +149,7 @@ _AHEAD = 4  # pieces the inflater may decompress ahead of the reader: bounds its
 class _Inflater:
     """The text of a gzip file, decompressed in a background thread while the caller decodes.
 
-    zlib releases the GIL while it inflates, so on a machine with a second core the
+    zlib (and ISA-L) release the GIL while they inflate, so on a machine with a second core the
     decompression (a tenth of loading a large trace) overlaps the decoding instead of adding
     to it. Not :class:`gzip.GzipFile`: it inflates 8 KiB of input per call (Python 3.11),
     and each call has to win the GIL back from the busy decoding thread (up to the 5 ms
@@ -250,7 +248,9 @@ def _inflate(file: io.BufferedIOBase) -> Iterator[bytes]:
                                    "was reached")
             try:
                 out = member.decompress(data, _PIECE)
-            except _INFLATE_ERROR as exc:  # ISA-L's own class: zlib's, as with zlib
+            # ISA-L's own class becomes zlib's, as with zlib (getattr: isal's stub declares
+            # ``error`` an instance, not the class it is).
+            except getattr(_zlib, "error") as exc:  # noqa: B009
                 raise zlib.error(str(exc)) from None
             more = len(out) == _PIECE
             data = member.unconsumed_tail
