@@ -4,9 +4,10 @@ model trained the ordinary way (AdamW, cross-entropy, torch.profiler on a schedu
 The truth is computed from each trace's raw events, without attnprof: SDPA's calls
 (``aten::scaled_dot_product_attention``) and, for hand-written (eager) attention, the ATen
 ops that ran inside transformers' ``eager_attention_forward`` Python frame (the trace is
-taken ``with_stack``); the backward is the autograd nodes that torch.profiler's own
-``fwdbwd`` flow arrows tie to those forward ops. attnprof finds the same by op names,
-sequence numbers and the matmul → softmax → matmul pattern, never by Python frames.
+taken ``with_stack``) from its first matmul to its last; the backward is the autograd nodes
+that torch.profiler's own ``fwdbwd`` flow arrows tie to those forward ops. attnprof finds
+the same by op names, sequence numbers and the matmul → softmax → matmul pattern, never by
+Python frames.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from attnprof.trace import load_trace
 VOCAB, SEQ = 128, 32
 CASES = [("gpt2", "sdpa"), ("gpt2", "eager"), ("llama", "sdpa"), ("llama", "eager")]
 NODE = "autograd::engine::evaluate_function: "
+#: The truth and attnprof count the same ops of the same trace (see ``_core``), so only the
+#: sums' rounding may part them: a looser bound let a timing-dependent gap through (eager
+#: Llama's trailing ``contiguous`` was 10-19% of its forward, and failed CI at 15%).
+TOLERANCE = 1e-3
 
 
 def _model(kind: str, impl: str) -> Any:
@@ -129,6 +134,22 @@ class _Ranges:
         return e if ts + dur <= e["ts"] + e["dur"] else None
 
 
+def _core(ops: list[dict[str, Any]], impl: str) -> list[dict[str, Any]]:
+    """One attention call's ops less the layout around its core, attnprof's convention.
+
+    SDPA's call is its core. Eager's frame also transposes the keys before its scores
+    matmul and makes the output contiguous after its value matmul; transformers' SDPA path
+    does the same outside the SDPA call, so neither counts them: the core runs from the
+    first matmul's start to the last one's end.
+    """
+    if impl == "sdpa":
+        return ops
+    matmuls = [e for e in ops if e["name"] == "aten::matmul"]
+    start = min(e["ts"] for e in matmuls)
+    end = max(e["ts"] + e["dur"] for e in matmuls)
+    return [e for e in ops if start <= e["ts"] and e["ts"] + e["dur"] <= end]
+
+
 def _truth(path: Path, impl: str) -> list[tuple[float, float]]:
     """Per profiled step: (forward µs, backward µs) of attention, from the raw events."""
     events = _events(path)
@@ -138,8 +159,12 @@ def _truth(path: Path, impl: str) -> list[tuple[float, float]]:
     else:
         frames = _Ranges([e for e in events if e.get("cat") == "python_function"
                           and e["name"].endswith(": eager_attention_forward")])
-    inside = [e for e in ops if not e["name"].startswith(NODE)
-              and frames.holding(e["tid"], e["ts"], e["dur"]) is not None]
+    by_frame: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for e in ops:
+        frame = None if e["name"].startswith(NODE) else frames.holding(e["tid"], e["ts"], e["dur"])
+        if frame is not None:
+            by_frame[id(frame)].append(e)
+    inside = [e for es in by_frame.values() for e in _core(es, impl)]
     forward = _outermost(inside)
     # The backward: the engine's ranges around the nodes at the end of torch.profiler's
     # fwdbwd arrows from forward ops inside the attention (SDPA's call, eager's frame).
@@ -172,13 +197,12 @@ def test_a_training_steps_attention_is_its_forward_and_backward(
     region = _region(path)
     att = region.attention
     assert att is not None and region.instances == len(truth) == 2
-    tolerance = 0.05 if impl == "sdpa" else 0.15
     for k, (fwd, bwd) in enumerate(truth):
         assert fwd > 0 and bwd > 0
-        assert att.steps_us[k] == pytest.approx(fwd + bwd, rel=tolerance), (k, fwd, bwd)
+        assert att.steps_us[k] == pytest.approx(fwd + bwd, rel=TOLERANCE), (k, fwd, bwd)
     n = len(truth)
-    assert att.forward_us == pytest.approx(sum(f for f, _ in truth) / n, rel=tolerance)
-    assert att.backward_us == pytest.approx(sum(b for _, b in truth) / n, rel=tolerance)
+    assert att.forward_us == pytest.approx(sum(f for f, _ in truth) / n, rel=TOLERANCE)
+    assert att.backward_us == pytest.approx(sum(b for _, b in truth) / n, rel=TOLERANCE)
     assert region.attention_us_per_forward == pytest.approx(att.forward_us + att.backward_us)
     assert region.attention_share is not None and 0 < region.attention_share < 1
     if impl == "sdpa":  # found by name: nothing inferred
@@ -195,14 +219,13 @@ def test_the_users_own_backward_region_holds_the_backward_attention(
         training_traces: dict[tuple[str, str], Path]) -> None:
     for (_kind, impl), path in training_traces.items():
         truth = _truth(path, impl)
-        tolerance = 0.05 if impl == "sdpa" else 0.15
         bwd, fwd = _region(path, "^bwd$"), _region(path, "^fwd$")
         assert bwd.attention is not None and fwd.attention is not None
         assert bwd.attention.forward_us == 0.0 and fwd.attention.backward_us == 0.0
         assert bwd.attention_us_per_forward == pytest.approx(
-            sum(b for _, b in truth) / len(truth), rel=tolerance)
+            sum(b for _, b in truth) / len(truth), rel=TOLERANCE)
         assert fwd.attention_us_per_forward == pytest.approx(
-            sum(f for f, _ in truth) / len(truth), rel=tolerance)
+            sum(f for f, _ in truth) / len(truth), rel=TOLERANCE)
 
 
 def test_flash_on_cpu_backward_is_a_compute_op(
