@@ -167,7 +167,7 @@ def _truth(path: Path, impl: str) -> list[tuple[float, float]]:
     inside = [e for es in by_frame.values() for e in _core(es, impl)]
     forward = _outermost(inside)
     # The backward: the engine's ranges around the nodes at the end of torch.profiler's
-    # fwdbwd arrows from forward ops inside the attention (SDPA's call, eager's frame).
+    # fwdbwd arrows from forward ops inside the attention (SDPA's call, eager's core).
     starts = {(e["tid"], e["ts"]): e["id"] for e in events
               if e.get("cat") == "fwdbwd" and e.get("ph") == "s"}
     ends = {e["id"]: (e["tid"], e["ts"]) for e in events
