@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = ["ALPHA", "IQR_PER_SIGMA", "NOISY", "TIE", "Verdict", "differ", "interval", "iqr",
            "mann_whitney_p", "margin", "noisy", "quartiles", "relative_iqr", "relative_range",
@@ -136,8 +137,7 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> float:
     return 1.0 if math.isnan(p) else min(1.0, p)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """Two sets of samples told apart (or not): see :func:`verdict`."""
 
     #: median(b) / median(a) - 1 (``None`` when median(a) is not positive).

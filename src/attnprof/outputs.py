@@ -32,8 +32,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from attnprof.atomic import (
     check_trace_dir,
@@ -48,8 +49,7 @@ from attnprof.errors import UsageError
 __all__ = ["Output", "check_outputs", "create_folders"]
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(msgspec.Struct, frozen=True):
     """One output a command will write: a file, or a folder and the files it will hold."""
 
     flag: str

@@ -8,7 +8,6 @@ foreign trace, where rules must fall back to shapes).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import gzip
 import json
@@ -17,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from attnprof.analysis.analyze import analyze_trace
@@ -73,7 +73,8 @@ def cpu_reports(request: pytest.FixtureRequest, cpu_record: RunRecord) -> dict[s
     for row in cpu_record.results:
         trace = load_trace(row.trace)
         if not known:  # as a foreign trace: no attnprof metadata, no run record
-            trace = Trace(events=trace.events, meta=dataclasses.replace(trace.meta, attnprof=None))
+            trace = Trace(events=trace.events,
+                          meta=msgspec.structs.replace(trace.meta, attnprof=None))
         reports[row.variant] = analyze_trace(trace, result=row if known else None,
                                              workload=WORKLOAD if known else None)
     return reports

@@ -8,7 +8,6 @@ B200, nsys tables) for the Hopper-era kernels the public traces predate.
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import re
 from functools import lru_cache
@@ -380,7 +379,7 @@ def test_decode_is_cached_and_immutable() -> None:
     name = BRIEF_CASES[0][0]
     k = decode_kernel_name(name)
     assert decode_kernel_name(name) is k
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         k.family = "other"  # type: ignore[misc]
 
 

@@ -11,11 +11,11 @@ real loop in public A100/V100 traces.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -66,7 +66,8 @@ def reports(request: pytest.FixtureRequest, record: RunRecord) -> dict[str, Trac
     for row in record.results:
         trace = load_trace(row.trace)
         if not known:
-            trace = Trace(events=trace.events, meta=dataclasses.replace(trace.meta, attnprof=None))
+            trace = Trace(events=trace.events,
+                          meta=msgspec.structs.replace(trace.meta, attnprof=None))
         out[row.variant] = analyze_trace(trace, result=row if known else None,
                                          workload=W if known else None)
     return out

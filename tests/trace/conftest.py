@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import gzip
 import json
@@ -11,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -118,13 +118,13 @@ _SIDE = ("strings", "launches", "memory_records")  # an EventTable's fields besi
 
 
 def _assert_same_table(a: EventTable, b: EventTable) -> None:
-    assert {f.name for f in dataclasses.fields(a)} == {*ROW_COLUMNS, *_SIDE}  # all compared
+    assert {f.name for f in msgspec.structs.fields(a)} == {*ROW_COLUMNS, *_SIDE}  # all compared
     for c in ROW_COLUMNS:
         _assert_same_array(getattr(a, c), getattr(b, c), c)
     assert a.strings.values == b.strings.values
     for side in _SIDE[1:]:
         sa, sb = getattr(a, side), getattr(b, side)
-        for f in dataclasses.fields(sa):
+        for f in msgspec.structs.fields(sa):
             _assert_same_array(getattr(sa, f.name), getattr(sb, f.name), (side, f.name))
 
 

@@ -584,7 +584,7 @@ def test_without_side_tables_the_rest_is_the_same(
     """``side_tables=False``: no launch configurations and memory records (their columns
     absent, their tables empty, and the meta says so), every other column and value as a
     full load has them; the same both ways, in one batch or many."""
-    import dataclasses
+    import msgspec
 
     from attnprof.trace.table import ROW_COLUMNS
 
@@ -601,7 +601,7 @@ def test_without_side_tables_the_rest_is_the_same(
                               column)
     assert bare.events.strings == full.events.strings
     assert len(bare.events.launches.grid) == len(bare.events.memory_records.bytes) == 0
-    assert bare.meta == dataclasses.replace(full.meta, side_tables=False)
+    assert bare.meta == msgspec.structs.replace(full.meta, side_tables=False)
     assert full.meta.side_tables
 
 

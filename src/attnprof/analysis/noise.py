@@ -5,8 +5,12 @@ in a sweep, ties in a recommendation); this module only reads a latency's figure
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attnprof.noise import TIE, differ, margin, relative_iqr
-from attnprof.record.compare import Latency
+
+if TYPE_CHECKING:
+    from attnprof.record.compare import Latency
 
 __all__ = ["TIE", "differ", "margin", "spread"]
 

@@ -10,16 +10,16 @@ with a fallback at every use.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, fields
 from typing import Any
+
+import msgspec
 
 __all__ = ["SharedFlags", "given_flags"]
 
 _PATHS = ("json", "csv", "plot", "html", "markdown", "plots", "budgets", "resume")
 
 
-@dataclass(frozen=True)
-class SharedFlags:
+class SharedFlags(msgspec.Struct, frozen=True):
     """Outputs, inputs, store and executor flags, as the command line gave them."""
 
     json: str | None = None
@@ -39,7 +39,7 @@ class SharedFlags:
     @classmethod
     def of(cls, args: argparse.Namespace) -> SharedFlags:
         """The shared flags of a parsed command line (the ones it lacks at their defaults)."""
-        given = given_flags(args, tuple(f.name for f in fields(cls)))
+        given = given_flags(args, tuple(f.name for f in msgspec.structs.fields(cls)))
         for name in _PATHS:  # `runs --json` is a switch (JSON on stdout), not a file
             if not isinstance(given.get(name, ""), str):
                 del given[name]

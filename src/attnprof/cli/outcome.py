@@ -7,8 +7,9 @@ what it hands back to :func:`attnprof.cli.main.main` (that status and its record
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from attnprof.exit_codes import ExitCode
 
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
     from attnprof.workload.budgets import Budgets
 
 
-@dataclass(frozen=True)
-class Finished:
+class Finished(msgspec.Struct, frozen=True):
     """A command's end: its exit status and the record it made, which ``main`` saves to
     the results store (the one place that does); ``prepared``: the slow part of that
     save, begun while the command drew the record's view

@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from attnprof.outputs import Output
@@ -27,8 +28,7 @@ __all__ = ["Figures", "plan_measuring", "plan_outputs", "store_files"]
 _SIBLINGS = ("-wal", "-shm", "-journal")
 
 
-@dataclass(frozen=True)
-class Figures:
+class Figures(msgspec.Struct, frozen=True):
     """The figures a run's record will have, as far as they are known before the run: its
     kind and what their names depend on (see
     :func:`~attnprof.render.figures.figure_names`), or the ``exact`` names (records

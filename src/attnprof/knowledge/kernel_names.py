@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Literal, get_args
+
+import msgspec
 
 Family = Literal[
     "flash", "mem_efficient", "cudnn_attention", "flex_attention", "cpu_flash", "triton",
@@ -27,8 +28,7 @@ ATTENTION_FAMILIES: frozenset[Family] = frozenset(
 DTYPES: tuple[str, ...] = ("fp8", "int8", "bf16", "fp16", "tf32", "fp32", "fp64")
 
 
-@dataclass(frozen=True, slots=True)
-class KernelName:
+class KernelName(msgspec.Struct, frozen=True):
     """What one kernel name says. Only ``raw`` and ``family`` are always set."""
 
     raw: str

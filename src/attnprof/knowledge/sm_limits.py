@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 __all__ = ["LIMITS", "Occupancy", "SmLimits", "limits_for", "theoretical_occupancy"]
 
 
-@dataclass(frozen=True)
-class SmLimits:
+class SmLimits(msgspec.Struct, frozen=True):
     """What one SM (NVIDIA) or CU (AMD) of an architecture holds at once."""
 
     arch: str
@@ -115,8 +115,7 @@ def limits_for(props: Mapping[str, Any]) -> SmLimits | None:
     return LIMITS[arch] if arch else None
 
 
-@dataclass(frozen=True)
-class Occupancy:
+class Occupancy(msgspec.Struct, frozen=True):
     """The theoretical occupancy of one launch shape on one architecture."""
 
     blocks_per_sm: int

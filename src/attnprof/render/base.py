@@ -10,10 +10,12 @@ are given when it is built, so every renderer is called the same way.
 from __future__ import annotations
 
 import os
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from attnprof.atomic import write_atomic
-from attnprof.record.family import Record
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["Renderer", "write_rendered"]
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from attnprof.record.family import Record
 from attnprof.record.flat import ANALYSIS_COLUMNS, COLUMNS, MODEL_COLUMNS, RANK_COLUMNS, flat_table
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["ANALYSIS_COLUMNS", "COLUMNS", "MODEL_COLUMNS", "RANK_COLUMNS", "CsvRenderer",
            "render_csv"]

@@ -7,9 +7,11 @@ half of one.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from attnprof.record.family import Record
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
+
 
 __all__ = ["JsonRenderer"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, ClassVar
 
-from attnprof.record.family import Record
 from attnprof.render.safe import terminal_safe
 
 if TYPE_CHECKING:
+    from attnprof.record.family import Record
     from attnprof.render.html.page import Section, Table
 
 __all__ = ["MAX_BYTES", "MarkdownRenderer", "markdown_escape"]

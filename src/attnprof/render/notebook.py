@@ -9,9 +9,12 @@ the headline and the record's flat table, escaped by hand.
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
-from attnprof.record.family import Record
 from attnprof.render.safe import terminal_safe
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["notebook_html"]
 

@@ -14,13 +14,15 @@ import io
 import os
 import shutil
 import sys
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Console
 
-from attnprof.record.family import Record
 from attnprof.render.kinds import view_of
 from attnprof.render.safe import terminal_safe
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["TerminalRenderer", "make_console"]
 

@@ -17,10 +17,9 @@ import sqlite3
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -29,12 +28,16 @@ from attnprof.atomic import KERNEL_TREES
 from attnprof.errors import UsageError
 from attnprof.formatting import safe_text
 from attnprof.record.base import RecordBase
-from attnprof.record.family import Record, decode_record
 from attnprof.record.machine import MachineProfile
 from attnprof.store.files import check_file, check_writable, may_journal, stat_store
 from attnprof.store.prepared import PreparedRun
 from attnprof.store.schema import APPLICATION_ID, SCHEMA_VERSION, migrate
 from attnprof.store.summary import join_names, split_names, summarize_record
+
+if TYPE_CHECKING:
+    # Every record kind: loading a run needs them, saving one (each command's last step,
+    # attnprof analyze's start-up included) does not.
+    from attnprof.record.family import Record
 
 __all__ = ["PreparedRun", "RunQuery", "Store", "StoredRun", "open_store"]
 
@@ -72,8 +75,7 @@ class StoredRun(msgspec.Struct, kw_only=True):
     saved: str
 
 
-@dataclass(frozen=True)
-class RunQuery:
+class RunQuery(msgspec.Struct, frozen=True):
     """Filters of ``attnprof runs``; ``None`` leaves a field unfiltered. ``device`` ``cuda``
     matches ``cuda:1`` too; ``since``/``until`` are ISO 8601 times (UTC)."""
 
@@ -370,6 +372,8 @@ class Store:
             raise UsageError(f"stored run {run.run_id} in store {self.shown} is damaged (its "
                              "record does not decompress); remove it with attnprof runs "
                              "--rm") from None
+        from attnprof.record.family import decode_record
+
         return decode_record(data, source=f"stored run {run.run_id}")
 
     def remove(self, ref: str) -> StoredRun:

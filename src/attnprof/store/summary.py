@@ -4,7 +4,7 @@ summary of the workload."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from attnprof.record.base import RecordBase
 from attnprof.record.environment import Environment
@@ -15,8 +15,7 @@ __all__ = ["NAME_MARK", "RunSummary", "join_names", "split_names", "summarize_re
 NAME_MARK = "\x1f"
 
 
-@dataclass(frozen=True)
-class RunSummary:
+class RunSummary(msgspec.Struct, frozen=True):
     """The columns of one run besides its record."""
 
     device: str | None

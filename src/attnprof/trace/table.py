@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import msgspec
 import numpy as np
 
 __all__ = [
@@ -54,8 +54,7 @@ def member(column: np.ndarray, values: Sequence[Any] | np.ndarray) -> np.ndarray
     return np.isin(column, values)
 
 
-@dataclass(frozen=True)
-class StringTable:
+class StringTable(msgspec.Struct, frozen=True, dict=True):
     """Interned strings; id ``i`` is ``values[i]``, sorted so ids do not depend on read order."""
 
     values: tuple[str, ...]
@@ -81,8 +80,8 @@ class StringTable:
         return np.array([i for i, s in enumerate(self.values) if rx.search(s)], dtype=np.int32)
 
 
-@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
-class KernelLaunches:
+# numpy columns: compare them explicitly
+class KernelLaunches(msgspec.Struct, frozen=True, eq=False):
     """Distinct kernel launch configurations; many launches share one row.
 
     ``grid``/``block`` are ``(m, 3)`` int64 (-1 absent), ``registers_per_thread`` and
@@ -99,8 +98,8 @@ class KernelLaunches:
     occupancy: np.ndarray
 
 
-@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
-class MemoryRecords:
+# numpy columns: compare them explicitly
+class MemoryRecords(msgspec.Struct, frozen=True, eq=False):
     """Byte counts of allocation events and device copies/sets, one row per such event.
 
     ``bytes`` is float64 so that frees (negative ``Bytes`` of [memory] events) and absence
@@ -126,8 +125,8 @@ def _gather(rows: np.ndarray, values: np.ndarray, fill: float) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
-class EventTable:
+# numpy columns: compare them explicitly
+class EventTable(msgspec.Struct, frozen=True, eq=False, dict=True):
     """Equal-length numpy columns, one row per event; see the module doc for each column."""
 
     ph: np.ndarray
@@ -268,8 +267,7 @@ class EventTable:
         return _gather(self.memory, self.memory_records.device_type, -1)
 
 
-@dataclass(frozen=True)
-class DistributedInfo:
+class DistributedInfo(msgspec.Struct, frozen=True):
     """The trace's ``distributedInfo``; any part may be missing (None)."""
 
     rank: int | None
@@ -277,8 +275,7 @@ class DistributedInfo:
     backend: str | None
 
 
-@dataclass(frozen=True)
-class TraceMeta:
+class TraceMeta(msgspec.Struct, frozen=True):
     """Everything in a trace that is not an event row.
 
     Dicts are keyed by the table's ``pid`` (and ``tid``) values and are meant to be read only.
@@ -291,28 +288,28 @@ class TraceMeta:
     ts_origin_us: int
     # Entries that are not rows, by reason: "not an object", "no phase (ph)", "in a second
     # traceEvents list" (such a list is not read: its entries are counted here).
-    dropped_entries: dict[str, int] = field(default_factory=dict)
+    dropped_entries: dict[str, int] = msgspec.field(default_factory=dict)
     # Values written in events but unusable (a wrong type, an int beyond int64, a byte count
     # beyond 2**53), held as absent, by field ("args.Bytes", "pid", ...); ts and dur are
     # counted in skipped_events instead.
-    unusable_values: dict[str, int] = field(default_factory=dict)
+    unusable_values: dict[str, int] = msgspec.field(default_factory=dict)
     # Rows the analysis leaves out because they cannot be placed in time, by reason:
     # "missing ts", "ts not a number", and for complete ("X") events "missing dur",
     # "dur not a number", "negative dur". They stay in the table (and in n_events).
-    skipped_events: dict[str, int] = field(default_factory=dict)
+    skipped_events: dict[str, int] = msgspec.field(default_factory=dict)
     schema_version: int | None = None
     trace_name: str | None = None
     display_time_unit: str | None = None
     base_time_ns: int | None = None
     device_properties: tuple[dict[str, Any], ...] = ()
     distributed: DistributedInfo | None = None
-    process_names: dict[int, str] = field(default_factory=dict)
-    process_labels: dict[int, str] = field(default_factory=dict)
-    process_sort_index: dict[int, int] = field(default_factory=dict)
-    thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
-    thread_sort_index: dict[tuple[int, int], int] = field(default_factory=dict)
+    process_names: dict[int, str] = msgspec.field(default_factory=dict)
+    process_labels: dict[int, str] = msgspec.field(default_factory=dict)
+    process_sort_index: dict[int, int] = msgspec.field(default_factory=dict)
+    thread_names: dict[tuple[int, int], str] = msgspec.field(default_factory=dict)
+    thread_sort_index: dict[tuple[int, int], int] = msgspec.field(default_factory=dict)
     # Negative pid/tid values standing for string ids ("Spans", "Traces", ...).
-    id_labels: dict[int, str] = field(default_factory=dict)
+    id_labels: dict[int, str] = msgspec.field(default_factory=dict)
     # The "attnprof" header block of traces attnprof captured itself; None for others.
     attnprof: dict[str, Any] | None = None
     # Whether the kernel launch configurations and memory records were read (see
@@ -321,8 +318,8 @@ class TraceMeta:
     side_tables: bool = True
 
 
-@dataclass(frozen=True, eq=False)  # numpy columns: compare them explicitly
-class Trace:
+# numpy columns: compare them explicitly
+class Trace(msgspec.Struct, frozen=True, eq=False):
     """A loaded trace: the event table plus its metadata."""
 
     events: EventTable

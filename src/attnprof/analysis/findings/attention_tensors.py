@@ -19,7 +19,8 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from attnprof.analysis.findings.context import SCORE_PRODUCTS, FindingContext
 from attnprof.analysis.index.tensor_args import TensorArg, tensor_args
@@ -36,8 +37,7 @@ _SDPA_OPS = frozenset({
 _SOFTMAX = frozenset({"aten::softmax", "aten::_softmax", "aten::_safe_softmax"})
 
 
-@dataclass(frozen=True)
-class AttentionTensors:
+class AttentionTensors(msgspec.Struct, frozen=True):
     """The shapes of a region's attention tensors, each with what it is."""
 
     shapes: tuple[tuple[str, tuple[int, ...]], ...]  # (label, dims)

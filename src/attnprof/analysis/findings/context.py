@@ -13,10 +13,10 @@ import functools
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.device_events import DeviceEvents
@@ -37,8 +37,7 @@ SCORE_PRODUCTS = frozenset({"aten::matmul", "aten::bmm", "aten::baddbmm"})
 LIBRARY_ATTENTION = ("scaled_dot_product", "FlexAttention", "flex_attention")
 
 
-@dataclass(frozen=True)
-class FindingContext:
+class FindingContext(msgspec.Struct, frozen=True, dict=True):
     """The inputs of every findings rule (see the module doc)."""
 
     report: TraceReport

@@ -23,8 +23,8 @@ import functools
 import math
 from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.findings.context import LIBRARY_ATTENTION, FindingContext, us_text
@@ -57,8 +57,7 @@ _NEAR = 3
 _DIM_WORDS = {0: "batch element", 1: "head", 2: "query block", 3: "feature block"}
 
 
-@dataclass(frozen=True)
-class LoopRun:
+class LoopRun(msgspec.Struct, frozen=True):
     """A group of sibling ops repeated back to back: ``ops[start + r * period + j]`` is the
     ``j``-th op of repetition ``r``. Positions are in the :class:`OpIndex`."""
 
@@ -312,8 +311,7 @@ def _runs(names: list[str]) -> list[tuple[str, int]]:
     return out
 
 
-@dataclass(frozen=True)
-class LoopCost:
+class LoopCost(msgspec.Struct, frozen=True):
     """What a loop costs per forward, as far as the trace measures it."""
 
     loop_cpu_us: float  # CPU time from the first repetition's start to the last one's end

@@ -18,8 +18,8 @@ ops the same way.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.pairs import levels_order, unique_pairs
@@ -30,8 +30,7 @@ __all__ = ["EMPTY_PATH", "CallPaths", "PathNodes", "by_level", "call_paths"]
 EMPTY_PATH = 0
 
 
-@dataclass(frozen=True)
-class CallPaths:
+class CallPaths(msgspec.Struct, frozen=True):
     """Path nodes: ``of_op[i]`` is the node of op ``i``'s path (the op's own name included,
     unless it is an annotation or repeats its parent's); node ``k`` is ``parent[k]``'s path
     plus the name id ``name[k]``."""

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
@@ -40,8 +40,7 @@ _LAUNCH = re.compile(r"(?i:launch|memcpy|memset)")
 DEVICE_KINDS = ("compute", "memcpy", "memset", "communication")
 
 
-@dataclass(frozen=True)
-class DeviceEvents:
+class DeviceEvents(msgspec.Struct, frozen=True):
     """One entry per device event, in time order.
 
     ``kind`` codes what it is (:data:`DEVICE_KINDS`); ``launch`` is the runtime event's row

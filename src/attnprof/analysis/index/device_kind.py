@@ -16,8 +16,7 @@ is analysed either way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from attnprof.knowledge.trace_categories import (
@@ -33,8 +32,7 @@ from attnprof.trace import Trace
 __all__ = ["TraceDevice", "identify_device"]
 
 
-@dataclass(frozen=True)
-class TraceDevice:
+class TraceDevice(msgspec.Struct, frozen=True):
     """The device a trace speaks for, how that was told, and its events by category."""
 
     kind: DeviceKind

@@ -18,9 +18,9 @@ traces) or that nests absurdly deep is swept instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import pairwise
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.pairs import levels_order
@@ -32,8 +32,7 @@ __all__ = ["Nesting", "nest"]
 _MAX_LEVELS = 512
 
 
-@dataclass(frozen=True)
-class Nesting:
+class Nesting(msgspec.Struct, frozen=True):
     """Per op: ``parent`` (-1 at a thread's top), ``last`` (the subtree's last position),
     ``depth`` (ancestors); and each thread's ``(pid, tid) -> [lo, hi)`` positions."""
 

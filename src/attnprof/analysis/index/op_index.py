@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -35,8 +34,7 @@ __all__ = ["OpIndex", "index_cpu_ops"]
 _json = msgspec.json.Decoder()
 
 
-@dataclass(frozen=True)
-class OpIndex:
+class OpIndex(msgspec.Struct, frozen=True, dict=True):
     """CPU ops sorted by (pid, tid, start, -duration), with their nesting.
 
     Every array has one entry per op; ``row`` is the op's row in the trace's event table.

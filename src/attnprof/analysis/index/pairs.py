@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 __all__ = ["Pairs", "distinct", "is_in", "levels_order", "names_matching", "unique_ids",
@@ -58,8 +58,7 @@ def levels_order(levels: np.ndarray) -> np.ndarray:
     return np.argsort(levels.astype(np.int16) if small else levels, kind="stable")
 
 
-@dataclass(frozen=True)
-class Pairs:
+class Pairs(msgspec.Struct, frozen=True):
     """The distinct pairs in sorted order, and where the input's pairs are among them."""
 
     first: np.ndarray  # the pairs' first members

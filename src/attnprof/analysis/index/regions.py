@@ -18,8 +18,8 @@ so it does not count seconds of CPU time that nothing in the trace accounts for.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
@@ -34,8 +34,7 @@ WHOLE_TRACE = "whole trace"
 _STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
-@dataclass(frozen=True)
-class Instance:
+class Instance(msgspec.Struct, frozen=True):
     """One pass through a region: the annotation op (``op`` -1 for the whole trace)."""
 
     op: int  # position in the OpIndex, -1 for the whole-trace instance
@@ -50,8 +49,7 @@ class Instance:
         return self.end - self.start
 
 
-@dataclass(frozen=True)
-class Region:
+class Region(msgspec.Struct, frozen=True):
     """A region name and its instances, in time order."""
 
     name: str

@@ -9,7 +9,8 @@ and precisions from these; a trace recorded without shapes simply gives no tenso
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 from attnprof.analysis.index.op_index import OpIndex
 
@@ -26,8 +27,7 @@ ELEMENT_BYTES: dict[str, int] = {
 HALF_TYPES = frozenset({"c10::Half", "c10::BFloat16"})
 
 
-@dataclass(frozen=True)
-class TensorArg:
+class TensorArg(msgspec.Struct, frozen=True):
     """One tensor argument of an op (rank >= 1)."""
 
     dims: tuple[int, ...]

@@ -17,9 +17,9 @@ is visited twice), and the device events of each instance, with per-instance bou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.compute_ops import compute_visits
@@ -42,8 +42,7 @@ def flat_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return flat, bounds
 
 
-@dataclass(frozen=True)
-class Spans:
+class Spans(msgspec.Struct, frozen=True):
     """Op position ranges ``[lo, hi)``, each belonging to one ``instance``, ordered by
     instance and, within one, annotation subtree first, then the other threads."""
 
@@ -52,8 +51,7 @@ class Spans:
     instance: np.ndarray
 
 
-@dataclass(frozen=True)
-class RegionView:
+class RegionView(msgspec.Struct, frozen=True, dict=True):
     """One region's instances with their op spans and device events."""
 
     region: Region

@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.op_index import OpIndex
@@ -71,8 +71,7 @@ BACKWARD_OP = re.compile(
 AUTOGRAD_NODE = re.compile(r"^autograd::engine::evaluate_function: ")
 
 
-@dataclass(frozen=True)
-class AttentionMarks:
+class AttentionMarks(msgspec.Struct, frozen=True):
     """Per op position of an :class:`OpIndex`: which attention each op is part of."""
 
     forward_named: np.ndarray
@@ -82,11 +81,10 @@ class AttentionMarks:
     #: Inside a backward node or attention backward op (a kernel launched there is backward).
     in_backward: np.ndarray
     #: The hand-written patterns found: op position ranges ``[lo, hi)``.
-    patterns: list[tuple[int, int]] = field(default_factory=list)
+    patterns: list[tuple[int, int]] = msgspec.field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class StepAttention:
+class StepAttention(msgspec.Struct, frozen=True):
     """One region instance's attention time (see the module doc), µs."""
 
     forward_us: float
@@ -175,8 +173,7 @@ def _linked_backward(ops: OpIndex, in_backward: np.ndarray, *forward: np.ndarray
 _FWD_NAMED, _FWD_INFERRED, _BWD_NAMED, _BWD_INFERRED = 1, 2, 3, 4
 
 
-@dataclass(frozen=True)
-class AttentionItems:
+class AttentionItems(msgspec.Struct, frozen=True):
     """A region's work items and its attention items, as the attention time counts them
     (see the module doc): the *whole* (a CPU trace's outermost ATen ops, a GPU trace's
     device events) and the attention among it (a CPU trace's outermost attention ops, a GPU

@@ -22,9 +22,9 @@ import functools
 import math
 import operator
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.device_events import DEVICE_KINDS
@@ -76,8 +76,7 @@ def measure_device_time(view: RegionView, fields: Mapping[str, Any]) -> dict[str
             "idle_us": idle_us, "gaps": kept}
 
 
-@dataclass(frozen=True)
-class _Timelines:
+class _Timelines(msgspec.Struct, frozen=True):
     """Every instance's device timeline: per event (by instance, then start) the busy time
     it adds; per gap before an event, its length, start and the event before it."""
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from attnprof.analysis.index.call_paths import EMPTY_PATH
@@ -39,8 +39,7 @@ _TYPE_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BF
 _NO_DTYPE_CATEGORIES = frozenset({"memcpy", "memset"})
 
 
-@dataclass(frozen=True)
-class _Visits:
+class _Visits(msgspec.Struct, frozen=True):
     """The kernels (or compute ops) of a region, one entry per occurrence in an instance."""
 
     name: np.ndarray  # name ids

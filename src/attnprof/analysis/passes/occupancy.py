@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from attnprof.formatting import format_bytes
 from attnprof.knowledge.sm_limits import Occupancy, limits_for, theoretical_occupancy
@@ -41,8 +42,7 @@ NO_ESTIMATE_APIS = ("cuLaunchKernelEx", "cudaLaunchKernelExC", "cudaLaunchKernel
 DEFAULT_SHARED_MEMORY = 48 * 1024
 
 
-@dataclass(frozen=True)
-class LaunchOccupancy:
+class LaunchOccupancy(msgspec.Struct, frozen=True):
     """CUPTI's estimate (``None`` where it made none) and the theoretical occupancy."""
 
     #: CUPTI's "est. achieved occupancy %", 0..100; ``None``: absent, or a 0 that is no

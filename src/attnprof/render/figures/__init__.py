@@ -15,11 +15,14 @@ as markup.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from attnprof.record.family import Record
 from attnprof.render.figures.base import Figure
 from attnprof.render.kinds import view_of
 from attnprof.render.safe import terminal_safe
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["Figure", "figure_names", "figures_of"]
 

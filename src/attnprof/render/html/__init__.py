@@ -12,9 +12,11 @@ nothing of the network.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from attnprof.record.family import Record
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
+
 
 __all__ = ["HtmlRenderer", "render_html"]
 

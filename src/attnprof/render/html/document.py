@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from attnprof.errors import UsageError
-from attnprof.record.family import Record
 from attnprof.render.html.links import link_traces
 from attnprof.render.html.sections import section_of
 from attnprof.render.safe import terminal_safe
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["build_page", "script_json"]
 

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import msgspec
 
 from attnprof.formatting import safe_text
-from attnprof.record.family import Record
 from attnprof.render.html.page import Section
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["file_href", "link_traces"]
 

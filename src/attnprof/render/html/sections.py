@@ -10,16 +10,19 @@ what a cell says, the record says.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from attnprof.formatting import fmt_ms, fmt_rate, format_bytes, threads_text
 from attnprof.record.budgets import BudgetReport
 from attnprof.record.check import CheckRow
 from attnprof.record.compare import VariantResult
 from attnprof.record.environment import Environment
-from attnprof.record.family import Record
 from attnprof.render.compare_table import row_notes, traffic_text
 from attnprof.render.html.page import Cell, Section, Table, cell, num
 from attnprof.render.kinds import view_of
+
+if TYPE_CHECKING:
+    from attnprof.record.family import Record
 
 __all__ = ["add_budgets", "check_table", "comparison_table", "environment_facts",
            "error_cell", "latency_cell", "section_of", "spread_cell", "status_cell",

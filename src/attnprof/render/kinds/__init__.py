@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,8 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["View", "module_of", "view_of"]
 
 
-@dataclass(frozen=True)
-class View:
+class View(msgspec.Struct, frozen=True):
     """How one record kind is shown. Each part takes the record after
     :func:`~attnprof.render.safe.terminal_safe` (every string escaped for display)."""
 
