@@ -645,27 +645,43 @@ static int publish(Scanner *sc) {
 
 /* Columns, not records: field f's n values start at n * offsetof(Rec, f), so numpy reads
  * each contiguously (strided reads of whole records cost more than this copy). Written
- * into ``out`` when it is given and large enough (reused: no fresh pages to fault). */
+ * into ``out`` when it is given and large enough (reused: no fresh pages to fault).
+ * A tile of records at a time, every field of it: the tile (some 17 KiB) stays in the L1
+ * cache for the fields' 35 strided passes, not a pass per field over the whole batch
+ * (1.3 MB of records). With the loops below kept scalar, the copy went from a quarter of
+ * a scan to under a tenth (v100_training_large: the scan 52 -> 43 ms). */
+#define TILE 64
+
+/* Not vectorized: GCC packs pairs of strided 8-byte loads into a 16-byte store through the
+ * stack, and the 16-byte reload of two 8-byte stores cannot be forwarded (a stall on each
+ * pair: 85% of the copy's time). Plain 8-byte moves are several times faster. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
 static void transpose(char *cols, const Rec *recs, Py_ssize_t n) {
     /* The padding's share of the output is no column: zeroed, so no stale memory leaks out. */
     memset(cols + (size_t)n * offsetof(Rec, pad), 0, (size_t)n * sizeof(((Rec *)0)->pad));
-    for (size_t f = 0; n > 0 && f < N_FIELDS; f++) {
-        size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
-        char *dst = cols + (size_t)n * off;
-        const char *src = (const char *)recs + off;
-        size_t rows = (size_t)n;
-        switch (size) {
-        case 8:
-            for (size_t i = 0; i < rows; i++) memcpy(dst + 8 * i, src + i * sizeof(Rec), 8);
-            break;
-        case 4:
-            for (size_t i = 0; i < rows; i++) memcpy(dst + 4 * i, src + i * sizeof(Rec), 4);
-            break;
-        case 1:
-            for (size_t i = 0; i < rows; i++) dst[i] = src[i * sizeof(Rec)];
-            break;
-        default:
-            for (size_t i = 0; i < rows; i++) memcpy(dst + size * i, src + i * sizeof(Rec), size);
+    size_t rows = n > 0 ? (size_t)n : 0;
+    for (size_t lo = 0; lo < rows; lo += TILE) {
+        size_t hi = lo + TILE < rows ? lo + TILE : rows;
+        for (size_t f = 0; f < N_FIELDS; f++) {
+            size_t off = FIELD_LAYOUT[f].offset, size = FIELD_LAYOUT[f].size;
+            char *dst = cols + rows * off;
+            const char *src = (const char *)recs + off;
+            switch (size) {
+            case 8:
+                for (size_t i = lo; i < hi; i++) memcpy(dst + 8 * i, src + i * sizeof(Rec), 8);
+                break;
+            case 4:
+                for (size_t i = lo; i < hi; i++) memcpy(dst + 4 * i, src + i * sizeof(Rec), 4);
+                break;
+            case 1:
+                for (size_t i = lo; i < hi; i++) dst[i] = src[i * sizeof(Rec)];
+                break;
+            default:
+                for (size_t i = lo; i < hi; i++)
+                    memcpy(dst + size * i, src + i * sizeof(Rec), size);
+            }
         }
     }
 }
