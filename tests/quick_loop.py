@@ -14,6 +14,7 @@ OUT_OF_QUICK: dict[str, tuple[str, ...]] = {
     "capture/test_capture_lifecycle.py": ("hf",),
     "capture/test_capture_transformers.py": ("hf",),
     "capture/test_known_cost.py": ("slow",),
+    "cli/test_analyze_beside.py": ("subprocess",),
     "cli/test_analyze_hardening.py": ("subprocess",),
     "cli/test_analyze_startup.py": ("subprocess",),
     "cli/test_input_files.py": ("subprocess", "hf"),

@@ -91,11 +91,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser(command).parse_args(args_list)
             # Opened (and checked) before the command runs, so a bad store fails before
             # anything is measured; the record is stored here, for every command alike.
-            store = _open_store(args) if hasattr(args, "no_store") else None
+            # A command that declares OPENS_STORE opens it itself, by args.open_store,
+            # before it does anything the store could make wasted (analyze: while its
+            # child reads the trace).
+            opening = _StoreOpening(args) if hasattr(args, "no_store") else None
+            if opening is not None:
+                args.open_store = opening
+                if not _opens_store_itself(args_list[0]):
+                    opening()
             try:
                 outcome = args.run(args)
                 if not isinstance(outcome, Finished):
                     return int(outcome or ExitCode.OK)
+                store = opening() if opening is not None else None
                 if store is not None and outcome.record is not None:
                     try:
                         _store(store, outcome, args, args_list)
@@ -103,8 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         return _unsaved(store, outcome, exc)
                 return outcome.status
             finally:
-                if store is not None:
-                    store.close()
+                if opening is not None and opening.store is not None:
+                    opening.store.close()
         except UsageError as exc:
             # Messages quote the user's values (names, paths): escaped for the terminal.
             print(f"attnprof: error: {safe_text(str(exc), limit=None)}", file=sys.stderr)
@@ -113,6 +121,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"attnprof: {exc if isinstance(exc, Terminated) else 'interrupted'}",
                   file=sys.stderr)
             return exit_status(exc)
+
+
+def _opens_store_itself(command: str) -> bool:
+    """Whether ``command``'s module declares ``OPENS_STORE`` (see :func:`main`)."""
+    module = _COMMAND_MODULES.get(command)
+    return module is not None and getattr(importlib.import_module(module), "OPENS_STORE",
+                                          False)
+
+
+class _StoreOpening:
+    """The store a record-making command saves into, opened once, when first called: by
+    :func:`main` before the command runs, or by the command itself (``args.open_store``)
+    where its module declares ``OPENS_STORE``; by :func:`main` after the command at the
+    latest, to save the record."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self._args = args
+        self._opened = False
+        self.store: Store | None = None
+
+    def __call__(self) -> Store | None:
+        if not self._opened:
+            self.store = _open_store(self._args)
+            self._opened = True
+        return self.store
 
 
 def _open_store(args: argparse.Namespace) -> Store | None:

@@ -1,0 +1,189 @@
+"""One call in a forked child while this process does something else meanwhile.
+
+:func:`call_in_child` forks; the child makes the call and sends its result back over a
+pipe (msgpack, decoded as the type the caller names), while the parent runs its own
+``meanwhile`` work, then reads the result. It is for a short command whose work splits
+into two halves that do not depend on each other and are each one core's work: on a
+machine with a second core they overlap instead of following each other
+(``attnprof analyze`` reads and analyses a trace in the child while the parent imports
+the views and opens the store; see :mod:`attnprof.cli.analyze_cmd`).
+
+The child is never waited for after it has answered: freeing its memory is its exit's
+work, done on its own core while the parent goes on (it is reaped at the parent's exit).
+The answer's length comes first, so the parent reads to the answer's end, not to the
+child's exit.
+
+What the child ends with reaches the parent as it would have from a call made here: the
+result; a :class:`~attnprof.errors.UsageError` (the same message); another exception
+(:class:`ChildFailed`, with the child's traceback); or the way it died without answering,
+a crash or the OOM killer (:class:`ChildDied`). The child ignores Ctrl-C, which the parent
+gets too: the parent takes the child down when it stops early for any reason (Ctrl-C,
+SIGTERM, an exception from ``meanwhile``).
+
+Only where :func:`fork_pays`: a platform with ``fork``, two usable CPUs or more, and a
+process that runs no thread but this one (a fork copies only the calling thread: a lock
+another thread held would stay locked in the child).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from attnprof.errors import UsageError
+
+__all__ = ["ChildDied", "ChildFailed", "call_in_child", "fork_pays"]
+
+R = TypeVar("R")
+
+_LENGTH_BYTES = 8  # the answer's size, sent before it
+_READ_BYTES = 1 << 20
+
+
+class ChildDied(RuntimeError):
+    """The child ended without answering (a crash, the OOM killer, ``os._exit``)."""
+
+
+class ChildFailed(RuntimeError):
+    """The call raised an exception other than a usage error in the child; the message
+    holds the child's traceback."""
+
+
+def fork_pays() -> bool:
+    """Whether :func:`call_in_child` can run here, beside this process (module doc)."""
+    from attnprof.measure.threads import usable_cpus
+
+    return hasattr(os, "fork") and threading.active_count() == 1 and usable_cpus() >= 2
+
+
+def call_in_child(call: Callable[[], R], *, returns: type[R],
+                  meanwhile: Callable[[], None]) -> R:
+    """``call()`` made in a forked child while this process runs ``meanwhile()``; its result,
+    sent back as msgpack and decoded as ``returns``, or its failure raised here (module
+    doc). An exception from ``meanwhile`` stops the child and propagates."""
+    import msgspec
+
+    readable, writable = os.pipe()
+    for stream in (sys.stdout, sys.stderr):  # else the child's exit would write them again
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(readable)
+        _child(call, writable)  # never returns
+    os.close(writable)
+    data: bytes | None = None
+    status = 0
+    try:
+        meanwhile()
+        decoder = msgspec.msgpack.Decoder(tuple[str, returns | str])  # type: ignore[valid-type]
+        data = _read_answer(readable)
+    finally:
+        os.close(readable)
+        if data is None:  # it died, or this process stops early: none of it left running
+            status = _stop(pid)
+    if data is None:
+        raise ChildDied(_death(status))
+    import atexit
+
+    atexit.register(_reap, pid)  # it is ending now; reaped before this process ends
+    said, value = decoder.decode(data)
+    if said == "ok":
+        return value  # type: ignore[no-any-return]
+    if said == "usage":
+        raise UsageError(str(value))
+    raise ChildFailed(f"the call failed in the child process:\n{value}")
+
+
+def _child(call: Callable[[], Any], writable: int) -> None:
+    """Make the call, send ``(said, result or message)`` and end, without running what the
+    parent's exit runs (its ``finally`` blocks, atexit hooks and buffers are the parent's)."""
+    code = 1
+    try:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent gets it too, and stops us
+        for name in ("SIGTERM", "SIGHUP"):  # the parent's handlers raise; here just end
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        import msgspec
+
+        answer: tuple[str, object]
+        try:
+            answer = ("ok", call())
+        except UsageError as exc:
+            answer = ("usage", str(exc))
+        except Exception:
+            import traceback
+
+            answer = ("error", traceback.format_exc())
+        try:
+            data = msgspec.msgpack.encode(answer)
+        except (TypeError, ValueError, OverflowError):  # a result msgpack cannot hold
+            import traceback
+
+            data = msgspec.msgpack.encode(("error", traceback.format_exc()))
+        _write_all(writable, len(data).to_bytes(_LENGTH_BYTES, "little") + data)
+        code = 0
+    finally:
+        try:
+            sys.stderr.flush()  # what the call printed there
+        finally:
+            os._exit(code)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    with memoryview(data) as view:
+        sent = 0
+        while sent < len(view):
+            sent += os.write(fd, view[sent:])
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """``size`` bytes from ``fd``, or None when it ends before."""
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, min(size, _READ_BYTES))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_answer(fd: int) -> bytes | None:
+    """The child's whole answer, or None when it ended without one."""
+    head = _read_exactly(fd, _LENGTH_BYTES)
+    return None if head is None else _read_exactly(fd, int.from_bytes(head, "little"))
+
+
+def _stop(pid: int) -> int:
+    """Kill the child (not reaped yet, so ``pid`` is still its own, even once it has
+    ended) and reap it: its wait status, the one it ended with if it had."""
+    import signal
+
+    os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):  # reaped already
+        os.waitpid(pid, 0)
+
+
+def _death(status: int) -> str:
+    """How the child ended without answering, in words."""
+    if os.WIFSIGNALED(status):
+        import signal
+
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "a signal"
+        return f"the child process was killed by {name} (signal {number}) before it answered"
+    return (f"the child process exited with status {os.waitstatus_to_exitcode(status)} "
+            "before it answered")
