@@ -67,6 +67,31 @@ def test_the_child_gives_what_one_process_gives(trace: str, tmp_path: Path) -> N
     assert outs[False][1].startswith(f"trace {EXAMPLES / trace}")
 
 
+@pytest.fixture(scope="module")
+def own_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A trace attnprof captured itself (its metadata, no contention read): ``profile``."""
+    out = tmp_path_factory.mktemp("own")
+    done = _attnprof("profile", "naive", "--batch", "1", "--heads", "2", "--seq", "64",
+                     "--head-dim", "16", "--min-time", "0.01", "--steps", "2",
+                     "--out", str(out), "--no-store")
+    assert done.returncode == 0, done.stderr
+    (trace,) = out.glob("*.json*")
+    return trace
+
+
+def test_an_attnprof_trace_reads_the_same_in_the_child(own_trace: Path,
+                                                       tmp_path: Path) -> None:
+    said = {}
+    for inline in (False, True):
+        out = tmp_path / f"{inline}.json"
+        done = _attnprof("analyze", str(own_trace), "--json", str(out), "--no-store",
+                         inline=inline)
+        assert done.returncode == 0, done.stderr
+        said[inline] = (done.stdout.replace(str(out), "OUT"), _record(out))
+    assert said[False] == said[True]
+    assert "attnprof::naive" in said[False][0] and "findings (" in said[False][0]
+
+
 def test_a_bad_store_found_meanwhile_fails_as_before(tmp_path: Path) -> None:
     store = tmp_path / "runs.db"
     store.write_bytes(b"not a database at all " * 100)

@@ -43,7 +43,7 @@ def _children() -> set[int]:
 
 def test_the_call_runs_in_the_child_while_meanwhile_runs_here() -> None:
     ran = []
-    got = call_in_child(lambda: Answer(os.getpid(), [1.5, float("inf"), -0.0], "ü\x1b"),
+    got = call_in_child(lambda send: Answer(os.getpid(), [1.5, float("inf"), -0.0], "ü\x1b"),
                         returns=Answer, meanwhile=lambda: ran.append(os.getpid()))
     assert ran == [os.getpid()]  # meanwhile: here
     assert got.pid != os.getpid()  # the call: elsewhere
@@ -51,7 +51,7 @@ def test_the_call_runs_in_the_child_while_meanwhile_runs_here() -> None:
 
 
 def test_a_usage_error_in_the_child_is_one_here() -> None:
-    def bad() -> Answer:
+    def bad(send) -> Answer:
         raise UsageError("trace file 'x.json' is empty; export the trace again")
 
     with pytest.raises(UsageError, match=r"^trace file 'x.json' is empty; export"):
@@ -59,7 +59,7 @@ def test_a_usage_error_in_the_child_is_one_here() -> None:
 
 
 def test_another_exception_comes_with_the_childs_traceback() -> None:
-    def bug() -> Answer:
+    def bug(send) -> Answer:
         raise ZeroDivisionError("a bug in the analysis")
 
     with pytest.raises(ChildFailed, match=r"(?s)Traceback.*ZeroDivisionError: a bug in"):
@@ -68,13 +68,13 @@ def test_another_exception_comes_with_the_childs_traceback() -> None:
 
 def test_a_result_msgpack_cannot_hold_is_a_failure_not_a_hang() -> None:
     with pytest.raises(ChildFailed, match="TypeError"):
-        call_in_child(lambda: object(), returns=Answer, meanwhile=lambda: None)
+        call_in_child(lambda send: object(), returns=Answer, meanwhile=lambda: None)
 
 
 @pytest.mark.parametrize(("end", "said"), [
-    (lambda: os._exit(3), "exited with status 3 before it answered"),
-    (lambda: os.kill(os.getpid(), signal.SIGSEGV), "killed by SIGSEGV (signal 11)"),
-    (lambda: os.kill(os.getpid(), signal.SIGKILL), "killed by SIGKILL (signal 9)"),
+    (lambda send: os._exit(3), "exited with status 3 before it answered"),
+    (lambda send: os.kill(os.getpid(), signal.SIGSEGV), "killed by SIGSEGV (signal 11)"),
+    (lambda send: os.kill(os.getpid(), signal.SIGKILL), "killed by SIGKILL (signal 9)"),
 ], ids=["exit", "segfault", "oom-killer"])
 def test_a_child_that_dies_without_answering_says_how(end, said: str) -> None:
     before = _children()
@@ -86,7 +86,7 @@ def test_a_child_that_dies_without_answering_says_how(end, said: str) -> None:
 def test_a_failure_meanwhile_stops_the_child_at_once() -> None:
     before = _children()
 
-    def slow() -> Answer:
+    def slow(send) -> Answer:
         time.sleep(60)
         return Answer(0, [], "")
 
@@ -108,7 +108,7 @@ def test_output_buffered_before_the_fork_is_written_once(tmp_path) -> None:
         "import sys\n"
         "from attnprof.run.executors.forked import call_in_child\n"
         "sys.stdout.write('before ')\n"
-        "def call():\n"
+        "def call(send):\n"
         "    print('note from the child', file=sys.stderr)\n"
         "    return 7\n"
         "print(call_in_child(call, returns=int, meanwhile=lambda: None))\n")
@@ -116,3 +116,46 @@ def test_output_buffered_before_the_fork_is_written_once(tmp_path) -> None:
                           timeout=60, check=True)
     assert done.stdout == "before 7\n"
     assert done.stderr == "note from the child\n"
+
+
+def test_parts_arrive_in_order_before_the_result_while_the_child_goes_on() -> None:
+    heard: list[tuple[Answer, float]] = []
+
+    def call(send) -> Answer:
+        for i in range(3):
+            send(Answer(os.getpid(), [float(i)] * 50_000, f"part {i}"))  # 450 KB each
+        time.sleep(0.3)  # still working after the parts
+        return Answer(os.getpid(), [], "done")
+
+    started = time.perf_counter()
+    got = call_in_child(call, returns=Answer, meanwhile=lambda: None, part=Answer,
+                        on_part=lambda a: heard.append((a, time.perf_counter() - started)))
+    assert [a.name for a, _ in heard] == ["part 0", "part 1", "part 2"]
+    assert heard[2][0].values[-1] == 2.0 and len(heard[2][0].values) == 50_000
+    assert got.name == "done"
+    assert all(at < 0.25 for _, at in heard)  # heard while the child was still working
+
+
+def test_a_part_nobody_expects_is_a_failure() -> None:
+    def call(send) -> int:
+        send(1)
+        return 2
+
+    with pytest.raises(ChildFailed, match="no part was expected"):
+        call_in_child(call, returns=int, meanwhile=lambda: None)
+
+
+def test_a_failure_in_on_part_stops_the_child() -> None:
+    before = _children()
+
+    def call(send) -> int:
+        send(1)
+        time.sleep(60)
+        return 2
+
+    def on_part(value: int) -> None:
+        raise KeyboardInterrupt  # Ctrl-C while drawing what arrived
+
+    with pytest.raises(KeyboardInterrupt):
+        call_in_child(call, returns=int, meanwhile=lambda: None, part=int, on_part=on_part)
+    assert _children() == before

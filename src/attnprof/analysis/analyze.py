@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from attnprof.analysis.contended_steps import contention_findings, read_contention
@@ -42,7 +43,8 @@ __all__ = ["analyze_files", "analyze_trace"]
 def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None = None,
                   region_pattern: str | None = None,
                   passes: tuple[RegionPass, ...] = REGION_PASSES,
-                  rules: tuple[Rule, ...] = RULES) -> TraceReport:
+                  rules: tuple[Rule, ...] = RULES,
+                  on_head: Callable[[TraceReport], None] | None = None) -> TraceReport:
     """The :class:`~attnprof.record.trace_report.TraceReport` of ``trace``.
 
     ``result`` is the run record's :class:`~attnprof.record.compare.VariantResult` for the traced
@@ -50,6 +52,10 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
     the one in the trace's ``attnprof`` metadata (foreign traces have none: rules then read
     shapes and kernel names only). ``region_pattern`` picks the user annotations to treat as
     regions (see :func:`~attnprof.analysis.index.regions.find_regions`).
+
+    ``on_head`` is called with the report as soon as everything but its findings, model
+    attribution and timeline is final (about three quarters of the way), so a caller can
+    start showing it; the same report object is then completed and returned.
     """
     ops = index_cpu_ops(trace)
     devices = link_device_events(ops)
@@ -82,11 +88,14 @@ def analyze_trace(trace: Trace, *, result: Any = None, workload: Workload | None
         dropped_entries=dict(trace.meta.dropped_entries),
         unusable_values=dict(trace.meta.unusable_values),
     )
+    if meta is None:  # a foreign trace: its own timings are the only sign of its moment
+        report.contention = read_contention(views, report.regions)
+    if on_head is not None:
+        on_head(report)
     ctx = FindingContext(report=report, views=tuple(views), ops=ops, devices=devices,
                          workload=workload or _workload(meta), result=result)
     report.findings = run_rules(ctx, rules)
-    if meta is None:  # a foreign trace: its own timings are the only sign of its moment
-        report.contention = read_contention(views, report.regions)
+    if meta is None:
         report.findings += contention_findings(report.contention)
     # A model trace (attnprof's model labels): where each layer's time went.
     if _has_model_labels(ops):
@@ -123,13 +132,15 @@ def _workload(meta: dict[str, Any] | None) -> Workload | None:
 
 
 def analyze_files(paths: list[str], *, region_pattern: str | None = None,
-                  optional: set[str] | frozenset[str] = frozenset()) -> AnalyzeRecord:
+                  optional: set[str] | frozenset[str] = frozenset(),
+                  on_head: Callable[[TraceReport], None] | None = None) -> AnalyzeRecord:
     """Load and analyse each trace file in turn; the record of ``attnprof analyze``.
 
     Every trace is read and analysed before the record exists, so an unreadable file fails
     the whole call (with :class:`~attnprof.errors.UsageError`) and nothing is written —
     except the files in ``optional`` (those found in a folder): one of them that cannot be
     read is listed in the record's ``unreadable`` and the others are analysed all the same.
+    ``on_head``: :func:`analyze_trace`'s, for each trace.
     """
     from attnprof.errors import UsageError
     from attnprof.record.analyze import UnreadableTrace
@@ -138,7 +149,8 @@ def analyze_files(paths: list[str], *, region_pattern: str | None = None,
     reports, unreadable = [], []
     for path in paths:
         try:
-            reports.append(analyze_trace(load_trace(path), region_pattern=region_pattern))
+            reports.append(analyze_trace(load_trace(path), region_pattern=region_pattern,
+                                         on_head=on_head))
         except (UsageError, OSError) as exc:
             if path not in optional:
                 raise

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
     from attnprof.commands.analyze import AnalyzeRequest
     from attnprof.outputs import Output
+    from attnprof.record.analyze import AnalyzeRecord
+    from attnprof.record.trace_report import TraceReport
+    from attnprof.render.kinds.analyze import TwoPartDrawing
 
 NAME = "analyze"
 SAVES_RECORDS = True
@@ -113,14 +116,20 @@ def run(args: argparse.Namespace) -> Finished:
                             figures=Figures("analyze", traces=len(request.paths)))
 
     progress = _Progress()
+    beside = _Beside(args, check_outputs) if _beside(request) else None
     try:
-        if _beside(request):
+        if beside is not None:
             from attnprof.record.analyze import AnalyzeRecord
-            from attnprof.run.executors.forked import ChildDied, call_in_child
+            from attnprof.record.trace_report import TraceReport
+            from attnprof.run.executors.forked import ChildDied, Send, call_in_child
+
+            def in_child(send: Send) -> AnalyzeRecord:
+                progress.heads = send  # the report's head, to draw while the child goes on
+                return analyze(request, progress)  # type: ignore[return-value]
 
             try:
-                record = call_in_child(lambda: analyze(request, progress), returns=AnalyzeRecord,
-                                       meanwhile=lambda: _ready_for_a_report(args, check_outputs))
+                record = call_in_child(in_child, returns=AnalyzeRecord, meanwhile=beside.ready,
+                                       part=TraceReport, on_part=beside.head)
             except ChildDied as exc:  # a crash reading it: say which file, as for a bad one
                 raise UsageError(f"trace file {request.paths[0]!r} could not be analysed: "
                                  f"{exc}; please report this with the file (and run with "
@@ -136,7 +145,8 @@ def run(args: argparse.Namespace) -> Finished:
         return _show(record, args, unreadable=[(r.source, r.error) for r in record.unreadable
                                                if r.error is not None])
     return _show(record, args, unreadable=[(bad.source, bad.reason)
-                                           for bad in record.unreadable])
+                                           for bad in record.unreadable],
+                 draw=beside.text if beside is not None else None)
 
 
 class _Progress:
@@ -146,6 +156,12 @@ class _Progress:
     def __init__(self) -> None:
         self._bar: Any = None
         self._tty = sys.stderr.isatty()
+        #: Where a trace's head goes (the child's ``send``); None: nowhere.
+        self.heads: Callable[[TraceReport], None] | None = None
+
+    def trace_head(self, report: TraceReport) -> None:
+        if self.heads is not None:
+            self.heads(report)
 
     def note(self, text: str) -> None:
         from attnprof.formatting import safe_text
@@ -203,36 +219,56 @@ def _beside(request: AnalyzeRequest) -> bool:
             and "attnprof.analysis.analyze" not in sys.modules and fork_pays())
 
 
-def _ready_for_a_report(args: argparse.Namespace,
-                        check_outputs: Callable[[], list[Output]]) -> None:
-    """What showing and saving one trace's analysis takes, done while a child process
-    analyses the trace (:func:`_beside`): the outputs checked (a bad
-    one fails the command as before: the child is stopped, nothing is written), the store
-    opened and checked, the outputs' folders made, and rich, the report's view and the
-    renderers imported."""
-    from attnprof.outputs import create_folders
+class _Beside:
+    """The parent's side while its child analyses the trace (:func:`_beside`): getting
+    ready, then drawing the report's head as soon as the child sends it, while the child
+    works out the findings (:class:`~attnprof.render.kinds.analyze.TwoPartDrawing`)."""
 
-    plan = check_outputs()
-    args.open_store()
-    create_folders(plan)
-    import attnprof.render.json_record
-    import attnprof.render.kinds.analyze  # noqa: F401
-    from attnprof.render.terminal import warm_character_widths
+    def __init__(self, args: argparse.Namespace,
+                 check_outputs: Callable[[], list[Output]]) -> None:
+        self.args, self.check_outputs = args, check_outputs
+        self.drawing: TwoPartDrawing | None = None
 
-    warm_character_widths()
+    def ready(self) -> None:
+        """What showing and saving the analysis takes: the outputs checked (a bad one fails
+        the command as before: the child is stopped, nothing is written), the store opened
+        and checked, the outputs' folders made, and rich, the report's view and the
+        renderers imported."""
+        from attnprof.outputs import create_folders
+
+        plan = self.check_outputs()
+        self.args.open_store()
+        create_folders(plan)
+        import attnprof.render.json_record  # noqa: F401
+        from attnprof.render.kinds.analyze import TwoPartDrawing
+        from attnprof.render.terminal import TerminalRenderer, warm_character_widths
+
+        warm_character_widths()
+        self.drawing = TwoPartDrawing(TerminalRenderer.for_stdout(top=self.args.top))
+
+    def head(self, report: TraceReport) -> None:
+        assert self.drawing is not None  # ready() ran first
+        self.drawing.head(report)
+
+    def text(self, record: AnalyzeRecord) -> str:
+        assert self.drawing is not None
+        return self.drawing.text(record)
 
 
-def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str]]
-          ) -> Finished:
+def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str]],
+          draw: Callable[[Any], str] | None = None) -> Finished:
     """Print the record, write the outputs asked for, say what could not be read; the exit
-    status (1 when something could not be read) and the record, for the store."""
+    status (1 when something could not be read) and the record, for the store. ``draw``:
+    the terminal view's text, where it was begun before the record was done."""
     from attnprof.formatting import safe_text
     from attnprof.render import JsonRenderer, TerminalRenderer, write_rendered
     from attnprof.render.terminal import make_console
 
     # The store's copy (compressed: 50 ms for 64 ranks) is made while the view is drawn.
     prepared = prepare_saving(args, record)
-    sys.stdout.write(TerminalRenderer.for_stdout(top=args.top).render(record))
+    if draw is None:
+        draw = TerminalRenderer.for_stdout(top=args.top).render
+    sys.stdout.write(draw(record))
     console = make_console()
     if args.json:
         write_rendered(JsonRenderer(), record, args.json)

@@ -29,6 +29,7 @@ from attnprof.record.ranks import RanksRecord, RankSummary
 
 if TYPE_CHECKING:
     from attnprof.analysis.ranks.identify import RankSet
+    from attnprof.record.trace_report import TraceReport
 
 __all__ = ["AnalyzeProgress", "AnalyzeRequest", "read_rank_set", "request_for_traces", "run"]
 
@@ -43,6 +44,12 @@ class AnalyzeProgress(Protocol):
 
     def rank_read(self, done: int, total: int, summary: RankSummary) -> None:
         """A rank of a rank set was read: ``done`` of ``total`` so far."""
+
+    def trace_head(self, report: TraceReport) -> None:
+        """A trace analysed on its own has everything but its findings, model attribution
+        and timeline final (:func:`~attnprof.analysis.analyze.analyze_trace`'s
+        ``on_head``): its header and region tables can be shown while the rest is worked
+        out. Optional: a progress object without it is not told."""
 
 
 class AnalyzeRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -165,7 +172,8 @@ def _analyze(request: AnalyzeRequest, progress: AnalyzeProgress | None
     from attnprof.analysis.analyze import analyze_files
 
     return analyze_files(list(request.paths), region_pattern=request.region,
-                         optional=request.optional)
+                         optional=request.optional,
+                         on_head=getattr(progress, "trace_head", None))
 
 
 def read_rank_set(found: RankSet, request: AnalyzeRequest, *,

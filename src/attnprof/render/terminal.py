@@ -14,6 +14,7 @@ import io
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Console
@@ -74,9 +75,16 @@ class TerminalRenderer:
         """The whole terminal view of ``record``; every string of it escaped and cut for a
         terminal first (see :mod:`attnprof.render.safe`)."""
         record = terminal_safe(record)
+        return self.draw(lambda console: view_of(record.kind).terminal(record, console,
+                                                                       self.top))
+
+    def draw(self, draw: Callable[[Console], None]) -> str:
+        """What ``draw`` prints on a console of this renderer's width and colours, as text.
+        For a view drawn in parts (:class:`~attnprof.render.kinds.analyze.TwoPartDrawing`);
+        what it draws must come from :func:`~attnprof.render.safe.terminal_safe`."""
         buffer = io.StringIO()
         console = Console(file=buffer, width=self.width, force_terminal=self.color,
                           color_system="auto" if self.color else None, highlight=self.color,
                           emoji=False)
-        view_of(record.kind).terminal(record, console, self.top)
+        draw(console)
         return buffer.getvalue()

@@ -7,6 +7,9 @@ time, which the caption says), and each cut says how many rows it left out.
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
 from rich.console import Console
 from rich.table import Table
 
@@ -26,7 +29,8 @@ from attnprof.record.trace_report import (
 from attnprof.render.model_attribution import render_attribution, render_model_findings
 from attnprof.render.styles import SEVERITY_STYLE
 
-__all__ = ["attention_lines", "fmt_size", "fmt_us", "render_findings", "render_trace_report"]
+__all__ = ["REST_FIELDS", "attention_lines", "fmt_size", "fmt_us", "head_of", "render_findings",
+           "render_trace_head", "render_trace_report", "render_trace_rest"]
 
 _VERDICT_STYLE = {"cpu-bound": "yellow", "device-bound": "green", "cpu-only": "cyan",
                   "unknown": "dim"}
@@ -43,11 +47,38 @@ def _count(value: float) -> str:
 
 def render_trace_report(report: TraceReport, console: Console, top: int = 15) -> None:
     """Print a report: header, each region's tables, top kernels, then the findings."""
+    render_trace_head(report, console, top)
+    render_trace_rest(report, console, top)
+
+
+def render_trace_head(report: TraceReport, console: Console, top: int = 15) -> None:
+    """The first part of :func:`render_trace_report`: the header and each region's tables.
+    It reads only what :func:`head_of` holds, which the analysis has final before its
+    findings (:func:`~attnprof.analysis.analyze.analyze_trace`'s ``on_head``)."""
     console.print(_header(report))
     contention = report.contention if report.contention and report.contention.marked else None
     for region in report.regions:
         _render_region(region, console, top,
                        contention if contention and contention.region == region.name else None)
+
+
+#: The fields of a report that only :func:`render_trace_rest` shows: the ones the analysis
+#: adds after its ``on_head`` call.
+REST_FIELDS = ("findings", "model", "timeline")
+
+
+def head_of(report: TraceReport) -> bytes:
+    """Everything of ``report`` but :data:`REST_FIELDS`, encoded: two reports with the same
+    head bytes draw the same :func:`render_trace_head` (a NaN equals itself as bytes, as
+    the text drawn from it does), and the bytes taken once do not change with the report."""
+    blank: dict[str, Any] = dict.fromkeys(REST_FIELDS)
+    blank["findings"] = []
+    return msgspec.msgpack.encode(msgspec.structs.replace(report, **blank))
+
+
+def render_trace_rest(report: TraceReport, console: Console, top: int = 15) -> None:
+    """The rest of :func:`render_trace_report`: top kernels, the model's layers, the
+    findings."""
     _render_breakdown(report, console, top)
     if report.model is not None:  # a model trace: where each layer's time went
         console.print()

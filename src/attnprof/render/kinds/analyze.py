@@ -10,25 +10,74 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from attnprof.render.kinds import View
-from attnprof.render.trace_report import render_trace_report
+from attnprof.render.safe import terminal_safe
+from attnprof.render.trace_report import (
+    head_of,
+    render_trace_head,
+    render_trace_report,
+    render_trace_rest,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from attnprof.record.analyze import AnalyzeRecord
+    from attnprof.record.trace_report import TraceReport
     from attnprof.render.figures.base import Figure
     from attnprof.render.html.page import Section
+    from attnprof.render.terminal import TerminalRenderer
 
-__all__ = ["VIEW", "figure_names", "figures", "section", "terminal"]
+__all__ = ["VIEW", "TwoPartDrawing", "figure_names", "figures", "section", "terminal"]
 
 
 def terminal(record: AnalyzeRecord, console: Console, top: int) -> None:
     """Each trace's report (``top`` rows a table), then each file skipped and why."""
     for report in record.reports:
         render_trace_report(report, console, top=top)
+    _skipped(record, console)
+
+
+def _skipped(record: AnalyzeRecord, console: Console) -> None:
     for bad in record.unreadable:
         line = Text(f"skipped {bad.source}", style="yellow")
         console.print(line.append(f": {bad.reason}", style=""))
+
+
+class TwoPartDrawing:
+    """The terminal view of a one-trace analysis drawn in two parts: the report's header
+    and region tables (:func:`~attnprof.render.trace_report.render_trace_head`) as soon as
+    the analysis has them (:meth:`head`, given as ``on_head``), the rest when the record
+    is done (:meth:`text`). ``attnprof analyze`` draws the first while its child process
+    works out the findings (:mod:`attnprof.cli.analyze_cmd`).
+
+    :meth:`text` is always ``renderer.render(record)``: the head drawn early is used only
+    when the record's report still agrees with it on everything the head shows
+    (:func:`~attnprof.render.trace_report.head_of`), else the whole view is drawn anew.
+    """
+
+    def __init__(self, renderer: TerminalRenderer) -> None:
+        self.renderer = renderer
+        self._head: tuple[bytes, str] | None = None
+
+    def head(self, report: TraceReport) -> None:
+        """Draw ``report``'s header and region tables now (only the first report's)."""
+        if self._head is None:
+            safe = terminal_safe(report)
+            self._head = (head_of(report), self.renderer.draw(
+                lambda console: render_trace_head(safe, console, self.renderer.top)))
+
+    def text(self, record: AnalyzeRecord) -> str:
+        """The whole view of ``record``, from the head drawn early where it still holds."""
+        if (self._head is None or len(record.reports) != 1
+                or head_of(record.reports[0]) != self._head[0]):
+            return self.renderer.render(record)
+        safe = terminal_safe(record)
+
+        def rest(console: Console) -> None:
+            render_trace_rest(safe.reports[0], console, self.renderer.top)
+            _skipped(safe, console)
+
+        return self._head[1] + self.renderer.draw(rest)
 
 
 def section(record: AnalyzeRecord, anchor: str) -> Section:

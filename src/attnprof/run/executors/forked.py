@@ -8,10 +8,15 @@ machine with a second core they overlap instead of following each other
 (``attnprof analyze`` reads and analyses a trace in the child while the parent imports
 the views and opens the store; see :mod:`attnprof.cli.analyze_cmd`).
 
+The call may also send parts of its result as it goes (``send(value)``): each reaches the
+parent's ``on_part`` as soon as the parent is free, while the child goes on (``attnprof
+analyze`` draws a trace's header and region tables while the child runs the findings).
+
 The child is never waited for after it has answered: freeing its memory is its exit's
 work, done on its own core while the parent goes on (it is reaped at the parent's exit).
-The answer's length comes first, so the parent reads to the answer's end, not to the
-child's exit.
+Each message's length comes first, so the parent reads to the answer's end, not to the
+child's exit; the pipe holds 1 MiB where Linux allows, so the child does not wait for the
+parent to read a part.
 
 What the child ends with reaches the parent as it would have from a call made here: the
 result; a :class:`~attnprof.errors.UsageError` (the same message); another exception
@@ -36,12 +41,19 @@ from typing import Any, TypeVar
 
 from attnprof.errors import UsageError
 
-__all__ = ["ChildDied", "ChildFailed", "call_in_child", "fork_pays"]
+__all__ = ["ChildDied", "ChildFailed", "Send", "call_in_child", "fork_pays"]
 
 R = TypeVar("R")
 
-_LENGTH_BYTES = 8  # the answer's size, sent before it
+_LENGTH_BYTES = 8  # a message's size, sent before it
 _READ_BYTES = 1 << 20
+_PIPE_BYTES = 1 << 20  # what the pipe holds (Linux's default most for an unprivileged user)
+_F_SETPIPE_SZ = 1031  # fcntl's, on Linux
+_PART, _ANSWER = b"p", b"a"  # a message's first byte: what follows
+
+#: What the call is given to send a part with.
+Send = Callable[[Any], None]
+P = TypeVar("P")
 
 
 class ChildDied(RuntimeError):
@@ -60,14 +72,18 @@ def fork_pays() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1 and usable_cpus() >= 2
 
 
-def call_in_child(call: Callable[[], R], *, returns: type[R],
-                  meanwhile: Callable[[], None]) -> R:
-    """``call()`` made in a forked child while this process runs ``meanwhile()``; its result,
-    sent back as msgpack and decoded as ``returns``, or its failure raised here (module
-    doc). An exception from ``meanwhile`` stops the child and propagates."""
+def call_in_child(call: Callable[[Send], R], *, returns: type[R],
+                  meanwhile: Callable[[], None], part: type[P] | None = None,
+                  on_part: Callable[[P], None] | None = None) -> R:
+    """``call(send)`` made in a forked child while this process runs ``meanwhile()``; its
+    result, sent back as msgpack and decoded as ``returns``, or its failure raised here
+    (module doc). Each ``send(value)`` of the call reaches ``on_part`` here, decoded as
+    ``part``, in order, before the result. An exception from ``meanwhile`` or ``on_part``
+    stops the child and propagates."""
     import msgspec
 
     readable, writable = os.pipe()
+    _widen(writable)
     for stream in (sys.stdout, sys.stderr):  # else the child's exit would write them again
         stream.flush()
     pid = os.fork()
@@ -80,7 +96,14 @@ def call_in_child(call: Callable[[], R], *, returns: type[R],
     try:
         meanwhile()
         decoder = msgspec.msgpack.Decoder(tuple[str, returns | str])  # type: ignore[valid-type]
-        data = _read_answer(readable)
+        parts = msgspec.msgpack.Decoder(part) if part is not None else None
+        while (message := _read_message(readable)) is not None:
+            if message[:1] == _ANSWER:
+                data = message[1:]
+                break
+            if parts is None or on_part is None:
+                raise ChildFailed("the call sent a part, and no part was expected")
+            on_part(parts.decode(memoryview(message)[1:]))
     finally:
         os.close(readable)
         if data is None:  # it died, or this process stops early: none of it left running
@@ -98,7 +121,7 @@ def call_in_child(call: Callable[[], R], *, returns: type[R],
     raise ChildFailed(f"the call failed in the child process:\n{value}")
 
 
-def _child(call: Callable[[], Any], writable: int) -> None:
+def _child(call: Callable[[Send], Any], writable: int) -> None:
     """Make the call, send ``(said, result or message)`` and end, without running what the
     parent's exit runs (its ``finally`` blocks, atexit hooks and buffers are the parent's)."""
     code = 1
@@ -111,9 +134,12 @@ def _child(call: Callable[[], Any], writable: int) -> None:
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
         import msgspec
 
+        def send(value: object) -> None:
+            _send(writable, _PART, msgspec.msgpack.encode(value))
+
         answer: tuple[str, object]
         try:
-            answer = ("ok", call())
+            answer = ("ok", call(send))
         except UsageError as exc:
             answer = ("usage", str(exc))
         except Exception:
@@ -126,13 +152,27 @@ def _child(call: Callable[[], Any], writable: int) -> None:
             import traceback
 
             data = msgspec.msgpack.encode(("error", traceback.format_exc()))
-        _write_all(writable, len(data).to_bytes(_LENGTH_BYTES, "little") + data)
+        _send(writable, _ANSWER, data)
         code = 0
     finally:
         try:
             sys.stderr.flush()  # what the call printed there
         finally:
             os._exit(code)
+
+
+def _widen(fd: int) -> None:
+    """Let the pipe hold :data:`_PIPE_BYTES` where the platform allows (else it keeps its
+    own size: the child then waits for the parent to read, nothing worse)."""
+    with contextlib.suppress(ImportError, OSError):
+        import fcntl
+
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_BYTES)
+
+
+def _send(fd: int, kind: bytes, body: bytes) -> None:
+    """One message: its length, its kind, its msgpack."""
+    _write_all(fd, (len(body) + 1).to_bytes(_LENGTH_BYTES, "little") + kind + body)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -154,8 +194,8 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _read_answer(fd: int) -> bytes | None:
-    """The child's whole answer, or None when it ended without one."""
+def _read_message(fd: int) -> bytes | None:
+    """The child's next whole message, or None when it ended before one."""
     head = _read_exactly(fd, _LENGTH_BYTES)
     return None if head is None else _read_exactly(fd, int.from_bytes(head, "little"))
 
