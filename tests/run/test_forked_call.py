@@ -159,3 +159,22 @@ def test_a_failure_in_on_part_stops_the_child() -> None:
     with pytest.raises(KeyboardInterrupt):
         call_in_child(call, returns=int, meanwhile=lambda: None, part=int, on_part=on_part)
     assert _children() == before
+
+
+def test_where_no_process_can_be_forked_both_run_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    order: list[str] = []
+    heard: list[int] = []
+
+    def call(send) -> Answer:
+        order.append("call")
+        send(5)
+        return Answer(os.getpid(), [1.0], "here")
+
+    got = call_in_child(call, returns=Answer, meanwhile=lambda: order.append("meanwhile"),
+                        part=int, on_part=heard.append)
+    assert order == ["meanwhile", "call"] and heard == [5]
+    assert got.pid == os.getpid() and got.name == "here"

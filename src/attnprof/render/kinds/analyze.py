@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
 from rich.text import Text
 
 from attnprof.render.kinds import View
@@ -71,7 +72,10 @@ class TwoPartDrawing:
         if (self._head is None or len(record.reports) != 1
                 or head_of(record.reports[0]) != self._head[0]):
             return self.renderer.render(record)
-        safe = terminal_safe(record)
+        # Made safe without the regions, which the head showed (a third of the record).
+        (report,) = record.reports
+        safe = terminal_safe(msgspec.structs.replace(
+            record, reports=[msgspec.structs.replace(report, regions=[])]))
 
         def rest(console: Console) -> None:
             render_trace_rest(safe.reports[0], console, self.renderer.top)

@@ -25,9 +25,11 @@ a crash or the OOM killer (:class:`ChildDied`). The child ignores Ctrl-C, which 
 gets too: the parent takes the child down when it stops early for any reason (Ctrl-C,
 SIGTERM, an exception from ``meanwhile``).
 
-Only where :func:`fork_pays`: a platform with ``fork``, two usable CPUs or more, and a
-process that runs no thread but this one (a fork copies only the calling thread: a lock
-another thread held would stay locked in the child).
+Only where :func:`fork_pays`: Linux, two usable CPUs or more, and a process that runs no
+thread but this one (a fork copies only the calling thread: a lock another thread held
+would stay locked in the child). Where the fork itself fails (a process limit, no
+memory), ``meanwhile`` and the call are made here, one after the other: the same result,
+only not side by side.
 """
 
 from __future__ import annotations
@@ -66,10 +68,13 @@ class ChildFailed(RuntimeError):
 
 
 def fork_pays() -> bool:
-    """Whether :func:`call_in_child` can run here, beside this process (module doc)."""
+    """Whether :func:`call_in_child` can run here, beside this process (module doc): on
+    Linux (elsewhere a fork without exec is either missing or, on macOS, unsafe once system
+    frameworks are loaded), with no other thread, on two usable CPUs or more."""
     from attnprof.measure.threads import usable_cpus
 
-    return hasattr(os, "fork") and threading.active_count() == 1 and usable_cpus() >= 2
+    return (sys.platform.startswith("linux") and threading.active_count() == 1
+            and usable_cpus() >= 2)
 
 
 def call_in_child(call: Callable[[Send], R], *, returns: type[R],
@@ -86,7 +91,13 @@ def call_in_child(call: Callable[[Send], R], *, returns: type[R],
     _widen(writable)
     for stream in (sys.stdout, sys.stderr):  # else the child's exit would write them again
         stream.flush()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (a process limit, memory): both here, in turn
+        os.close(readable)
+        os.close(writable)
+        meanwhile()
+        return call(on_part if on_part is not None else _unexpected_part)
     if pid == 0:
         os.close(readable)
         _child(call, writable)  # never returns
@@ -102,8 +113,9 @@ def call_in_child(call: Callable[[Send], R], *, returns: type[R],
                 data = message[1:]
                 break
             if parts is None or on_part is None:
-                raise ChildFailed("the call sent a part, and no part was expected")
-            on_part(parts.decode(memoryview(message)[1:]))
+                _unexpected_part(message)
+            else:
+                on_part(parts.decode(memoryview(message)[1:]))
     finally:
         os.close(readable)
         if data is None:  # it died, or this process stops early: none of it left running
@@ -159,6 +171,10 @@ def _child(call: Callable[[Send], Any], writable: int) -> None:
             sys.stderr.flush()  # what the call printed there
         finally:
             os._exit(code)
+
+
+def _unexpected_part(value: object) -> None:
+    raise ChildFailed("the call sent a part, and no part was expected")
 
 
 def _widen(fd: int) -> None:
