@@ -182,3 +182,26 @@ def test_a_stop_while_the_child_reads_takes_it_down(how: int, tmp_path: Path) ->
     assert stderr.strip().splitlines()[-1].startswith("attnprof: ")
     time.sleep(0.05)
     assert _processes_with(str(out)) == []  # the child is gone too
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&-", "<&-", ">&- 2>&-"])
+@pytest.mark.parametrize("inline", [False, True], ids=["child", "inline"])
+def test_a_closed_standard_stream_drops_what_goes_there(closed: str, inline: bool,
+                                                        tmp_path: Path) -> None:
+    """The shell closed stdout, stderr or stdin: the report (or the messages) go nowhere,
+    the run finishes and writes its outputs, status 0; never a traceback about ``None``."""
+    out = tmp_path / "a.json"
+    command = (f"{sys.executable} -m attnprof analyze {EXAMPLES / 'cpu_only.json.gz'} "
+               f"--json {out} --store {tmp_path / 'runs.db'} {closed}")
+    env = {k: v for k, v in os.environ.items() if k != INLINE_ENV}
+    if inline:
+        env[INLINE_ENV] = "1"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["kind"] == "analyze"
+    assert "Traceback" not in done.stderr
+    if closed == "2>&-":
+        assert done.stdout.startswith("trace ") and "stored as run" in done.stdout
+    if closed == "<&-":
+        assert "findings (" in done.stdout

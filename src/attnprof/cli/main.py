@@ -23,7 +23,7 @@ from attnprof.cli.flags import SharedFlags
 from attnprof.cli.help_examples import add_examples
 from attnprof.cli.outcome import Finished
 from attnprof.cli.parser import Parser
-from attnprof.cli.printing import quiet_when_reader_leaves
+from attnprof.cli.printing import devnull_for_closed_streams, quiet_when_reader_leaves
 from attnprof.cli.storing import add_store_arguments
 from attnprof.errors import UsageError
 from attnprof.exit_codes import ExitCode
@@ -204,6 +204,7 @@ def console_main() -> NoReturn:
     A pipe whose reader leaves early ends the printing quietly, not the run
     (:func:`~attnprof.cli.printing.quiet_when_reader_leaves`).
     """
+    devnull_for_closed_streams()  # `attnprof analyze T >&-`: the report goes nowhere
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")

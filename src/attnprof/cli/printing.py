@@ -16,7 +16,7 @@ import stat
 import sys
 from typing import TextIO
 
-__all__ = ["json_for_terminal", "quiet_when_reader_leaves"]
+__all__ = ["devnull_for_closed_streams", "json_for_terminal", "quiet_when_reader_leaves"]
 
 
 class _PipeEnd(io.FileIO):
@@ -37,6 +37,27 @@ class _PipeEnd(io.FileIO):
             finally:
                 os.close(devnull)
             return len(memoryview(data))  # type: ignore[arg-type]  # dropped, as read
+
+
+def devnull_for_closed_streams() -> None:
+    """Give a standard descriptor the shell closed (``attnprof analyze T >&-``, ``2>&-``,
+    ``<&-``) /dev/null, before anything opens a file: the report (or the messages) then go
+    nowhere, as asked, instead of ending a finished run in a traceback about ``None``, and
+    no file the run opens (the store's database, an output) can take descriptor 1 or 2
+    and be written to by a ``print``. Called once, by the ``attnprof`` command, first."""
+    for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY),
+                           (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        opened = os.open(os.devnull, mode)
+        if opened != fd:
+            os.dup2(opened, fd)
+            os.close(opened)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115 (the process's stream)
 
 
 def quiet_when_reader_leaves() -> None:
