@@ -90,7 +90,8 @@ def call_in_child(call: Callable[[Send], R], *, returns: type[R],
     readable, writable = os.pipe()
     _widen(writable)
     for stream in (sys.stdout, sys.stderr):  # else the child's exit would write them again
-        stream.flush()
+        if stream is not None:
+            stream.flush()
     try:
         pid = os.fork()
     except OSError:  # no process to spare (a process limit, memory): both here, in turn
@@ -168,7 +169,8 @@ def _child(call: Callable[[Send], Any], writable: int) -> None:
         code = 0
     finally:
         try:
-            sys.stderr.flush()  # what the call printed there
+            if sys.stderr is not None:
+                sys.stderr.flush()  # what the call printed there
         finally:
             os._exit(code)
 
