@@ -56,8 +56,10 @@ def devnull_for_closed_streams() -> None:
         if opened != fd:
             os.dup2(opened, fd)
             os.close(opened)
-        if getattr(sys, name) is None:
-            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115 (the process's stream)
+        if getattr(sys, name) is None:  # Python found the descriptor closed at start-up
+            raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+            setattr(sys, name, io.TextIOWrapper(raw, encoding="utf-8",
+                                                write_through=fd != 0))
 
 
 def quiet_when_reader_leaves() -> None:
