@@ -205,3 +205,30 @@ def test_a_closed_standard_stream_drops_what_goes_there(closed: str, inline: boo
         assert done.stdout.startswith("trace ") and "stored as run" in done.stdout
     if closed == "<&-":
         assert "findings (" in done.stdout
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["child", "inline"])
+def test_the_stored_run_keeps_the_folders_git_state(inline: bool, tmp_path: Path) -> None:
+    """The git state is read while the child works (the store records it); the same
+    commit and dirty flag as when read at the save."""
+    from attnprof.store import open_store
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = {"cwd": repo, "check": True, "capture_output": True, "text": True}
+    subprocess.run(["git", "init", "-q"], **git)
+    (repo / "train.py").write_text("print(1)\n")
+    subprocess.run(["git", "add", "train.py"], **git)
+    subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"],
+                   **git)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], **git).stdout.strip()
+    store = tmp_path / "runs.db"
+    for dirty in (False, True):
+        if dirty:
+            (repo / "train.py").write_text("print(2)\n")
+        done = _attnprof("analyze", str(EXAMPLES / "cpu_only.json.gz"), "--store", str(store),
+                         "--label", f"dirty={dirty}", inline=inline, cwd=repo)
+        assert done.returncode == 0, done.stderr
+        with open_store(store, create=False) as opened:
+            run = opened.find(f"dirty={dirty}")
+        assert (run.git_commit, run.git_dirty, run.cwd) == (head, dirty, str(repo))

@@ -147,8 +147,7 @@ def run(args: argparse.Namespace) -> Finished:
         return _show(record, args, unreadable=[(r.source, r.error) for r in record.unreadable
                                                if r.error is not None])
     return _show(record, args, unreadable=[(bad.source, bad.reason)
-                                           for bad in record.unreadable],
-                 draw=beside.text if beside is not None else None)
+                                           for bad in record.unreadable], beside=beside)
 
 
 class _Progress:
@@ -230,16 +229,23 @@ class _Beside:
                  check_outputs: Callable[[], list[Output]]) -> None:
         self.args, self.check_outputs = args, check_outputs
         self.drawing: TwoPartDrawing | None = None
+        #: The working folder's git state, for the store (None: not asked, --no-store).
+        self.git: tuple[str | None, bool | None] | None = None
 
     def ready(self) -> None:
         """What showing and saving the analysis takes: the outputs checked (a bad one fails
         the command as before: the child is stopped, nothing is written), the store opened
-        and checked, the outputs' folders made, and rich, the report's view and the
-        renderers imported."""
+        and checked and the folder's git state read for it, the outputs' folders made, and
+        rich, the report's view and the renderers imported."""
         from attnprof.outputs import create_folders
 
         plan = self.check_outputs()
-        self.args.open_store()
+        if self.args.open_store() is not None:  # what the store records of the folder
+            import os
+
+            from attnprof.store.git import git_state
+
+            self.git = git_state(os.getcwd())
         create_folders(plan)
         import attnprof.render.json_record  # noqa: F401
         from attnprof.render.kinds.analyze import TwoPartDrawing
@@ -258,18 +264,17 @@ class _Beside:
 
 
 def _show(record: Any, args: argparse.Namespace, unreadable: list[tuple[str, str]],
-          draw: Callable[[Any], str] | None = None) -> Finished:
+          beside: _Beside | None = None) -> Finished:
     """Print the record, write the outputs asked for, say what could not be read; the exit
-    status (1 when something could not be read) and the record, for the store. ``draw``:
-    the terminal view's text, where it was begun before the record was done."""
+    status (1 when something could not be read) and the record, for the store. ``beside``:
+    what the process did while its child analysed (the view begun, the git state read)."""
     from attnprof.formatting import safe_text
     from attnprof.render import JsonRenderer, TerminalRenderer, write_rendered
     from attnprof.render.terminal import make_console
 
     # The store's copy (compressed: 50 ms for 64 ranks) is made while the view is drawn.
-    prepared = prepare_saving(args, record)
-    if draw is None:
-        draw = TerminalRenderer.for_stdout(top=args.top).render
+    prepared = prepare_saving(args, record, git=beside.git if beside is not None else None)
+    draw = beside.text if beside is not None else TerminalRenderer.for_stdout(top=args.top).render
     sys.stdout.write(draw(record))
     console = make_console()
     if args.json:

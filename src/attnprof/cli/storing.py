@@ -36,14 +36,16 @@ def add_store_arguments(p: Any, *, saving: bool) -> None:
                        help="a label to find this run by later (attnprof show/diff LABEL)")
 
 
-def prepare_saving(args: argparse.Namespace, record: RecordBase) -> PreparedRun | None:
+def prepare_saving(args: argparse.Namespace, record: RecordBase,
+                   git: tuple[str | None, bool | None] | None = None) -> PreparedRun | None:
     """Start working out what saving ``record`` waits on (:class:`~attnprof.store.
     PreparedRun`), in the background, for a command about to draw a large record's view:
     it returns it in :class:`~attnprof.cli.outcome.Finished` for
-    :func:`~attnprof.commands.saving.store_record`.
+    :func:`~attnprof.commands.saving.store_record`. ``git``: the working folder's git
+    state, where the command has it already (:func:`~attnprof.store.git.git_state`).
     ``None`` with ``--no-store``."""
     if SharedFlags.of(args).no_store:
         return None
     from attnprof.store import PreparedRun
 
-    return PreparedRun(record, os.getcwd())
+    return PreparedRun(record, os.getcwd(), git=git)

@@ -22,8 +22,12 @@ class PreparedRun:
     place of doing the same; the record must not change meanwhile (nothing is saved
     until the command is done, so a command that fails saves nothing, as before)."""
 
-    def __init__(self, record: RecordBase, cwd: str, *, background: bool = True) -> None:
+    def __init__(self, record: RecordBase, cwd: str, *, background: bool = True,
+                 git: tuple[str | None, bool | None] | None = None) -> None:
         self.record, self.cwd = record, cwd
+        #: The git state of ``cwd`` when the caller has it already (worked out while it
+        #: waited for something else), else asked for here.
+        self._git = git
         self._done: tuple[bytes, tuple[str | None, bool | None]] | BaseException | None = None
         self._thread: threading.Thread | None = None
         if background:
@@ -35,8 +39,8 @@ class PreparedRun:
 
     def _work(self) -> None:
         try:
-            self._done = (zlib.compress(msgspec.json.encode(self.record), 6),
-                          git_state(self.cwd))
+            blob = zlib.compress(msgspec.json.encode(self.record), 6)
+            self._done = (blob, self._git if self._git is not None else git_state(self.cwd))
         except BaseException as exc:  # raised where the result is asked for
             self._done = exc
 
