@@ -1,5 +1,5 @@
 """``attnprof analyze`` of one trace reads and analyses it in a forked child while the
-parent opens the store and imports the views (``cli/analyze_cmd._beside``): the same
+parent opens the store and imports the views (``cli/analyze_cmd._worth_a_child``): the same
 report and record as in one process, on real traces; every way out of it (a bad store or
 output found meanwhile, a crash, a stop) ends as in one process, with no child left."""
 
@@ -41,11 +41,11 @@ def _record(path: Path) -> dict:
 
 def test_a_fresh_command_with_one_trace_uses_the_child() -> None:
     probe = ("import sys; from attnprof.commands.analyze import AnalyzeRequest as R; "
-             "from attnprof.cli.analyze_cmd import _beside; "
+             "from attnprof.cli.analyze_cmd import _worth_a_child as worth; "
              "one, two = R(paths=('a.json',)), R(paths=('a.json', 'b.json')); "
-             "first = _beside(one); "
+             "first = worth(one); "
              "import attnprof.analysis.analyze; "
-             "print(first, _beside(two), _beside(one))")
+             "print(first, worth(two), worth(one))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, timeout=60,
                           env={k: v for k, v in os.environ.items() if k != INLINE_ENV})

@@ -20,7 +20,7 @@ This module only parses flags into an :class:`~attnprof.commands.analyze.Analyze
 calls :func:`attnprof.commands.analyze.run` and hands the record to the renderers and the
 outputs. One trace is read and analysed in a forked child while this process opens the
 store and imports the views, and its report's head is drawn while the child finishes
-(:func:`_beside`); ``ATTNPROF_ANALYZE_INLINE=1`` keeps it in one process.
+(:func:`_worth_a_child`); ``ATTNPROF_ANALYZE_INLINE=1`` keeps it in one process.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> Finished:
                             figures=Figures("analyze", traces=len(request.paths)))
 
     progress = _Progress()
-    beside = _Beside(args, check_outputs) if _beside(request) else None
+    beside = _Beside(args, check_outputs) if _worth_a_child(request) else None
     try:
         if beside is not None:
             from attnprof.record.analyze import AnalyzeRecord
@@ -196,7 +196,7 @@ def _ready_to_show(done: int, total: int, summary: object) -> None:
     import attnprof.render.terminal  # noqa: F401
 
 
-def _beside(request: AnalyzeRequest) -> bool:
+def _worth_a_child(request: AnalyzeRequest) -> bool:
     """Whether to read and analyse the trace in a forked child while this process gets
     ready to show and store it (:func:`~attnprof.run.executors.forked.call_in_child`).
 
@@ -221,7 +221,7 @@ def _beside(request: AnalyzeRequest) -> bool:
 
 
 class _Beside:
-    """The parent's side while its child analyses the trace (:func:`_beside`): getting
+    """The parent's side while its child analyses the trace (:func:`_worth_a_child`): getting
     ready, then drawing the report's head as soon as the child sends it, while the child
     works out the findings (:class:`~attnprof.render.kinds.analyze.TwoPartDrawing`)."""
 

@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from attnprof.atomic import write_atomic
 from attnprof.errors import UsageError
 
-if TYPE_CHECKING:
-    from attnprof.record.family import Record
-
 if TYPE_CHECKING:  # the figures are built when an image is asked for, not at import
+    from attnprof.record.family import Record
     from attnprof.render.figures.base import Figure
 
 __all__ = ["IMAGE_FORMATS", "PngRenderer", "SvgRenderer", "check_image_path",
