@@ -237,7 +237,7 @@ def test_flash_on_cpu_backward_is_a_compute_op(
     assert "aten::_scaled_dot_product_flash_attention_for_cpu_backward" in names
 
 
-PUBLIC = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "public"
+PUBLIC = Path(__file__).resolve().parents[2] / "examples" / "traces"  # the public set, kept here
 PUBLIC_NAMES = sorted(p.name for p in PUBLIC.glob("*.json.gz")) if PUBLIC.is_dir() else []
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "tests" / "fixtures" / "records"
 EXPECT = ROOT / "examples" / "expectations" / "fused-attention.toml"
-#: A real CPU trace from the public set (a tiny one: analysed in 0.1 s).
-PUBLIC_TRACE = ROOT.parent / "shared" / "traces" / "public" / "cpu_only.json.gz"
+#: A real CPU trace from the public set, as the repository keeps it (a tiny one: analysed
+#: in 0.1 s).
+PUBLIC_TRACE = ROOT / "examples" / "traces" / "cpu_only.json.gz"
 
 VARIANT = "def attention(q, k, v, **kw):\n    return q\n"
 FACTORY = "def make():\n    raise RuntimeError('never built')\n"
