@@ -12,6 +12,7 @@ import json
 import math
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,11 @@ def _steps(report: TraceReport) -> RegionReport:
 
 def _events(path: Path) -> list[dict[str, Any]]:
     text = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    return [e for e in json.loads(text)["traceEvents"] if e.get("ph") == "X"]
+    # Times as written (decimal µs, to the ns), not as floats: a float holds an epoch-scale
+    # stamp to about 0.2 ns, and a phase sums a dozen of them per step, so a float truth
+    # drifted past the 1 ns the comparison allows (once in a suite run, 1.02 ns).
+    events = json.loads(text, parse_float=Decimal)["traceEvents"]
+    return [e for e in events if e.get("ph") == "X"]
 
 
 def _truth(path: Path) -> dict[str, float]:
@@ -69,7 +74,7 @@ def _truth(path: Path) -> dict[str, float]:
     horizon = max(e["ts"] + e["dur"] for e in events
                   if e.get("cat") not in ("user_annotation", "gpu_user_annotation", "Trace"))
     sums = dict.fromkeys(("data", "forward", "loss", "backward", "optimizer", "other",
-                          "sdpa", "sdpa_backward"), 0.0)
+                          "sdpa", "sdpa_backward"), Decimal(0))
     for step in steps:
         lo, hi = step["ts"], min(step["ts"] + step["dur"], horizon)
         inside = [e for e in events if lo <= e["ts"] < hi and e is not step]
@@ -94,7 +99,7 @@ def _truth(path: Path) -> dict[str, float]:
         sums["sdpa"] += sum(e["dur"] for e in named("aten::scaled_dot_product_attention"))
         sums["sdpa_backward"] += sum(e["dur"] for e in named(
             "autograd::engine::evaluate_function: ScaledDotProduct"))
-    return {k: v / len(steps) for k, v in sums.items()}
+    return {k: float(v / len(steps)) for k, v in sums.items()}
 
 
 def test_a_training_trace_is_steps_whose_phases_add_up(reports: dict[str, TraceReport]
